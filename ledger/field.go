@@ -1,0 +1,80 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var errEmpty = errors.New("is empty")
+
+// FieldError reports a problem with one field of a domain value.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("field %s: %v", e.Field, e.Err) }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// MaskCustomer hides most of a phone number or e-mail address so it can be
+// logged or shown: 254712340845 -> 2547****0845, jane@example.com -> j***@example.com.
+// Values that are already masked or hashed are shortened, never revealed.
+func MaskCustomer(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if at := strings.IndexByte(s, '@'); at > 0 {
+		return s[:1] + "***" + s[at:]
+	}
+	if len(s) == 64 && strings.Trim(strings.ToLower(s), "0123456789abcdef") == "" {
+		return "sha256:" + s[:8] + "…"
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r == '*' {
+			return r
+		}
+		return -1
+	}, s)
+	if len(digits) >= 8 {
+		return digits[:4] + "****" + digits[len(digits)-4:]
+	}
+	if len(s) <= 4 {
+		return "****"
+	}
+	return s[:2] + "****"
+}
+
+// ParseError reports bad outside input: the file (or source) and line, the
+// field at fault and why. Every parser returns it so that errors name where
+// to look, and the importers quarantine what it names.
+type ParseError struct {
+	File  string
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " line %d", e.Line)
+	}
+	if e.Field != "" {
+		if b.Len() > 0 {
+			b.WriteString(": ")
+		}
+		fmt.Fprintf(&b, "field %s", e.Field)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return strings.TrimSpace(b.String())
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }

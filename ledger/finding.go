@@ -1,0 +1,187 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// Kind is the kind of a finding.
+type Kind string
+
+// Finding kinds (DESIGN.md section 5).
+const (
+	KindDuplicateCharge   Kind = "duplicate_charge"
+	KindMissingAtProvider Kind = "missing_at_provider"
+	KindUnknownCharge     Kind = "unknown_charge"
+	KindAmountMismatch    Kind = "amount_mismatch"
+	KindCurrencyMismatch  Kind = "currency_mismatch"
+	KindStatusMismatch    Kind = "status_mismatch"
+	KindStuckIntent       Kind = "stuck_intent"
+)
+
+// Kinds lists every finding kind in report order.
+var Kinds = []Kind{KindDuplicateCharge, KindStatusMismatch, KindAmountMismatch, KindCurrencyMismatch,
+	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent}
+
+// Severity ranks findings.
+type Severity string
+
+// Severities, lowest first.
+const (
+	SeverityLow    Severity = "low"
+	SeverityMedium Severity = "medium"
+	SeverityHigh   Severity = "high"
+)
+
+// Rank orders severities: low < medium < high.
+func (s Severity) Rank() int {
+	switch s {
+	case SeverityHigh:
+		return 3
+	case SeverityMedium:
+		return 2
+	case SeverityLow:
+		return 1
+	}
+	return 0
+}
+
+// FindingStatus is where a finding is in its lifecycle.
+type FindingStatus string
+
+// Finding statuses.
+const (
+	FindingOpen         FindingStatus = "open"
+	FindingAcknowledged FindingStatus = "acknowledged"
+	FindingResolved     FindingStatus = "resolved"
+)
+
+// Finding is a discrepancy between the books and the provider's evidence.
+type Finding struct {
+	// ID is a stable fingerprint of Kind and the evidence (FindingID).
+	ID       string
+	Kind     Kind
+	Severity Severity
+	Provider string
+	// IntentKey is empty for unknown_charge.
+	IntentKey string
+	// ProviderTxnIDs are sorted.
+	ProviderTxnIDs []string
+	Expected       money.Amount
+	Actual         money.Amount
+	// AtRisk is the money this finding puts at risk.
+	AtRisk money.Amount
+	// Counterparty is masked.
+	Counterparty string
+	Detail       string
+	// OccurredAt is when the evidence happened; it places the finding in a window.
+	OccurredAt     time.Time
+	Status         FindingStatus
+	FirstSeenAt    time.Time
+	LastSeenAt     time.Time
+	FirstRunID     int64
+	LastRunID      int64
+	AcknowledgedAt time.Time
+	ResolvedAt     time.Time
+	// ResolvedBy is "run" when a run stopped seeing it, "person" when someone
+	// resolved it by hand.
+	ResolvedBy string
+	// Note is what the person who acknowledged or resolved it wrote, or why
+	// it was resolved automatically.
+	Note string
+}
+
+// Who resolved a finding.
+const (
+	ResolvedByRun    = "run"
+	ResolvedByPerson = "person"
+)
+
+// Escalates reports whether cur is worse than prev: a higher severity, or more
+// money at risk in the same currency.
+func Escalates(prev, cur Finding) bool {
+	if cur.Severity.Rank() > prev.Severity.Rank() {
+		return true
+	}
+	return !cur.AtRisk.IsZero() && cur.AtRisk.Currency == prev.AtRisk.Currency &&
+		cur.AtRisk.Value.GreaterThan(prev.AtRisk.Value)
+}
+
+// Reopens reports whether seeing a finding again reopens it: it was resolved
+// by a run that stopped seeing it, or it was resolved by a person and has
+// escalated since.
+func Reopens(prev, cur Finding) bool {
+	if prev.Status != FindingResolved {
+		return false
+	}
+	return prev.ResolvedBy != ResolvedByPerson || Escalates(prev, cur)
+}
+
+// FindingID fingerprints a finding from its kind, intent key and provider
+// transaction ids. The same discrepancy gets the same id in every run.
+func FindingID(kind Kind, intentKey string, txnIDs []string) string {
+	ids := slices.Clone(txnIDs)
+	slices.Sort(ids)
+	h := sha256.New()
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(intentKey))
+	for _, id := range ids {
+		h.Write([]byte{0})
+		h.Write([]byte(id))
+	}
+	return "f_" + hex.EncodeToString(h.Sum(nil))[:20]
+}
+
+// FindingChange says what upserting a finding changed; the alerting decides
+// from it whether to announce.
+type FindingChange struct {
+	// New is true when the finding was never seen before.
+	New bool
+	// Reopened is true when a resolved finding was seen again.
+	Reopened bool
+	// Escalated is true when severity or amount at risk grew.
+	Escalated bool
+	Previous  Finding
+	Finding   Finding
+}
+
+// FindingFilter selects findings. Zero fields match everything.
+type FindingFilter struct {
+	Provider string
+	Statuses []FindingStatus
+	Kinds    []Kind
+	RunID    int64
+	Limit    int
+}
+
+// FindingUpdate is a person's acknowledgement or resolution.
+type FindingUpdate struct {
+	ID   string
+	To   FindingStatus
+	Note string
+	Now  time.Time
+}
+
+// ParseFindingStatus validates s as a FindingStatus.
+func ParseFindingStatus(s string) (FindingStatus, bool) {
+	switch st := FindingStatus(strings.ToLower(s)); st {
+	case FindingOpen, FindingAcknowledged, FindingResolved:
+		return st, true
+	}
+	return "", false
+}
+
+// ResolveUnseenParams selects the findings a run no longer sees.
+type ResolveUnseenParams struct {
+	Provider  string
+	From, To  time.Time
+	SeenSince time.Time
+	Note      string
+	Now       time.Time
+}

@@ -1,0 +1,183 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// State is the lifecycle state of an intent.
+type State string
+
+// Intent states. Succeeded and failed are final; unknown is settled by evidence.
+const (
+	StatePending    State = "pending"
+	StateProcessing State = "processing"
+	StateSucceeded  State = "succeeded"
+	StateFailed     State = "failed"
+	StateUnknown    State = "unknown"
+)
+
+// ParseState validates s as a State.
+func ParseState(s string) (State, error) {
+	switch st := State(strings.ToLower(strings.TrimSpace(s))); st {
+	case StatePending, StateProcessing, StateSucceeded, StateFailed, StateUnknown:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown state %q (want pending, processing, succeeded, failed or unknown)", s)
+}
+
+// Final reports whether no evidence may change the state any more.
+func (s State) Final() bool { return s == StateSucceeded || s == StateFailed }
+
+// MaxReferenceLen is the longest reference the ledger stores; M-Pesa shows at
+// most 12 characters of an AccountReference.
+const MaxReferenceLen = 12
+
+// IntentParams are the parameters that define an intent. Two creations under
+// one key are the same request exactly when their parameters are equal.
+type IntentParams struct {
+	Key      string
+	Provider string
+	Amount   money.Amount
+	Customer string
+	// Reference is what the provider shows back; derived from Key when empty.
+	Reference string
+	Metadata  map[string]string
+}
+
+// Intent is one logical payment.
+type Intent struct {
+	IntentParams
+	State State
+	// ClaimToken increases with every claim; it fences out a worker whose
+	// lease was taken over.
+	ClaimToken     int64
+	ClaimOwner     string
+	LeaseExpiresAt time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	// ProviderRefs are the provider references recorded by attempts, sorted.
+	// Filled by ListIntents.
+	ProviderRefs []string
+}
+
+// Normalize validates p and fills derived fields (reference). It returns the
+// first problem it finds as a *FieldError.
+func (p IntentParams) Normalize() (IntentParams, error) {
+	p.Key = strings.TrimSpace(p.Key)
+	p.Provider = strings.ToLower(strings.TrimSpace(p.Provider))
+	p.Customer = strings.TrimSpace(p.Customer)
+	p.Reference = strings.TrimSpace(p.Reference)
+	switch {
+	case p.Key == "":
+		return p, &FieldError{Field: "key", Err: errEmpty}
+	case len(p.Key) > 255:
+		return p, &FieldError{Field: "key", Err: fmt.Errorf("longer than 255 characters")}
+	case p.Provider == "":
+		return p, &FieldError{Field: "provider", Err: errEmpty}
+	case p.Amount.IsZero():
+		return p, &FieldError{Field: "amount", Err: errEmpty}
+	case !p.Amount.Value.IsPositive():
+		return p, &FieldError{Field: "amount", Err: fmt.Errorf("%s is not positive", p.Amount.Text())}
+	case len(p.Reference) > MaxReferenceLen:
+		return p, &FieldError{Field: "reference", Err: fmt.Errorf("%q is longer than %d characters", p.Reference, MaxReferenceLen)}
+	}
+	if p.Reference == "" {
+		p.Reference = DeriveReference(p.Key)
+	}
+	if len(p.Metadata) == 0 {
+		p.Metadata = nil
+	}
+	return p, nil
+}
+
+// Same reports whether p and q describe the same request.
+func (p IntentParams) Same(q IntentParams) bool {
+	return p.Key == q.Key && p.Provider == q.Provider && p.Amount.Equal(q.Amount) &&
+		p.Customer == q.Customer && p.Reference == q.Reference && maps.Equal(p.Metadata, q.Metadata)
+}
+
+func (p IntentParams) describe() string {
+	s := fmt.Sprintf("{provider %s, amount %s, reference %s", p.Provider, p.Amount, p.Reference)
+	if p.Customer != "" {
+		s += ", customer " + MaskCustomer(p.Customer)
+	}
+	if len(p.Metadata) > 0 {
+		keys := slices.Sorted(maps.Keys(p.Metadata))
+		s += ", metadata keys " + strings.Join(keys, ",")
+	}
+	return s + "}"
+}
+
+var refEncoding = base32.NewEncoding("ABCDEFGHJKLMNPQRSTUVWXYZ23456789").WithPadding(base32.NoPadding)
+
+// DeriveReference returns a stable 12-character reference for an intent key:
+// readable upper-case letters and digits, the same for the same key on every
+// machine.
+func DeriveReference(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return refEncoding.EncodeToString(sum[:])[:MaxReferenceLen]
+}
+
+// NewIntent is an intent to create: its parameters, the state it starts in
+// (pending when empty; imports bring other states) and its times.
+type NewIntent struct {
+	IntentParams
+	State     State
+	CreatedAt time.Time
+	// UpdatedAt defaults to CreatedAt.
+	UpdatedAt time.Time
+}
+
+// Normalize validates n and fills its defaults.
+func (n NewIntent) Normalize() (NewIntent, error) {
+	p, err := n.IntentParams.Normalize()
+	n.IntentParams = p
+	if err != nil {
+		return n, err
+	}
+	if n.State == "" {
+		n.State = StatePending
+	}
+	if n.CreatedAt.IsZero() {
+		return n, &FieldError{Field: "created_at", Err: errEmpty}
+	}
+	if n.UpdatedAt.IsZero() {
+		n.UpdatedAt = n.CreatedAt
+	}
+	if n.UpdatedAt.Before(n.CreatedAt) {
+		return n, &FieldError{Field: "updated_at", Err: fmt.Errorf("%s is before created_at", n.UpdatedAt.Format(time.RFC3339))}
+	}
+	return n, nil
+}
+
+// ClaimParams asks for the lease on an intent.
+type ClaimParams struct {
+	Key   string
+	Owner string
+	Lease time.Duration
+	Now   time.Time
+}
+
+// TransitionParams moves an intent from one of From to To, compare-and-set.
+// A non-zero ClaimToken also requires that the claim has not been taken over.
+type TransitionParams struct {
+	Key        string
+	From       []State
+	To         State
+	ClaimToken int64
+	Now        time.Time
+}
+
+// IntentFilter selects intents of one provider created in [From, To).
+type IntentFilter struct {
+	Provider string
+	From, To time.Time
+}

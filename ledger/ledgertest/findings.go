@@ -1,0 +1,145 @@
+package ledgertest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+func exerciseFindings(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	s := newStore(t)
+	from, to := T0.Truncate(24*time.Hour), T0.Truncate(24*time.Hour).Add(24*time.Hour)
+	dup := ledger.Finding{
+		ID: ledger.FindingID(ledger.KindDuplicateCharge, "k1", []string{"R2", "R1"}), Kind: ledger.KindDuplicateCharge,
+		Severity: ledger.SeverityHigh, Provider: "mpesa", IntentKey: "k1", ProviderTxnIDs: []string{"R2", "R1"},
+		Expected: kes(t, "100"), Actual: kes(t, "200"), AtRisk: kes(t, "100"), Counterparty: "2547****0845",
+		Detail: "two charges", OccurredAt: T0,
+	}
+	if dup.ID != ledger.FindingID(ledger.KindDuplicateCharge, "k1", []string{"R1", "R2"}) {
+		t.Fatal("finding id depends on txn id order")
+	}
+	ch, err := s.UpsertFinding(ctx, dup, 1, T0)
+	if err != nil || !ch.New || ch.Finding.Status != ledger.FindingOpen || ch.Finding.ProviderTxnIDs[0] != "R1" ||
+		!ch.Finding.AtRisk.Equal(kes(t, "100")) || ch.Finding.FirstRunID != 1 {
+		t.Fatalf("new = %+v, %v", ch, err)
+	}
+	ch, err = s.UpsertFinding(ctx, dup, 1, T0.Add(time.Hour))
+	if err != nil || ch.New || ch.Escalated || ch.Reopened || !ch.Finding.LastSeenAt.Equal(T0.Add(time.Hour)) {
+		t.Fatalf("seen again = %+v, %v", ch, err)
+	}
+	grown := dup
+	grown.AtRisk = kes(t, "200")
+	ch, err = s.UpsertFinding(ctx, grown, 2, T0.Add(2*time.Hour))
+	if err != nil || !ch.Escalated || ch.Finding.LastRunID != 2 || ch.Finding.FirstRunID != 1 {
+		t.Fatalf("escalation = %+v, %v", ch, err)
+	}
+
+	miss := ledger.Finding{ID: "f_missing", Kind: ledger.KindMissingAtProvider, Severity: ledger.SeverityMedium,
+		Provider: "mpesa", IntentKey: "k2", Expected: kes(t, "50"), OccurredAt: T0}
+	if _, err := s.UpsertFinding(ctx, miss, 2, T0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	// A run started at +3h sees dup but not miss: miss resolves.
+	if _, err := s.UpsertFinding(ctx, grown, 3, T0.Add(3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := s.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: "mpesa", From: from, To: to,
+		SeenSince: T0.Add(3 * time.Hour), Note: "no longer seen", Now: T0.Add(3 * time.Hour)})
+	if err != nil || len(resolved) != 1 || resolved[0].ID != "f_missing" || resolved[0].ResolvedBy != ledger.ResolvedByRun {
+		t.Fatalf("resolve unseen = %+v, %v", resolved, err)
+	}
+	// Seen again later: it reopens.
+	ch, err = s.UpsertFinding(ctx, miss, 4, T0.Add(4*time.Hour))
+	if err != nil || !ch.Reopened || ch.Finding.Status != ledger.FindingOpen {
+		t.Fatalf("reopen = %+v, %v", ch, err)
+	}
+
+	// By hand: acknowledge, then resolve; a person's resolution holds while
+	// the evidence stays the same, and gives way when it escalates.
+	f, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: dup.ID, To: ledger.FindingAcknowledged, Note: "looking", Now: T0})
+	if err != nil || f.Status != ledger.FindingAcknowledged || f.Note != "looking" {
+		t.Fatalf("ack = %+v, %v", f, err)
+	}
+	f, err = s.UpdateFinding(ctx, ledger.FindingUpdate{ID: dup.ID, To: ledger.FindingResolved, Note: "refunded by hand", Now: T0})
+	if err != nil || f.Status != ledger.FindingResolved || f.ResolvedBy != ledger.ResolvedByPerson {
+		t.Fatalf("resolve = %+v, %v", f, err)
+	}
+	if _, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: dup.ID, To: ledger.FindingAcknowledged, Now: T0}); !errors.Is(err, ledger.ErrConflict) {
+		t.Fatalf("ack of resolved: %v", err)
+	}
+	ch, err = s.UpsertFinding(ctx, grown, 5, T0.Add(5*time.Hour))
+	if err != nil || ch.Reopened || ch.Finding.Status != ledger.FindingResolved {
+		t.Fatalf("person-resolved reopened without escalation = %+v, %v", ch, err)
+	}
+	worse := grown
+	worse.AtRisk = kes(t, "300")
+	ch, err = s.UpsertFinding(ctx, worse, 6, T0.Add(6*time.Hour))
+	if err != nil || !ch.Reopened || !ch.Escalated {
+		t.Fatalf("escalation reopens = %+v, %v", ch, err)
+	}
+	if _, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: "nope", To: ledger.FindingResolved, Now: T0}); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("missing: %v", err)
+	}
+
+	open, err := s.ListFindings(ctx, ledger.FindingFilter{Statuses: []ledger.FindingStatus{ledger.FindingOpen}})
+	if err != nil || len(open) != 2 {
+		t.Fatalf("open = %d, %v", len(open), err)
+	}
+	dups, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: "mpesa", Kinds: []ledger.Kind{ledger.KindDuplicateCharge}})
+	if err != nil || len(dups) != 1 || dups[0].Counterparty != "2547****0845" || !dups[0].Expected.Equal(kes(t, "100")) {
+		t.Fatalf("by kind = %+v, %v", dups, err)
+	}
+	byRun, err := s.ListFindings(ctx, ledger.FindingFilter{RunID: 4})
+	if err != nil || len(byRun) != 1 || byRun[0].ID != "f_missing" || !byRun[0].Actual.IsZero() {
+		t.Fatalf("by run = %+v, %v", byRun, err)
+	}
+}
+
+func exerciseQuarantine(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	s := newStore(t)
+	id, err := s.AddQuarantine(ctx, ledger.QuarantineItem{Source: "intents_csv", Origin: "in.csv", Line: 3, Field: "amount",
+		Reason: "12.345: more decimal places than the currency allows", Raw: []byte("k,mpesa,12.345,KES"), At: T0})
+	if err != nil || id == 0 {
+		t.Fatal(id, err)
+	}
+	items, err := s.ListQuarantine(ctx, "intents_csv", 10)
+	if err != nil || len(items) != 1 || items[0].Line != 3 || string(items[0].Raw) != "k,mpesa,12.345,KES" || !items[0].At.Equal(T0) {
+		t.Fatalf("list = %+v, %v", items, err)
+	}
+	if items, _ := s.ListQuarantine(ctx, "other", 10); len(items) != 0 {
+		t.Fatalf("other source = %+v", items)
+	}
+}
+
+func exerciseTx(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	s := newStore(t)
+	boom := errors.New("boom")
+	err := s.InTx(ctx, func(tx ledger.Tx) error {
+		if tx.Engine() != s.Engine() {
+			t.Errorf("tx engine %s, store engine %s", tx.Engine(), s.Engine())
+		}
+		mustCreate(t, tx, params(t, "rolled-back", "1"))
+		if _, err := tx.GetIntent(ctx, "rolled-back"); err != nil {
+			t.Errorf("read own write: %v", err)
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("InTx = %v", err)
+	}
+	if _, err := s.GetIntent(ctx, "rolled-back"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("rolled back intent visible: %v", err)
+	}
+	if err := s.InTx(ctx, func(tx ledger.Tx) error { mustCreate(t, tx, params(t, "kept", "1")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetIntent(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	}
+}

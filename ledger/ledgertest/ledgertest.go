@@ -1,0 +1,44 @@
+// Package ledgertest is the conformance suite of the ledger: every engine runs
+// Exercise against a real database and must pass the same tests.
+package ledgertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// NewStore returns a fresh, migrated, empty store for one test.
+type NewStore func(testing.TB) ledger.Store
+
+// Exercise runs the whole suite.
+func Exercise(t *testing.T, newStore NewStore) {
+	t.Run("Intents", func(t *testing.T) { t.Parallel(); exerciseIntents(t, newStore) })
+	t.Run("Attempts", func(t *testing.T) { t.Parallel(); exerciseAttempts(t, newStore) })
+	t.Run("ProviderTxns", func(t *testing.T) { t.Parallel(); exerciseTxns(t, newStore) })
+	t.Run("Runs", func(t *testing.T) { t.Parallel(); exerciseRuns(t, newStore) })
+	t.Run("Findings", func(t *testing.T) { t.Parallel(); exerciseFindings(t, newStore) })
+	t.Run("Quarantine", func(t *testing.T) { t.Parallel(); exerciseQuarantine(t, newStore) })
+	t.Run("Callbacks", func(t *testing.T) { t.Parallel(); exerciseCallbacks(t, newStore) })
+	t.Run("Alerts", func(t *testing.T) { t.Parallel(); exerciseAlerts(t, newStore) })
+	t.Run("Tx", func(t *testing.T) { t.Parallel(); exerciseTx(t, newStore) })
+	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); exerciseConcurrency(t, newStore) })
+}
+
+// T0 is the suite's fixed clock origin.
+var T0 = time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
+
+func kes(t testing.TB, s string) money.Amount {
+	t.Helper()
+	a, err := money.Parse(s, "KES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func params(t testing.TB, key, amount string) ledger.IntentParams {
+	return ledger.IntentParams{Key: key, Provider: "mpesa", Amount: kes(t, amount), Customer: "254712340845"}
+}

@@ -1,0 +1,242 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+const intentCols = `key, provider, amount, currency, customer, reference, metadata, state,
+	claim_token, claim_owner, lease_expires_at, created_at, updated_at`
+
+func scanIntent(row pgx.Row) (ledger.Intent, error) {
+	var (
+		in       ledger.Intent
+		amount   decimal.Decimal
+		currency string
+		meta     []byte
+		lease    *time.Time
+	)
+	err := row.Scan(&in.Key, &in.Provider, &amount, &currency, &in.Customer, &in.Reference, &meta,
+		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &in.CreatedAt, &in.UpdatedAt)
+	if err != nil {
+		return ledger.Intent{}, err
+	}
+	in.Amount = money.Amount{Value: amount, Currency: currency}
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &in.Metadata); err != nil {
+			return ledger.Intent{}, fmt.Errorf("decode metadata: %w", err)
+		}
+	}
+	in.LeaseExpiresAt = fromNull(lease)
+	in.CreatedAt = in.CreatedAt.UTC()
+	in.UpdatedAt = in.UpdatedAt.UTC()
+	return in, nil
+}
+
+func encodeMeta(m map[string]string) ([]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(m)
+}
+
+// CreateIntent inserts the intent, or returns the existing one for the same
+// request. The common case is one statement: the insert, or on conflict the
+// existing row from the same snapshot.
+func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.Intent, bool, error) {
+	n, err := n.Normalize()
+	p := n.IntentParams
+	if err != nil {
+		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
+	}
+	meta, err := encodeMeta(p.Metadata)
+	if err != nil {
+		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
+	}
+	rows, err := e.db.Query(ctx, `
+		WITH ins AS (
+			INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			ON CONFLICT (key) DO NOTHING
+			RETURNING `+intentCols+`
+		)
+		SELECT true, `+intentCols+` FROM ins
+		UNION ALL
+		SELECT false, `+intentCols+` FROM intents WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
+		p.Key, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, utc(n.CreatedAt), utc(n.UpdatedAt))
+	if err != nil {
+		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
+	}
+	var (
+		in      ledger.Intent
+		created bool
+		found   bool
+	)
+	for rows.Next() {
+		var c bool
+		in, err = scanIntent(prefixRow{rows, &c})
+		if err != nil {
+			rows.Close()
+			return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
+		}
+		created, found = c, true
+	}
+	if err := rows.Err(); err != nil {
+		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
+	}
+	if !found {
+		// A concurrent creator committed after this statement's snapshot:
+		// the insert saw the conflict but the select could not see the row.
+		in, err = e.GetIntent(ctx, p.Key)
+		if err != nil {
+			return ledger.Intent{}, false, err
+		}
+	}
+	if !created && !in.IntentParams.Same(p) {
+		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key,
+			&ledger.KeyReuseError{Key: p.Key, Existing: in.IntentParams, Requested: p})
+	}
+	return in, created, nil
+}
+
+// prefixRow scans one leading column into first and the rest into the
+// caller's destinations.
+type prefixRow struct {
+	row   pgx.Row
+	first any
+}
+
+func (r prefixRow) Scan(dest ...any) error {
+	return r.row.Scan(append([]any{r.first}, dest...)...)
+}
+
+func (e executor) GetIntent(ctx context.Context, key string) (ledger.Intent, error) {
+	in, err := scanIntent(e.db.QueryRow(ctx, `SELECT `+intentCols+` FROM intents WHERE key = $1`, key))
+	return in, ledger.Wrap("get intent", key, translate(err))
+}
+
+func (e executor) ClaimIntent(ctx context.Context, p ledger.ClaimParams) (ledger.Intent, error) {
+	now := utc(p.Now)
+	in, err := scanIntent(e.db.QueryRow(ctx, `
+		UPDATE intents
+		SET state = 'processing', claim_token = claim_token + 1, claim_owner = $2,
+		    lease_expires_at = $3, updated_at = $4
+		WHERE key = $1
+		  AND (state = 'pending' OR (state = 'processing' AND lease_expires_at <= $4))
+		RETURNING `+intentCols, p.Key, p.Owner, now.Add(p.Lease), now))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return e.notClaimable(ctx, "claim intent", p.Key)
+	}
+	return in, ledger.Wrap("claim intent", p.Key, translate(err))
+}
+
+// notClaimable tells a missing intent (ErrNotFound) from one that is held or
+// final (ErrNotClaimable).
+func (e executor) notClaimable(ctx context.Context, op, key string) (ledger.Intent, error) {
+	in, err := e.GetIntent(ctx, key)
+	if err != nil {
+		return ledger.Intent{}, err
+	}
+	return in, ledger.Wrap(op, key, fmt.Errorf("%w: state %s, lease until %s", ledger.ErrNotClaimable,
+		in.State, in.LeaseExpiresAt.Format(time.RFC3339)))
+}
+
+func (e executor) TransitionIntent(ctx context.Context, p ledger.TransitionParams) (ledger.Intent, error) {
+	from := make([]string, len(p.From))
+	for i, s := range p.From {
+		from[i] = string(s)
+	}
+	in, err := scanIntent(e.db.QueryRow(ctx, `
+		UPDATE intents
+		SET state = $2, updated_at = $3,
+		    lease_expires_at = CASE WHEN $2 = 'processing' THEN lease_expires_at END
+		WHERE key = $1 AND state = ANY($4) AND ($5 = 0 OR claim_token = $5)
+		RETURNING `+intentCols, p.Key, p.To, utc(p.Now), from, p.ClaimToken))
+	if errors.Is(err, pgx.ErrNoRows) {
+		cur, gerr := e.GetIntent(ctx, p.Key)
+		if gerr != nil {
+			return ledger.Intent{}, gerr
+		}
+		return cur, ledger.Wrap("transition intent", p.Key, fmt.Errorf("%w: state %s (claim %d), wanted one of %v (claim %d)",
+			ledger.ErrConflict, cur.State, cur.ClaimToken, p.From, p.ClaimToken))
+	}
+	return in, ledger.Wrap("transition intent", p.Key, translate(err))
+}
+
+// ListIntents streams with the binary protocol; provider references are
+// aggregated per intent by the same query.
+func (e executor) ListIntents(ctx context.Context, f ledger.IntentFilter, fn func(ledger.Intent) error) error {
+	rows, err := e.db.Query(ctx, `
+		SELECT `+prefixed("i.", intentCols)+`,
+		       COALESCE((SELECT array_agg(DISTINCT a.provider_ref) FROM attempts a
+		                 WHERE a.intent_key = i.key AND a.provider_ref <> ''), '{}')
+		FROM intents i
+		WHERE i.provider = $1 AND i.created_at >= $2 AND i.created_at < $3
+		ORDER BY i.created_at, i.key`, f.Provider, utc(f.From), utc(f.To))
+	if err != nil {
+		return ledger.Wrap("list intents", f.Provider, translate(err))
+	}
+	return ledger.Wrap("list intents", f.Provider, streamIntents(rows, true, fn))
+}
+
+func (e executor) ListIntentsInState(ctx context.Context, provider string, states []ledger.State, fn func(ledger.Intent) error) error {
+	st := make([]string, len(states))
+	for i, s := range states {
+		st[i] = string(s)
+	}
+	rows, err := e.db.Query(ctx, `
+		SELECT `+intentCols+` FROM intents
+		WHERE provider = $1 AND state = ANY($2)
+		ORDER BY created_at, key`, provider, st)
+	if err != nil {
+		return ledger.Wrap("list intents", provider, translate(err))
+	}
+	return ledger.Wrap("list intents", provider, streamIntents(rows, false, fn))
+}
+
+func streamIntents(rows pgx.Rows, withRefs bool, fn func(ledger.Intent) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			in   ledger.Intent
+			refs []string
+			err  error
+		)
+		if withRefs {
+			in, err = scanIntent(suffixRow{rows, &refs})
+		} else {
+			in, err = scanIntent(rows)
+		}
+		if err != nil {
+			return err
+		}
+		if len(refs) > 0 {
+			slices.Sort(refs)
+			in.ProviderRefs = refs
+		}
+		if err := fn(in); err != nil {
+			return err
+		}
+	}
+	return translate(rows.Err())
+}
+
+// suffixRow scans the caller's destinations and then one trailing column.
+type suffixRow struct {
+	row  pgx.Row
+	last any
+}
+
+func (r suffixRow) Scan(dest ...any) error {
+	return r.row.Scan(append(dest, r.last)...)
+}

@@ -1,0 +1,24 @@
+package pgstore
+
+import (
+	"slices"
+	"strings"
+)
+
+// prefixed qualifies a comma-separated column list with a table alias.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedIDs(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

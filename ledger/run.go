@@ -1,0 +1,70 @@
+package ledger
+
+import (
+	"fmt"
+	"time"
+)
+
+// RunState is the state of a reconcile run.
+type RunState string
+
+// Run states.
+const (
+	RunRunning  RunState = "running"
+	RunFinished RunState = "finished"
+	RunFailed   RunState = "failed"
+)
+
+// RunKey is the stable key of a reconcile of provider over [from, to).
+func RunKey(provider string, from, to time.Time) string {
+	return fmt.Sprintf("%s|%s|%s", provider, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+}
+
+// Run is one reconcile of a provider and window.
+type Run struct {
+	ID       int64
+	Key      string
+	Provider string
+	From, To time.Time
+	State    RunState
+	Owner    string
+	// Attempt counts the claims of this key: a re-run of a window increases it.
+	Attempt        int
+	LeaseExpiresAt time.Time
+	StartedAt      time.Time
+	FinishedAt     time.Time
+	Counts         RunCounts
+	// Error holds why the run failed or what its pull could not fetch.
+	Error string
+}
+
+// RunCounts are the totals a run records.
+type RunCounts struct {
+	Intents      int `json:"intents"`
+	Transactions int `json:"transactions"`
+	Matched      int `json:"matched"`
+	Findings     int `json:"findings"`
+	New          int `json:"new"`
+	Resolved     int `json:"resolved"`
+	Settled      int `json:"settled"`
+	DurationMS   int `json:"duration_ms"`
+}
+
+// RunClaim asks for the right to reconcile a window.
+type RunClaim struct {
+	Provider string
+	From, To time.Time
+	Owner    string
+	Lease    time.Duration
+	Now      time.Time
+}
+
+// RunFinish records the outcome of a claimed run.
+type RunFinish struct {
+	ID     int64
+	Owner  string
+	State  RunState
+	Counts RunCounts
+	Error  string
+	Now    time.Time
+}

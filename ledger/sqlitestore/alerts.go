@@ -1,0 +1,97 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+const alertCols = `id, subject, reason, provider, run_id, severity, channel, state, message_ts, thread_ts,
+	attempts, error, created_at, delivered_at`
+
+func scanAlert(row scanner) (ledger.Alert, error) {
+	var (
+		a         ledger.Alert
+		created   string
+		delivered sql.NullString
+	)
+	if err := row.Scan(&a.ID, &a.Subject, &a.Reason, &a.Provider, &a.RunID, &a.Severity, &a.Channel, &a.State,
+		&a.MessageTS, &a.ThreadTS, &a.Attempts, &a.Error, &created, &delivered); err != nil {
+		return ledger.Alert{}, err
+	}
+	var err error
+	if a.CreatedAt, err = parseTS(created); err != nil {
+		return ledger.Alert{}, err
+	}
+	a.DeliveredAt, err = parseNullTS(delivered)
+	return a, err
+}
+
+func (e executor) RecordAlert(ctx context.Context, a ledger.Alert) (ledger.Alert, bool, error) {
+	key := a.Subject + "/" + a.Reason
+	stored, err := scanAlert(e.queryRow(ctx, `
+		INSERT INTO alerts (subject, reason, provider, run_id, severity, channel, state, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)
+		ON CONFLICT (subject, reason) DO NOTHING
+		RETURNING `+alertCols, a.Subject, a.Reason, a.Provider, a.RunID, string(a.Severity), a.Channel, ts(a.CreatedAt)))
+	if errors.Is(err, sql.ErrNoRows) {
+		stored, err = scanAlert(e.queryRow(ctx, `SELECT `+alertCols+` FROM alerts WHERE subject = ? AND reason = ?`,
+			a.Subject, a.Reason))
+		return stored, false, ledger.Wrap("record alert", key, translate(err))
+	}
+	return stored, true, ledger.Wrap("record alert", key, translate(err))
+}
+
+func (e executor) GetAlert(ctx context.Context, id int64) (ledger.Alert, error) {
+	a, err := scanAlert(e.queryRow(ctx, `SELECT `+alertCols+` FROM alerts WHERE id = ?`, id))
+	return a, ledger.Wrap("get alert", strconv.FormatInt(id, 10), translate(err))
+}
+
+func (e executor) MarkAlertDelivered(ctx context.Context, d ledger.AlertDelivery) (ledger.Alert, error) {
+	id := strconv.FormatInt(d.ID, 10)
+	a, err := scanAlert(e.queryRow(ctx, `
+		UPDATE alerts SET state = 'delivered', channel = ?2, message_ts = ?3, thread_ts = ?4,
+		       delivered_at = ?5, attempts = attempts + 1, error = ''
+		WHERE id = ?1 AND state <> 'delivered'
+		RETURNING `+alertCols, d.ID, d.Channel, d.MessageTS, d.ThreadTS, ts(d.Now)))
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, gerr := e.GetAlert(ctx, d.ID); gerr != nil {
+			return ledger.Alert{}, gerr
+		}
+		return ledger.Alert{}, ledger.Wrap("mark alert delivered", id, fmt.Errorf("%w: already delivered", ledger.ErrConflict))
+	}
+	return a, ledger.Wrap("mark alert delivered", id, translate(err))
+}
+
+func (e executor) MarkAlertFailed(ctx context.Context, id int64, errText string, discard bool, _ time.Time) (ledger.Alert, error) {
+	a, err := scanAlert(e.queryRow(ctx, `
+		UPDATE alerts SET attempts = attempts + 1, error = ?2,
+		       state = CASE WHEN ?3 THEN 'discarded' ELSE state END
+		WHERE id = ?1 AND state <> 'delivered'
+		RETURNING `+alertCols, id, errText, discard))
+	return a, ledger.Wrap("mark alert failed", strconv.FormatInt(id, 10), translate(err))
+}
+
+func (e executor) FirstDelivered(ctx context.Context, subject string) (ledger.Alert, error) {
+	a, err := scanAlert(e.queryRow(ctx, `SELECT `+alertCols+` FROM alerts
+		WHERE subject = ? AND state = 'delivered' ORDER BY delivered_at, id LIMIT 1`, subject))
+	return a, ledger.Wrap("first delivered alert", subject, translate(err))
+}
+
+func (e executor) ListAlerts(ctx context.Context, runID int64, limit int) ([]ledger.Alert, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := e.query(ctx, `SELECT `+alertCols+` FROM alerts
+		WHERE (?1 = 0 OR run_id = ?1) ORDER BY id LIMIT ?2`, runID, limit)
+	if err != nil {
+		return nil, ledger.Wrap("list alerts", strconv.FormatInt(runID, 10), translate(err))
+	}
+	out, err := collect(rows, scanAlert)
+	return out, ledger.Wrap("list alerts", strconv.FormatInt(runID, 10), err)
+}

@@ -1,0 +1,192 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
+	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
+	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note`
+
+func scanFinding(row scanner) (ledger.Finding, error) {
+	var (
+		f                       ledger.Finding
+		ids                     string
+		exp, act, risk          sql.NullString
+		expCur, actCur, riskCur string
+		occurred, first, last   string
+		acked, resolved         sql.NullString
+	)
+	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
+		&risk, &riskCur, &f.Counterparty, &f.Detail, &occurred, &f.Status, &first, &last,
+		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note); err != nil {
+		return ledger.Finding{}, err
+	}
+	if err := json.Unmarshal([]byte(ids), &f.ProviderTxnIDs); err != nil {
+		return ledger.Finding{}, fmt.Errorf("decode provider txn ids: %w", err)
+	}
+	var err error
+	if f.Expected, err = amountOf(exp, expCur); err != nil {
+		return ledger.Finding{}, err
+	}
+	if f.Actual, err = amountOf(act, actCur); err != nil {
+		return ledger.Finding{}, err
+	}
+	if f.AtRisk, err = amountOf(risk, riskCur); err != nil {
+		return ledger.Finding{}, err
+	}
+	if f.OccurredAt, err = parseTS(occurred); err != nil {
+		return ledger.Finding{}, err
+	}
+	if f.FirstSeenAt, err = parseTS(first); err != nil {
+		return ledger.Finding{}, err
+	}
+	if f.LastSeenAt, err = parseTS(last); err != nil {
+		return ledger.Finding{}, err
+	}
+	if f.AcknowledgedAt, err = parseNullTS(acked); err != nil {
+		return ledger.Finding{}, err
+	}
+	f.ResolvedAt, err = parseNullTS(resolved)
+	return f, err
+}
+
+func amountOf(s sql.NullString, cur string) (money.Amount, error) {
+	if !s.Valid || cur == "" {
+		return money.Amount{}, nil
+	}
+	d, err := decimal.NewFromString(s.String)
+	if err != nil {
+		return money.Amount{}, fmt.Errorf("stored amount %q: %w", s.String, err)
+	}
+	return money.Amount{Value: d, Currency: cur}, nil
+}
+
+func nullAmount(a money.Amount) any {
+	if a.IsZero() {
+		return nil
+	}
+	return a.Text()
+}
+
+func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int64, now time.Time) (ledger.FindingChange, error) {
+	idsJSON, err := json.Marshal(sortedIDs(f.ProviderTxnIDs))
+	if err != nil {
+		return ledger.FindingChange{}, err
+	}
+	ids := string(idsJSON)
+	prev, err := scanFinding(e.queryRow(ctx, `SELECT `+findingCols+` FROM findings WHERE id = ?`, f.ID))
+	if errors.Is(err, sql.ErrNoRows) {
+		cur, err := scanFinding(e.queryRow(ctx, `
+			INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
+				expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
+				detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'open', ?16, ?16, ?17, ?17)
+			RETURNING `+findingCols,
+			f.ID, string(f.Kind), string(f.Severity), f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
+			nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
+			f.Detail, ts(f.OccurredAt), ts(now), runID))
+		if err != nil {
+			return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
+		}
+		return ledger.FindingChange{New: true, Finding: cur}, nil
+	}
+	if err != nil {
+		return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
+	}
+	reopen := ledger.Reopens(prev, f)
+	cur, err := scanFinding(e.queryRow(ctx, `
+		UPDATE findings
+		SET severity = ?2, provider_txn_ids = ?3, expected_amount = ?4, expected_currency = ?5,
+		    actual_amount = ?6, actual_currency = ?7, at_risk_amount = ?8, at_risk_currency = ?9,
+		    counterparty = ?10, detail = ?11, last_seen_at = ?12, last_run_id = ?13,
+		    status = CASE WHEN ?14 THEN 'open' ELSE status END,
+		    resolved_at = CASE WHEN ?14 THEN NULL ELSE resolved_at END,
+		    resolved_by = CASE WHEN ?14 THEN '' ELSE resolved_by END,
+		    note = CASE WHEN ?14 THEN 'reopened: seen again' ELSE note END
+		WHERE id = ?1
+		RETURNING `+findingCols,
+		f.ID, string(f.Severity), ids, nullAmount(f.Expected), f.Expected.Currency, nullAmount(f.Actual), f.Actual.Currency,
+		nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty, f.Detail, ts(now), runID, reopen))
+	if err != nil {
+		return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
+	}
+	return ledger.FindingChange{Reopened: reopen, Escalated: ledger.Escalates(prev, f), Previous: prev, Finding: cur}, nil
+}
+
+func (e executor) ResolveUnseen(ctx context.Context, p ledger.ResolveUnseenParams) ([]ledger.Finding, error) {
+	rows, err := e.query(ctx, `
+		UPDATE findings SET status = 'resolved', resolved_at = ?5, resolved_by = 'run', note = ?6
+		WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
+		  AND status <> 'resolved' AND last_seen_at < ?4
+		RETURNING `+findingCols, p.Provider, ts(p.From), ts(p.To), ts(p.SeenSince), ts(p.Now), p.Note)
+	if err != nil {
+		return nil, ledger.Wrap("resolve unseen findings", p.Provider, translate(err))
+	}
+	out, err := collect(rows, scanFinding)
+	return out, ledger.Wrap("resolve unseen findings", p.Provider, err)
+}
+
+func (e executor) GetFinding(ctx context.Context, id string) (ledger.Finding, error) {
+	f, err := scanFinding(e.queryRow(ctx, `SELECT `+findingCols+` FROM findings WHERE id = ?`, id))
+	return f, ledger.Wrap("get finding", id, translate(err))
+}
+
+func (e executor) ListFindings(ctx context.Context, flt ledger.FindingFilter) ([]ledger.Finding, error) {
+	limit := flt.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := e.query(ctx, `
+		SELECT `+findingCols+` FROM findings
+		WHERE (?1 = '' OR provider = ?1)
+		  AND (?2 = '[]' OR status IN (SELECT value FROM json_each(?2)))
+		  AND (?3 = '[]' OR kind IN (SELECT value FROM json_each(?3)))
+		  AND (?4 = 0 OR last_run_id = ?4)
+		ORDER BY occurred_at, id LIMIT ?5`, flt.Provider, jsonOrEmpty(flt.Statuses), jsonOrEmpty(flt.Kinds), flt.RunID, limit)
+	if err != nil {
+		return nil, ledger.Wrap("list findings", flt.Provider, translate(err))
+	}
+	out, err := collect(rows, scanFinding)
+	return out, ledger.Wrap("list findings", flt.Provider, err)
+}
+
+func jsonOrEmpty[T ~string](vals []T) string {
+	if len(vals) == 0 {
+		return "[]"
+	}
+	return jsonList(vals)
+}
+
+func (e executor) UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (ledger.Finding, error) {
+	var q string
+	switch u.To {
+	case ledger.FindingAcknowledged:
+		q = `UPDATE findings SET status = 'acknowledged', acknowledged_at = ?2, note = ?3
+			WHERE id = ?1 AND status IN ('open', 'acknowledged') RETURNING ` + findingCols
+	case ledger.FindingResolved:
+		q = `UPDATE findings SET status = 'resolved', resolved_at = ?2, resolved_by = 'person', note = ?3
+			WHERE id = ?1 AND status IN ('open', 'acknowledged') RETURNING ` + findingCols
+	default:
+		return ledger.Finding{}, ledger.Wrap("update finding", u.ID, fmt.Errorf("cannot move a finding to %q by hand", u.To))
+	}
+	f, err := scanFinding(e.queryRow(ctx, q, u.ID, ts(u.Now), u.Note))
+	if errors.Is(err, sql.ErrNoRows) {
+		cur, gerr := e.GetFinding(ctx, u.ID)
+		if gerr != nil {
+			return ledger.Finding{}, gerr
+		}
+		return cur, ledger.Wrap("update finding", u.ID, fmt.Errorf("%w: finding is %s", ledger.ErrConflict, cur.Status))
+	}
+	return f, ledger.Wrap("update finding", u.ID, translate(err))
+}

@@ -1,0 +1,98 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+type stmtCache struct {
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+func (c *stmtCache) lookup(query string) (*sql.Stmt, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.stmts[query]
+	return st, ok
+}
+
+func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.stmts == nil {
+		c.stmts = make(map[string]*sql.Stmt)
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.stmts {
+		_ = st.Close()
+	}
+	c.stmts = nil
+}
+
+// stmt returns the prepared statement for query, bound to the transaction
+// when there is one.
+//
+// Inside a transaction a statement not yet cached is prepared on the
+// transaction: the one connection is the transaction's, so preparing on the
+// database would wait for it forever.
+func (e executor) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if e.tx != nil {
+		if st, ok := e.stmts.lookup(query); ok {
+			return e.tx.StmtContext(ctx, st), nil
+		}
+		return e.tx.PrepareContext(ctx, query)
+	}
+	return e.stmts.get(ctx, e.db, query)
+}
+
+// row is a single-row result that may carry a prepare error.
+type row struct {
+	r   *sql.Row
+	err error
+}
+
+func (r row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.r.Scan(dest...)
+}
+
+func (e executor) queryRow(ctx context.Context, query string, args ...any) row {
+	st, err := e.stmt(ctx, query)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: st.QueryRowContext(ctx, args...)}
+}
+
+func (e executor) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := e.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (e executor) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := e.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}

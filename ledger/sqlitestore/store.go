@@ -1,0 +1,165 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// executor runs statements on the database or, inside InTx, on the
+// transaction. Statements are prepared once and reused: parsing SQL costs as
+// much as running it.
+type executor struct {
+	db    *sql.DB
+	tx    *sql.Tx
+	stmts *stmtCache
+}
+
+// Store is the ledger on one SQLite file.
+type Store struct {
+	executor
+	sqldb *sql.DB
+}
+
+var _ ledger.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the SQLite database at path with WAL, a busy
+// timeout, foreign keys and immediate write transactions.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlitestore: empty path")
+	}
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+	if strings.HasPrefix(path, ":memory:") {
+		dsn = "file::memory:?" + q.Encode()
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	return &Store{executor: executor{db: db, stmts: &stmtCache{}}, sqldb: db}, nil
+}
+
+// DB returns the database handle, for River and migrations.
+func (s *Store) DB() *sql.DB { return s.sqldb }
+
+// Engine returns ledger.EngineSQLite.
+func (s *Store) Engine() ledger.Engine { return ledger.EngineSQLite }
+
+// Ping checks the database.
+func (s *Store) Ping(ctx context.Context) error {
+	return ledger.Wrap("ping", "", translate(s.sqldb.PingContext(ctx)))
+}
+
+// Close closes the database.
+func (s *Store) Close() {
+	s.stmts.close()
+	_ = s.sqldb.Close()
+}
+
+type tx struct {
+	executor
+	sql *sql.Tx
+}
+
+func (t *tx) Engine() ledger.Engine { return ledger.EngineSQLite }
+
+// InTx runs fn in an immediate transaction.
+func (s *Store) InTx(ctx context.Context, fn func(ledger.Tx) error) (err error) {
+	stx, err := s.sqldb.BeginTx(ctx, nil)
+	if err != nil {
+		return ledger.Wrap("begin", "", translate(err))
+	}
+	defer func() {
+		if err != nil {
+			_ = stx.Rollback()
+		}
+	}()
+	if err = fn(&tx{executor: executor{db: s.sqldb, tx: stx, stmts: s.stmts}, sql: stx}); err != nil {
+		return err
+	}
+	return ledger.Wrap("commit", "", translate(stx.Commit()))
+}
+
+// Unwrap returns the database/sql transaction behind a ledger transaction of
+// this engine, so that River can enqueue in it.
+func Unwrap(t ledger.Tx) (*sql.Tx, bool) {
+	st, ok := t.(*tx)
+	if !ok {
+		return nil, false
+	}
+	return st.sql, true
+}
+
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %s", ledger.ErrConflict, se.Error())
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return &retryableError{err: err}
+		}
+	}
+	return err
+}
+
+type retryableError struct{ err error }
+
+func (e *retryableError) Error() string   { return e.err.Error() }
+func (e *retryableError) Unwrap() error   { return e.err }
+func (e *retryableError) Retryable() bool { return true }
+
+// timeLayout is fixed width so that stored times sort and compare as text.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+func ts(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(timeLayout) }
+
+func nullTS(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return ts(t)
+}
+
+func parseTS(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t, nil
+}
+
+func parseNullTS(s sql.NullString) (time.Time, error) {
+	if !s.Valid || s.String == "" {
+		return time.Time{}, nil
+	}
+	return parseTS(s.String)
+}

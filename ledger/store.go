@@ -1,0 +1,125 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// Engine names a database engine.
+type Engine string
+
+// Engines.
+const (
+	EnginePostgres Engine = "postgres"
+	EngineSQLite   Engine = "sqlite"
+)
+
+// IntentStore keeps intents.
+type IntentStore interface {
+	// CreateIntent creates an intent, or returns the existing one when the key
+	// exists with the same parameters (created false). The same key with other
+	// parameters fails with *KeyReuseError.
+	CreateIntent(ctx context.Context, n NewIntent) (Intent, bool, error)
+	GetIntent(ctx context.Context, key string) (Intent, error)
+	// ClaimIntent takes the lease on a pending intent, or on a processing one
+	// whose lease expired, in one atomic statement. Anything else fails with
+	// ErrNotClaimable.
+	ClaimIntent(ctx context.Context, p ClaimParams) (Intent, error)
+	// TransitionIntent moves an intent compare-and-set; a lost race fails with
+	// ErrConflict.
+	TransitionIntent(ctx context.Context, p TransitionParams) (Intent, error)
+	// ListIntents streams the intents of a provider created in the filter's
+	// window, in creation order, with their provider references.
+	ListIntents(ctx context.Context, f IntentFilter, fn func(Intent) error) error
+	// ListIntentsInState streams intents of a provider in the given states
+	// regardless of age, oldest first.
+	ListIntentsInState(ctx context.Context, provider string, states []State, fn func(Intent) error) error
+}
+
+// AttemptStore keeps attempts.
+type AttemptStore interface {
+	StartAttempt(ctx context.Context, p AttemptParams) (Attempt, error)
+	UpdateAttempt(ctx context.Context, u AttemptUpdate) (Attempt, error)
+	ListAttempts(ctx context.Context, intentKey string) ([]Attempt, error)
+	// FindAttempt finds the attempt that recorded providerRef for an intent
+	// of provider.
+	FindAttempt(ctx context.Context, provider, providerRef string) (Attempt, error)
+}
+
+// TxnStore keeps provider transactions and their sources.
+type TxnStore interface {
+	// UpsertProviderTxn records a sighting of a provider transaction. A new
+	// (provider, id) is inserted; a known one gains the source and has its
+	// empty fields filled, never overwritten.
+	UpsertProviderTxn(ctx context.Context, t ProviderTxn, src Source) (UpsertResult, error)
+	GetProviderTxn(ctx context.Context, provider, id string) (ProviderTxn, error)
+	// ListProviderTxns streams the transactions of a provider that occurred
+	// in the filter's window, in occurrence order, without sources.
+	ListProviderTxns(ctx context.Context, f TxnFilter, fn func(ProviderTxn) error) error
+}
+
+// RunStore keeps reconcile runs.
+type RunStore interface {
+	// ClaimRun claims the window for owner: it creates the run, or takes over
+	// a finished, failed or lease-expired one. A window being run by someone
+	// else fails with ErrNotClaimable.
+	ClaimRun(ctx context.Context, c RunClaim) (Run, error)
+	// FinishRun records the outcome of a run still owned by f.Owner;
+	// otherwise ErrConflict.
+	FinishRun(ctx context.Context, f RunFinish) (Run, error)
+	GetRun(ctx context.Context, id int64) (Run, error)
+	ListRuns(ctx context.Context, provider string, limit int) ([]Run, error)
+}
+
+// FindingStore keeps findings.
+type FindingStore interface {
+	// UpsertFinding records that run runID saw f: a new id is inserted open;
+	// a known one gets last seen updated, its amounts and severity refreshed,
+	// and reopens if it was resolved.
+	UpsertFinding(ctx context.Context, f Finding, runID int64, now time.Time) (FindingChange, error)
+	// ResolveUnseen resolves the open and acknowledged findings of a provider
+	// whose evidence lies in the window and that were last seen before
+	// SeenSince (the start of the run that no longer sees them).
+	ResolveUnseen(ctx context.Context, p ResolveUnseenParams) ([]Finding, error)
+	GetFinding(ctx context.Context, id string) (Finding, error)
+	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)
+	// UpdateFinding acknowledges or resolves a finding by hand.
+	UpdateFinding(ctx context.Context, u FindingUpdate) (Finding, error)
+}
+
+// QuarantineStore keeps rejected input.
+type QuarantineStore interface {
+	AddQuarantine(ctx context.Context, q QuarantineItem) (int64, error)
+	ListQuarantine(ctx context.Context, source string, limit int) ([]QuarantineItem, error)
+}
+
+// Executor is every operation on the books. Store and Tx implement it.
+type Executor interface {
+	IntentStore
+	AttemptStore
+	TxnStore
+	RunStore
+	FindingStore
+	QuarantineStore
+	CallbackStore
+	AlertStore
+}
+
+// Tx is an Executor inside one database transaction.
+type Tx interface {
+	Executor
+	// Engine says which engine the transaction belongs to, for adapters
+	// that unwrap it (the queue).
+	Engine() Engine
+}
+
+// Store is the books on one database.
+type Store interface {
+	Executor
+	// InTx runs fn in one transaction, committed when fn returns nil and
+	// rolled back otherwise.
+	InTx(ctx context.Context, fn func(Tx) error) error
+	Engine() Engine
+	Ping(ctx context.Context) error
+	Close()
+}

@@ -1,0 +1,114 @@
+package ledger
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// TxnType classifies a provider transaction.
+type TxnType string
+
+// Provider transaction types.
+const (
+	TxnCharge   TxnType = "charge"
+	TxnRefund   TxnType = "refund"
+	TxnReversal TxnType = "reversal"
+	TxnFee      TxnType = "fee"
+	TxnPayout   TxnType = "payout"
+)
+
+// TxnStatus is the provider's outcome for a transaction.
+type TxnStatus string
+
+// Provider transaction statuses. Only succeeded moves money.
+const (
+	TxnSucceeded TxnStatus = "succeeded"
+	TxnFailed    TxnStatus = "failed"
+	TxnPending   TxnStatus = "pending"
+)
+
+// ProviderTxn is one normalised line of provider evidence. It is unique per
+// (Provider, ID); the same money seen through several channels is one
+// ProviderTxn with several sources.
+type ProviderTxn struct {
+	Provider string
+	// ID is the provider's transaction id (M-Pesa receipt number, Stripe
+	// charge or balance transaction id).
+	ID     string
+	Type   TxnType
+	Status TxnStatus
+	Amount money.Amount
+	// OccurredAt is when the provider says it happened, in UTC.
+	OccurredAt time.Time
+	// Reference is what the payer or our request put on it (BillRefNumber,
+	// A/C No., Stripe metadata).
+	Reference string
+	// ProviderRef is the request-level reference our attempt recorded
+	// (CheckoutRequestID, PaymentIntent id).
+	ProviderRef string
+	// Counterparty is masked before it is stored.
+	Counterparty string
+	// LinkedID names the transaction a refund, reversal or fee belongs to.
+	LinkedID    string
+	FirstSeenAt time.Time
+	UpdatedAt   time.Time
+	// Sources lists the channels this transaction was seen through. Filled by
+	// GetProviderTxn; empty in streamed listings.
+	Sources []Source
+}
+
+// Source is one sighting of a provider transaction: a channel and the raw
+// payload as received.
+type Source struct {
+	// Channel names how it arrived: stk_callback, c2b_confirmation,
+	// statement, api, webhook, import...
+	Channel string
+	// Ref identifies the sighting within its channel (file and line, callback
+	// id, event id); the same Channel+Ref is the same sighting.
+	Ref        string
+	Raw        []byte
+	ReceivedAt time.Time
+}
+
+// UpsertResult says what recording a sighting changed.
+type UpsertResult struct {
+	// Created is true when the provider transaction was new.
+	Created bool
+	// SourceAdded is true when the sighting was new.
+	SourceAdded bool
+	// Txn is the stored transaction after the upsert.
+	Txn ProviderTxn
+}
+
+// TxnFilter selects the transactions of one provider that occurred in [From, To).
+type TxnFilter struct {
+	Provider string
+	From, To time.Time
+}
+
+// ValidateTxn checks that a provider transaction is complete enough to store.
+func ValidateTxn(t ProviderTxn) error {
+	switch {
+	case t.Provider == "":
+		return &FieldError{Field: "provider", Err: errEmpty}
+	case t.ID == "":
+		return &FieldError{Field: "id", Err: errEmpty}
+	case t.Amount.IsZero():
+		return &FieldError{Field: "amount", Err: errEmpty}
+	case t.OccurredAt.IsZero():
+		return &FieldError{Field: "occurred_at", Err: errEmpty}
+	}
+	switch t.Type {
+	case TxnCharge, TxnRefund, TxnReversal, TxnFee, TxnPayout:
+	default:
+		return &FieldError{Field: "type", Err: fmt.Errorf("unknown type %q", t.Type)}
+	}
+	switch t.Status {
+	case TxnSucceeded, TxnFailed, TxnPending:
+	default:
+		return &FieldError{Field: "status", Err: fmt.Errorf("unknown status %q", t.Status)}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package money
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// Amount is a decimal value in a currency. The zero Amount has no currency and
+// is not valid; construct amounts with Parse, New or FromMinor.
+type Amount struct {
+	Value    decimal.Decimal
+	Currency string
+}
+
+// ErrTooPrecise reports an amount with more decimals than its currency allows.
+var ErrTooPrecise = errors.New("more decimal places than the currency allows")
+
+// ErrSyntax reports text that is not a plain decimal number.
+var ErrSyntax = errors.New("not a decimal number")
+
+// Parse reads a plain decimal string ("1500", "12.50", "-4000.00") in currency.
+// It accepts an optional leading sign and at most the currency's number of
+// decimals; exponents, thousands separators, spaces and empty input are errors.
+func Parse(s, currency string) (Amount, error) {
+	cur, err := NormalizeCurrency(currency)
+	if err != nil {
+		return Amount{}, err
+	}
+	if !plainDecimal(s) {
+		return Amount{}, fmt.Errorf("%q: %w", s, ErrSyntax)
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return Amount{}, fmt.Errorf("%q: %w", s, ErrSyntax)
+	}
+	return New(d, cur)
+}
+
+// New checks that d fits cur's exponent and returns it as an Amount.
+func New(d decimal.Decimal, currency string) (Amount, error) {
+	cur, err := NormalizeCurrency(currency)
+	if err != nil {
+		return Amount{}, err
+	}
+	exp := exponents[cur]
+	if !d.Equal(d.Truncate(exp)) {
+		return Amount{}, fmt.Errorf("%s in %s (at most %d): %w", d.String(), cur, exp, ErrTooPrecise)
+	}
+	return Amount{Value: d.Truncate(exp), Currency: cur}, nil
+}
+
+// FromMinor converts integer minor units (Stripe's amounts) to an Amount.
+func FromMinor(minor int64, currency string) (Amount, error) {
+	cur, err := NormalizeCurrency(currency)
+	if err != nil {
+		return Amount{}, err
+	}
+	return Amount{Value: decimal.New(minor, -exponents[cur]), Currency: cur}, nil
+}
+
+// Minor returns the amount in integer minor units. It fails when the value does
+// not fit in an int64.
+func (a Amount) Minor() (int64, error) {
+	exp, err := Exponent(a.Currency)
+	if err != nil {
+		return 0, err
+	}
+	m := a.Value.Shift(exp)
+	if !m.IsInteger() || !m.BigInt().IsInt64() {
+		return 0, fmt.Errorf("money: %s %s does not fit in int64 minor units", a.Value, a.Currency)
+	}
+	return m.IntPart(), nil
+}
+
+// IsZero reports whether the amount has no currency (the zero Amount).
+func (a Amount) IsZero() bool { return a.Currency == "" }
+
+// Equal reports whether a and b have the same currency and value.
+func (a Amount) Equal(b Amount) bool {
+	return a.Currency == b.Currency && a.Value.Equal(b.Value)
+}
+
+// String renders the amount at its currency's exponent, e.g. "KES 1500.00".
+func (a Amount) String() string {
+	if a.Currency == "" {
+		return "-"
+	}
+	return a.Currency + " " + a.Text()
+}
+
+// Text renders the value at the currency's exponent, e.g. "1500.00".
+func (a Amount) Text() string {
+	exp, ok := exponents[a.Currency]
+	if !ok {
+		return a.Value.String()
+	}
+	return a.Value.StringFixed(exp)
+}
+
+// Format renders the value with thousands separators, e.g. "1,500.00".
+func (a Amount) Format() string {
+	t := a.Text()
+	neg := strings.HasPrefix(t, "-")
+	t = strings.TrimPrefix(t, "-")
+	intPart, frac, hasFrac := strings.Cut(t, ".")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
+}
+
+func plainDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	i := 0
+	if s[0] == '-' || s[0] == '+' {
+		i = 1
+	}
+	digits, dot := 0, false
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
