@@ -1,0 +1,7 @@
+// Package providers declares what the rest of reconcile asks of a payment
+// provider: a Charger, plus optional abilities as separate small interfaces
+// (honouring idempotency keys, querying an attempt's status, finding a charge
+// by intent key, pulling evidence for a window, parsing callbacks), and the
+// provider error that tells the charge worker whether a failure is permanent,
+// safe to retry, or ambiguous. One package per provider lives below it.
+package providers

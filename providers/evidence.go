@@ -1,0 +1,58 @@
+package providers
+
+import (
+	"context"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// Sighting is one provider transaction seen through one channel.
+type Sighting struct {
+	Txn    ledger.ProviderTxn
+	Source ledger.Source
+}
+
+// AttemptOutcome is a provider's verdict on one of our attempts, found by
+// the reference the attempt recorded (an STK callback names its
+// CheckoutRequestID).
+type AttemptOutcome struct {
+	ProviderRef string
+	Status      ChargeStatus
+	TxnID       string
+	Amount      money.Amount
+	Code        string
+	Reason      string
+	At          time.Time
+}
+
+// Evidence is what one callback body says.
+type Evidence struct {
+	// Kind names the callback type (stk_callback, c2b_confirmation,
+	// b2c_result, reversal_result, transaction_status_result, ...).
+	Kind      string
+	Sightings []Sighting
+	Outcomes  []AttemptOutcome
+	// Ack is the body to answer the provider with, when it expects one.
+	Ack []byte
+}
+
+// CallbackParser turns a callback body into evidence. ref identifies the
+// delivery (the stored callback) and goes into each sighting's source.
+type CallbackParser interface {
+	ParseCallback(body []byte, ref string, receivedAt time.Time) (Evidence, error)
+}
+
+// OutcomeApplier applies a provider's verdict on an attempt to its intent,
+// inside the caller's transaction. It is implemented by the charge package.
+type OutcomeApplier interface {
+	ApplyOutcome(ctx context.Context, tx ledger.Tx, provider string, o AttemptOutcome) error
+}
+
+// Puller fetches a provider's evidence for a window (Stripe's API, M-Pesa's
+// Pull Transactions API). It calls emit for every sighting; emitting the same
+// sighting twice must be harmless.
+type Puller interface {
+	Pull(ctx context.Context, from, to time.Time, emit func(Sighting) error) error
+}

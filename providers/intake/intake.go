@@ -1,0 +1,166 @@
+// Package intake stores provider callbacks durably and then interprets them:
+// one code path for the HTTP endpoints and for `reconcile import callbacks`.
+// A body is stored before anything else happens, so an acknowledged delivery
+// is never lost; a duplicate delivery changes nothing; a body that cannot be
+// interpreted is quarantined with the reason, never dropped.
+package intake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// Processor stores and interprets callbacks.
+type Processor struct {
+	Store   ledger.Store
+	Applier providers.OutcomeApplier
+	Clock   func() time.Time
+	Logger  *slog.Logger
+}
+
+// Result says what happened to one delivery.
+type Result struct {
+	Callback ledger.Callback
+	// Duplicate is true when the same body had been delivered before.
+	Duplicate bool
+	Kind      string
+	// Rejected holds the parse or validation error of a body that was
+	// quarantined instead of interpreted.
+	Rejected error
+	// NewTxns and NewSources count what the body added to the books.
+	NewTxns, NewSources int
+	// Ack is the answer the provider expects.
+	Ack []byte
+}
+
+// DedupeKey identifies a body by its content.
+func DedupeKey(body []byte) string {
+	sum := sha256.Sum256(body)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Receive stores body, then interprets it with parser in one transaction
+// together with marking it processed. It returns an error only when the body
+// could not be stored (the caller must then not acknowledge); a body that
+// does not parse is quarantined and reported in Result.Rejected.
+func (p *Processor) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (Result, error) {
+	now := p.Clock().UTC()
+	cb, dup, err := p.Store.StoreCallback(ctx, ledger.Callback{Provider: provider, DedupeKey: DedupeKey(body),
+		Body: body, RemoteAddr: remote, ReceivedAt: now})
+	if err != nil {
+		return Result{}, fmt.Errorf("intake: store %s callback: %w", provider, err)
+	}
+	res := Result{Callback: cb, Duplicate: dup}
+	if dup && !cb.ProcessedAt.IsZero() {
+		res.Kind = cb.Kind
+		if ev, perr := parser.ParseCallback(cb.Body, callbackRef(cb), cb.ReceivedAt); perr == nil {
+			res.Ack = ev.Ack
+		}
+		return res, nil
+	}
+	return p.process(ctx, parser, cb, res)
+}
+
+// Reprocess interprets callbacks that were stored but never processed (the
+// process died in between).
+func (p *Processor) Reprocess(ctx context.Context, provider string, parser providers.CallbackParser) (int, error) {
+	n := 0
+	for {
+		cbs, err := p.Store.ListUnprocessedCallbacks(ctx, provider, 100)
+		if err != nil {
+			return n, err
+		}
+		if len(cbs) == 0 {
+			return n, nil
+		}
+		for _, cb := range cbs {
+			if _, err := p.process(ctx, parser, cb, Result{Callback: cb}); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+}
+
+func callbackRef(cb ledger.Callback) string { return fmt.Sprintf("callback:%d", cb.ID) }
+
+func (p *Processor) process(ctx context.Context, parser providers.CallbackParser, cb ledger.Callback, res Result) (Result, error) {
+	now := p.Clock().UTC()
+	ev, perr := parser.ParseCallback(cb.Body, callbackRef(cb), cb.ReceivedAt)
+	res.Kind, res.Ack = ev.Kind, ev.Ack
+	err := p.Store.InTx(ctx, func(tx ledger.Tx) error {
+		if perr != nil {
+			return p.reject(ctx, tx, cb, perr, now)
+		}
+		for _, s := range ev.Sightings {
+			u, err := tx.UpsertProviderTxn(ctx, s.Txn, s.Source)
+			if err != nil {
+				var fe *ledger.FieldError
+				if errors.As(err, &fe) {
+					return errRejected{err}
+				}
+				return err
+			}
+			if u.Created {
+				res.NewTxns++
+			}
+			if u.SourceAdded {
+				res.NewSources++
+			}
+		}
+		for _, o := range ev.Outcomes {
+			if p.Applier == nil {
+				break
+			}
+			if err := p.Applier.ApplyOutcome(ctx, tx, cb.Provider, o); err != nil {
+				return err
+			}
+		}
+		return tx.MarkCallbackProcessed(ctx, cb.ID, ev.Kind, "", now)
+	})
+	var rej errRejected
+	if errors.As(err, &rej) {
+		// The transaction rolled back; quarantine in a fresh one.
+		perr = rej.err
+		err = p.Store.InTx(ctx, func(tx ledger.Tx) error { return p.reject(ctx, tx, cb, perr, now) })
+	}
+	if err != nil {
+		return res, fmt.Errorf("intake: process %s callback %d: %w", cb.Provider, cb.ID, err)
+	}
+	if perr != nil {
+		res.Rejected = perr
+		if p.Logger != nil {
+			p.Logger.Warn("callback quarantined", "provider", cb.Provider, "callback_id", cb.ID, "error", perr.Error())
+		}
+	}
+	return res, nil
+}
+
+type errRejected struct{ err error }
+
+func (e errRejected) Error() string { return e.err.Error() }
+
+func (p *Processor) reject(ctx context.Context, tx ledger.Tx, cb ledger.Callback, perr error, now time.Time) error {
+	field := ""
+	var pe *ledger.ParseError
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(perr, &pe):
+		field = pe.Field
+	case errors.As(perr, &fe):
+		field = fe.Field
+	}
+	if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: cb.Provider + "_callback", Origin: callbackRef(cb),
+		Field: field, Reason: perr.Error(), Raw: cb.Body, At: now}); err != nil {
+		return err
+	}
+	return tx.MarkCallbackProcessed(ctx, cb.ID, "", perr.Error(), now)
+}
