@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -55,4 +56,12 @@ type OutcomeApplier interface {
 // sighting twice must be harmless.
 type Puller interface {
 	Pull(ctx context.Context, from, to time.Time, emit func(Sighting) error) error
+}
+
+// StatementParser reads a statement file. It calls emit for each good line and
+// reject for each bad one (with the raw line), and keeps reading after a bad
+// line so that every problem in a file is reported at once. It returns an
+// error only when the file as a whole cannot be read (no header, not CSV).
+type StatementParser interface {
+	ParseStatement(r io.Reader, file string, emit func(Sighting) error, reject func(perr *ledger.ParseError, raw []byte) error) error
 }
