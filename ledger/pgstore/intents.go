@@ -125,30 +125,48 @@ func (e executor) GetIntent(ctx context.Context, key string) (ledger.Intent, err
 	return in, ledger.Wrap("get intent", key, translate(err))
 }
 
+// ClaimIntent is one round trip: the compare-and-set update, and when it
+// does not apply, the row as it stands (to tell held from missing).
 func (e executor) ClaimIntent(ctx context.Context, p ledger.ClaimParams) (ledger.Intent, error) {
 	now := utc(p.Now)
-	in, err := scanIntent(e.db.QueryRow(ctx, `
-		UPDATE intents
-		SET state = 'processing', claim_token = claim_token + 1, claim_owner = $2,
-		    lease_expires_at = $3, updated_at = $4
-		WHERE key = $1
-		  AND (state = 'pending' OR (state = 'processing' AND lease_expires_at <= $4))
-		RETURNING `+intentCols, p.Key, p.Owner, now.Add(p.Lease), now))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return e.notClaimable(ctx, "claim intent", p.Key)
-	}
-	return in, ledger.Wrap("claim intent", p.Key, translate(err))
-}
-
-// notClaimable tells a missing intent (ErrNotFound) from one that is held or
-// final (ErrNotClaimable).
-func (e executor) notClaimable(ctx context.Context, op, key string) (ledger.Intent, error) {
-	in, err := e.GetIntent(ctx, key)
+	rows, err := e.db.Query(ctx, `
+		WITH upd AS (
+			UPDATE intents
+			SET state = 'processing', claim_token = claim_token + 1, claim_owner = $2,
+			    lease_expires_at = $3, updated_at = $4
+			WHERE key = $1
+			  AND (state = 'pending' OR (state = 'processing' AND lease_expires_at <= $4))
+			RETURNING `+intentCols+`
+		)
+		SELECT true, `+intentCols+` FROM upd
+		UNION ALL
+		SELECT false, `+intentCols+` FROM intents WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
+		p.Key, p.Owner, now.Add(p.Lease), now)
 	if err != nil {
-		return ledger.Intent{}, err
+		return ledger.Intent{}, ledger.Wrap("claim intent", p.Key, translate(err))
 	}
-	return in, ledger.Wrap(op, key, fmt.Errorf("%w: state %s, lease until %s", ledger.ErrNotClaimable,
-		in.State, in.LeaseExpiresAt.Format(time.RFC3339)))
+	var (
+		in             ledger.Intent
+		claimed, found bool
+	)
+	for rows.Next() {
+		if in, err = scanIntent(prefixRow{rows, &claimed}); err != nil {
+			rows.Close()
+			return ledger.Intent{}, ledger.Wrap("claim intent", p.Key, err)
+		}
+		found = true
+	}
+	if err := rows.Err(); err != nil {
+		return ledger.Intent{}, ledger.Wrap("claim intent", p.Key, translate(err))
+	}
+	switch {
+	case !found:
+		return ledger.Intent{}, ledger.Wrap("claim intent", p.Key, ledger.ErrNotFound)
+	case !claimed:
+		return in, ledger.Wrap("claim intent", p.Key, fmt.Errorf("%w: state %s, lease until %s", ledger.ErrNotClaimable,
+			in.State, in.LeaseExpiresAt.Format(time.RFC3339)))
+	}
+	return in, nil
 }
 
 func (e executor) TransitionIntent(ctx context.Context, p ledger.TransitionParams) (ledger.Intent, error) {

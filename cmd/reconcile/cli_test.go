@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+)
+
+// cli runs one command line in-process and returns its exit code and output.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
+	for _, url := range []string{dbtest.NewSchemaURL(t), "sqlite:" + filepath.Join(t.TempDir(), "r.db")} {
+		code, out, errOut := cli(t, "migrate", "--database-url", url)
+		if code != 0 || !strings.Contains(out, "applied ledger 0001_books.sql") || !strings.Contains(out, "applied river") {
+			t.Fatalf("first migrate: %d %q %q", code, out, errOut)
+		}
+		code, out, _ = cli(t, "migrate", "--database-url", url)
+		if code != 0 || !strings.Contains(out, "nothing to do") {
+			t.Fatalf("second migrate: %d %q", code, out)
+		}
+	}
+}
+
+func TestOutOfDateSchemaIsRefused(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewSchemaURL(t)
+	code, _, errOut := cli(t, "findings", "list", "--database-url", url)
+	if code != 1 || !strings.Contains(errOut, "reconcile migrate") {
+		t.Fatalf("unmigrated postgres: %d %q", code, errOut)
+	}
+	// The embedded default migrates by itself.
+	code, out, errOut := cli(t, "findings", "list", "--database-url", "sqlite:"+filepath.Join(t.TempDir(), "r.db"))
+	if code != 0 || !strings.Contains(out, "No findings.") {
+		t.Fatalf("sqlite: %d %q %q", code, out, errOut)
+	}
+}
+
+func TestImportIntentsExitCodes(t *testing.T) {
+	t.Parallel()
+	url := dbtest.PostgresURL(t)
+	code, out, errOut := cli(t, "import", "intents", "--database-url", url, "../../ledger/intentcsv/testdata/good.csv")
+	if code != 0 || !strings.Contains(out, "3 intent(s) created") {
+		t.Fatalf("good: %d %q %q", code, out, errOut)
+	}
+	code, _, errOut = cli(t, "import", "intents", "--database-url", url, "../../ledger/intentcsv/testdata/bad.csv")
+	if code != 1 || !strings.Contains(errOut, "bad.csv line 3: field amount") || !strings.Contains(errOut, "line 7: field key: key reused") {
+		t.Fatalf("bad: %d %q", code, errOut)
+	}
+	code, _, errOut = cli(t, "import", "intents", "--database-url", url, "missing.csv")
+	if code != 1 || !strings.Contains(errOut, "missing.csv") {
+		t.Fatalf("missing file: %d %q", code, errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"bogus"},
+		{"findings", "list", "--frob"},
+		{"import", "intents"},
+		{"findings", "list", "--status", "closed"},
+		{"findings", "resolve", "f_1"},
+	} {
+		args = append(args, "--database-url", "sqlite:"+filepath.Join(t.TempDir(), "r.db"))
+		if code, _, errOut := cli(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
+		}
+	}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	t.Parallel()
+	var walk func(path []string)
+	walk = func(path []string) {
+		code, out, _ := cli(t, append(path, "--help")...)
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v --help: %d", path, code)
+		}
+	}
+	root := newRootCmd(&app{})
+	walk(nil)
+	for _, c := range root.Commands() {
+		walk([]string{c.Name()})
+		for _, sub := range c.Commands() {
+			walk([]string{c.Name(), sub.Name()})
+		}
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for file, want := range map[string]string{
+		write("level.yaml", "log:\n  level: verbose\n"):     "config log.level",
+		write("typo.yaml", "log:\n  levle: info\n"):         "unknown key log.levle",
+		write("url.yaml", "database_url: mysql://x\n"):      "config database_url",
+		write("conns.yaml", "database:\n  max_conns: -1\n"): "config database.max_conns",
+		write("format.yaml", "log:\n  format: pretty\n"):    "config log.format",
+	} {
+		code, _, errOut := cli(t, "findings", "list", "--config", file)
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: %d %q, want %q", filepath.Base(file), code, errOut, want)
+		}
+	}
+}
+
+func TestDatabaseURLIsRedacted(t *testing.T) {
+	t.Parallel()
+	code, _, errOut := cli(t, "findings", "list", "--database-url", "postgres://app:s3cretpass@127.0.0.1:1/db?connect_timeout=1")
+	if code != 1 || strings.Contains(errOut, "s3cretpass") {
+		t.Fatalf("%d %q", code, errOut)
+	}
+}

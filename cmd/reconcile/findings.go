@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+func newFindingsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "findings",
+		Short: "List, acknowledge and resolve findings",
+		Long: `Findings are the discrepancies reconcile runs found: duplicate charges, charges missing at
+the provider, unknown charges, amount/currency/status mismatches and stuck intents. Each has a
+stable id and a lifecycle: open -> acknowledged -> resolved. A run resolves findings it no
+longer sees; a person resolves the rest with a note.`,
+	}
+	cmd.AddCommand(newFindingsListCmd(a), newFindingsUpdateCmd(a, ledger.FindingAcknowledged), newFindingsUpdateCmd(a, ledger.FindingResolved))
+	return cmd
+}
+
+func newFindingsListCmd(a *app) *cobra.Command {
+	var (
+		provider, format string
+		statuses, kinds  []string
+		limit            int
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List findings (open and acknowledged by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := ledger.FindingFilter{Provider: provider, Limit: limit}
+			for _, s := range statuses {
+				st, ok := ledger.ParseFindingStatus(s)
+				if !ok {
+					return usagef("--status %q: want open, acknowledged or resolved", s)
+				}
+				f.Statuses = append(f.Statuses, st)
+			}
+			for _, k := range kinds {
+				if !isKind(k) {
+					return usagef("--kind %q: want one of %s", k, kindNames())
+				}
+				f.Kinds = append(f.Kinds, ledger.Kind(k))
+			}
+			if format != "text" && format != "json" {
+				return usagef("--format %q: want text or json", format)
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			list, err := s.ListFindings(ctx, f)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeFindingsJSON(a, list)
+			}
+			return writeFindingsText(a, list)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&provider, "provider", "", "only this provider")
+	fl.StringSliceVar(&statuses, "status", []string{"open", "acknowledged"}, "statuses to list (open, acknowledged, resolved)")
+	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+kindNames()+")")
+	fl.StringVar(&format, "format", "text", "text or json")
+	fl.IntVar(&limit, "limit", 1000, "at most this many")
+	return cmd
+}
+
+func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
+	verb, short := "ack", "Acknowledge a finding: someone is looking at it"
+	if to == ledger.FindingResolved {
+		verb, short = "resolve", "Resolve a finding by hand, with a note saying what was done"
+	}
+	var note string
+	cmd := &cobra.Command{
+		Use:   verb + " ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to == ledger.FindingResolved && strings.TrimSpace(note) == "" {
+				return usagef("resolve needs --note saying what was done")
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			f, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: to, Note: note, Now: a.clock()})
+			if errors.Is(err, ledger.ErrNotFound) {
+				return fmt.Errorf("finding %s: no such finding (see `reconcile findings list`)", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s %s: %s\n", f.ID, f.Kind, f.Status)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "what was done or found")
+	return cmd
+}
+
+func isKind(k string) bool {
+	for _, kk := range ledger.Kinds {
+		if string(kk) == k {
+			return true
+		}
+	}
+	return false
+}
+
+func kindNames() string {
+	names := make([]string, len(ledger.Kinds))
+	for i, k := range ledger.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+func writeFindingsJSON(a *app, list []ledger.Finding) error {
+	type amount struct {
+		Amount   string `json:"amount"`
+		Currency string `json:"currency"`
+	}
+	amt := func(m interface {
+		IsZero() bool
+		Text() string
+	}, cur string) *amount {
+		if m.IsZero() {
+			return nil
+		}
+		return &amount{m.Text(), cur}
+	}
+	type row struct {
+		ID             string   `json:"id"`
+		Kind           string   `json:"kind"`
+		Severity       string   `json:"severity"`
+		Status         string   `json:"status"`
+		IntentKey      string   `json:"intent_key"`
+		Provider       string   `json:"provider"`
+		ProviderTxnIDs []string `json:"provider_txn_ids"`
+		Expected       *amount  `json:"expected"`
+		Actual         *amount  `json:"actual"`
+		Detail         string   `json:"detail"`
+		FirstSeen      string   `json:"first_seen"`
+		LastSeen       string   `json:"last_seen"`
+	}
+	out := make([]row, 0, len(list))
+	for _, f := range list {
+		out = append(out, row{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), Status: string(f.Status),
+			IntentKey: f.IntentKey, Provider: f.Provider, ProviderTxnIDs: f.ProviderTxnIDs,
+			Expected: amt(f.Expected, f.Expected.Currency), Actual: amt(f.Actual, f.Actual.Currency), Detail: f.Detail,
+			FirstSeen: f.FirstSeenAt.Format("2006-01-02T15:04:05Z"), LastSeen: f.LastSeenAt.Format("2006-01-02T15:04:05Z")})
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"findings": out})
+}
+
+func writeFindingsText(a *app, list []ledger.Finding) error {
+	if len(list) == 0 {
+		fmt.Fprintln(a.stdout, "No findings.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSEVERITY\tSTATUS\tINTENT\tEXPECTED\tACTUAL\tPROVIDER TXNS")
+	for _, f := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, f.Kind, f.Severity, f.Status, f.IntentKey,
+			f.Expected, f.Actual, strings.Join(f.ProviderTxnIDs, ","))
+	}
+	return tw.Flush()
+}

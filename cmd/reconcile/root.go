@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// app is what every command shares: the loaded configuration, the logger,
+// the clock and the open store.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	configFile  string
+	databaseURL string
+
+	cfg    *Config
+	logger *slog.Logger
+	clock  func() time.Time
+	store  ledger.Store
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "reconcile",
+		Short: "Charge without charging twice; reconcile provider evidence against the books",
+		Long: `reconcile records payment intents under stable keys, charges them through a queue that
+survives crashes without charging twice, pulls provider evidence (Stripe, M-Pesa, CSV statements),
+matches it to the books and reports findings (duplicate charges, missing or unknown charges,
+mismatches, stuck intents) to finance ops.
+
+The database is PostgreSQL (--database-url postgres://...) or, by default, an embedded SQLite
+file (sqlite:reconcile.db). Every setting can also come from a RECONCILE_* environment variable
+or a config file (see config.example.yaml).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.load(cmd)
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configFile, "config", "", "config file (default ./config.yaml if present)")
+	pf.StringVar(&a.databaseURL, "database-url", "", "postgres://... or sqlite:PATH (env RECONCILE_DATABASE_URL; default "+database.DefaultURL+")")
+	root.AddCommand(
+		newMigrateCmd(a),
+		newImportCmd(a),
+		newFindingsCmd(a),
+	)
+	for _, c := range root.Commands() {
+		setUsageArgs(c)
+	}
+	return root
+}
+
+// setUsageArgs makes argument-count errors usage errors (exit 2) everywhere.
+func setUsageArgs(c *cobra.Command) {
+	if c.Args != nil {
+		check := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		setUsageArgs(sub)
+	}
+}
+
+// load reads the configuration and sets up logging; it runs before every
+// command.
+func (a *app) load(cmd *cobra.Command) error {
+	if a.cfg != nil {
+		return nil
+	}
+	cfg, err := loadConfig(cmd, a.configFile)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	a.clock = time.Now
+	a.logger = newLogger(a.stderr, cfg.Log)
+	return nil
+}
+
+// open opens the store. On SQLite it migrates automatically; on PostgreSQL it
+// refuses an out-of-date schema unless migrating is the point.
+func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	s, err := database.Open(ctx, a.cfg.DatabaseURL, database.Options{MaxConns: a.cfg.Database.MaxConns})
+	if err != nil {
+		return nil, err
+	}
+	if !forMigrate {
+		if s.Engine() == ledger.EngineSQLite {
+			if _, err := database.Migrate(ctx, s); err != nil {
+				s.Close()
+				return nil, err
+			}
+		} else if err := database.Check(ctx, s); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	a.store = s
+	return s, nil
+}
+
+func (a *app) close() {
+	if a.store != nil {
+		a.store.Close()
+		a.store = nil
+	}
+}
+
+// secrets lists configured secret values, to be scrubbed from any error text.
+func (a *app) secrets() []string {
+	if a.cfg == nil {
+		return nil
+	}
+	return a.cfg.secretValues()
+}
+
+func newLogger(w io.Writer, c LogConfig) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.level()}
+	format := c.Format
+	if format == "auto" || format == "" {
+		format = "json"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			format = "text"
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// redactAll replaces every secret value in s, and the password of any
+// database URL.
+func redactAll(s string, secrets []string) string {
+	for _, v := range secrets {
+		if len(v) >= 6 {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
+	}
+	return s
+}

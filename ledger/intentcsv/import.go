@@ -1,0 +1,116 @@
+package intentcsv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// Result counts what an import did.
+type Result struct {
+	Rows     int
+	Created  int
+	Existing int
+}
+
+// RejectedError lists every problem of a rejected file. Nothing was imported;
+// every rejected row is in quarantine.
+type RejectedError struct {
+	File     string
+	Problems []*ledger.ParseError
+}
+
+func (e *RejectedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: rejected, nothing imported (%d problem(s), rows kept in quarantine)", e.File, len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+type rejected struct {
+	perr *ledger.ParseError
+	raw  []byte
+}
+
+var errRollback = errors.New("rollback")
+
+// Import reads the intents CSV r (named file in messages) into store in one
+// transaction. If any row is bad, nothing is imported, the bad rows are
+// quarantined, and a *RejectedError lists them.
+func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, now time.Time) (Result, error) {
+	var (
+		res  Result
+		bad  []rejected
+		fail error
+	)
+	err := store.InTx(ctx, func(tx ledger.Tx) error {
+		reject := func(perr *ledger.ParseError, raw []byte) error {
+			bad = append(bad, rejected{perr, raw})
+			return nil
+		}
+		fail = Read(r, file, func(row Row) error {
+			res.Rows++
+			in, created, err := tx.CreateIntent(ctx, row.Intent)
+			var kr *ledger.KeyReuseError
+			switch {
+			case errors.As(err, &kr):
+				return reject(&ledger.ParseError{File: file, Line: row.Line, Field: "key", Err: kr}, row.Raw)
+			case err != nil:
+				return err
+			case !created:
+				res.Existing++
+				return nil
+			}
+			res.Created++
+			for _, ref := range row.ProviderRefs {
+				if _, err := tx.StartAttempt(ctx, ledger.AttemptParams{IntentKey: in.Key, ProviderRef: ref,
+					Outcome: ledger.OutcomeImported, Now: row.Intent.CreatedAt}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, reject)
+		if fail != nil || len(bad) > 0 {
+			return errRollback
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errRollback) {
+		return Result{}, fmt.Errorf("import intents %s: %w", file, err)
+	}
+	var perr *ledger.ParseError
+	if fail != nil && !errors.As(fail, &perr) {
+		return Result{}, fmt.Errorf("import intents %s: %w", file, fail)
+	}
+	if perr != nil && len(bad) == 0 {
+		bad = append(bad, rejected{perr: perr})
+	}
+	if len(bad) == 0 {
+		return res, nil
+	}
+	qerr := store.InTx(ctx, func(tx ledger.Tx) error {
+		for _, b := range bad {
+			if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: "intents_csv", Origin: file, Line: b.perr.Line,
+				Field: b.perr.Field, Reason: b.perr.Err.Error(), Raw: b.raw, At: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if qerr != nil {
+		return Result{}, fmt.Errorf("import intents %s: quarantine rejected rows: %w", file, qerr)
+	}
+	rej := &RejectedError{File: file}
+	for _, b := range bad {
+		rej.Problems = append(rej.Problems, b.perr)
+	}
+	return Result{}, rej
+}

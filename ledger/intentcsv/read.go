@@ -1,0 +1,221 @@
+package intentcsv
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// Columns of the intents CSV.
+var (
+	Required = []string{"key", "provider", "amount", "currency", "status", "created_at"}
+	Optional = []string{"reference", "provider_refs", "customer", "updated_at"}
+)
+
+// Row is one accepted line.
+type Row struct {
+	Line         int
+	Intent       ledger.NewIntent
+	ProviderRefs []string
+	Raw          []byte
+}
+
+// Read parses r, calling emit for each good row and reject for each bad one
+// (with the row re-encoded as CSV); it keeps going after a bad row. It
+// returns an error when the file as a whole is unusable: empty, not CSV, or
+// a header with unknown, duplicate or missing columns.
+func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.ParseError, []byte) error) error {
+	cr := csv.NewReader(stripBOM(r))
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return &ledger.ParseError{File: file, Line: 1, Err: errors.New("empty file: want a header row")}
+	}
+	if err != nil {
+		return &ledger.ParseError{File: file, Line: 1, Err: err}
+	}
+	cols, field, err := columns(header)
+	if err != nil {
+		perr := &ledger.ParseError{File: file, Line: 1, Field: field, Err: err}
+		if rerr := reject(perr, encode(header)); rerr != nil {
+			return rerr
+		}
+		return perr
+	}
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: pe.Err}, nil); rerr != nil {
+				return rerr
+			}
+			if errors.Is(pe.Err, csv.ErrQuote) || errors.Is(pe.Err, csv.ErrBareQuote) {
+				return nil // the rest of the file cannot be split into rows reliably
+			}
+			continue
+		}
+		if err != nil {
+			return &ledger.ParseError{File: file, Err: err}
+		}
+		line, _ := cr.FieldPos(0)
+		raw := encode(rec)
+		if isBlank(rec) {
+			continue
+		}
+		row, field, err := parseRow(cols, rec)
+		if err != nil {
+			if rerr := reject(&ledger.ParseError{File: file, Line: line, Field: field, Err: err}, raw); rerr != nil {
+				return rerr
+			}
+			continue
+		}
+		row.Line, row.Raw = line, raw
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+}
+
+// columns maps column names to positions; on error it names the column.
+func columns(header []string) (map[string]int, string, error) {
+	cols := make(map[string]int, len(header))
+	for i, h := range header {
+		name := strings.ToLower(strings.TrimSpace(h))
+		if !slices.Contains(Required, name) && !slices.Contains(Optional, name) {
+			return nil, h, fmt.Errorf("unknown column (known: %s)", strings.Join(append(slices.Clone(Required), Optional...), ", "))
+		}
+		if _, dup := cols[name]; dup {
+			return nil, h, errors.New("column appears twice")
+		}
+		cols[name] = i
+	}
+	for _, r := range Required {
+		if _, ok := cols[r]; !ok {
+			return nil, r, errors.New("required column missing")
+		}
+	}
+	return cols, "", nil
+}
+
+func parseRow(cols map[string]int, rec []string) (Row, string, error) {
+	get := func(name string) string {
+		i, ok := cols[name]
+		if !ok || i >= len(rec) {
+			return ""
+		}
+		return strings.TrimSpace(rec[i])
+	}
+	if len(rec) != len(cols) {
+		return Row{}, "", fmt.Errorf("%d fields, header has %d", len(rec), len(cols))
+	}
+	var n ledger.NewIntent
+	n.Key, n.Provider, n.Reference, n.Customer = get("key"), get("provider"), get("reference"), get("customer")
+	cur, err := money.NormalizeCurrency(get("currency"))
+	if err != nil {
+		return Row{}, "currency", err
+	}
+	if get("amount") == "" {
+		return Row{}, "amount", errors.New("is empty")
+	}
+	if n.Amount, err = money.Parse(get("amount"), cur); err != nil {
+		return Row{}, "amount", err
+	}
+	if n.State, err = ledger.ParseState(get("status")); err != nil {
+		return Row{}, "status", err
+	}
+	if n.CreatedAt, err = parseTime(get("created_at")); err != nil {
+		return Row{}, "created_at", err
+	}
+	if s := get("updated_at"); s != "" {
+		if n.UpdatedAt, err = parseTime(s); err != nil {
+			return Row{}, "updated_at", err
+		}
+	}
+	if n, err = n.Normalize(); err != nil {
+		var fe *ledger.FieldError
+		if errors.As(err, &fe) {
+			return Row{}, fe.Field, fe.Err
+		}
+		return Row{}, "", err
+	}
+	var refs []string
+	for r := range strings.SplitSeq(get("provider_refs"), ";") {
+		if r = strings.TrimSpace(r); r != "" && !slices.Contains(refs, r) {
+			refs = append(refs, r)
+		}
+	}
+	return Row{Intent: n, ProviderRefs: refs}, "", nil
+}
+
+// parseTime accepts RFC 3339 with a zone; a time without a zone is refused
+// rather than guessed.
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, errors.New("is empty")
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want RFC 3339 with a zone, e.g. 2026-11-02T09:30:00Z or 2026-11-02T12:30:00+03:00", s)
+	}
+	if y := t.UTC().Year(); y < 1970 || y > 9999 {
+		return time.Time{}, fmt.Errorf("%q: year %d is out of range", s, y)
+	}
+	return t.UTC(), nil
+}
+
+func encode(rec []string) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.Write(rec) // writing to a bytes.Buffer cannot fail
+	w.Flush()
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+func isBlank(rec []string) bool {
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func stripBOM(r io.Reader) io.Reader {
+	br := &bomReader{r: r}
+	return br
+}
+
+type bomReader struct {
+	r       io.Reader
+	checked bool
+}
+
+func (b *bomReader) Read(p []byte) (int, error) {
+	if b.checked {
+		return b.r.Read(p)
+	}
+	b.checked = true
+	var head [3]byte
+	n, err := io.ReadFull(b.r, head[:])
+	rest := head[:n]
+	if n == 3 && head == [3]byte{0xEF, 0xBB, 0xBF} {
+		rest = nil
+	}
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	b.r = io.MultiReader(bytes.NewReader(rest), b.r)
+	return b.r.Read(p)
+}
