@@ -103,6 +103,7 @@ type Executor interface {
 	QuarantineStore
 	CallbackStore
 	AlertStore
+	EventStore
 }
 
 // Tx is an Executor inside one database transaction.

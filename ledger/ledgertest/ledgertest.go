@@ -23,6 +23,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Quarantine", func(t *testing.T) { t.Parallel(); exerciseQuarantine(t, newStore) })
 	t.Run("Callbacks", func(t *testing.T) { t.Parallel(); exerciseCallbacks(t, newStore) })
 	t.Run("Alerts", func(t *testing.T) { t.Parallel(); exerciseAlerts(t, newStore) })
+	t.Run("Events", func(t *testing.T) { t.Parallel(); exerciseEvents(t, newStore) })
 	t.Run("Tx", func(t *testing.T) { t.Parallel(); exerciseTx(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); exerciseConcurrency(t, newStore) })
 }

@@ -51,8 +51,8 @@ func encodeMeta(m map[string]string) ([]byte, error) {
 }
 
 // CreateIntent inserts the intent, or returns the existing one for the same
-// request. The common case is one statement: the insert, or on conflict the
-// existing row from the same snapshot.
+// request. A creation is one plain insert, the intent built from what was
+// inserted; a replay inserts nothing and reads the stored row.
 func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.Intent, bool, error) {
 	n, err := n.Normalize()
 	p := n.IntentParams
@@ -63,50 +63,27 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 	if err != nil {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
 	}
-	rows, err := e.db.Query(ctx, `
-		WITH ins AS (
-			INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-			ON CONFLICT (key) DO NOTHING
-			RETURNING `+intentCols+`
-		)
-		SELECT true, `+intentCols+` FROM ins
-		UNION ALL
-		SELECT false, `+intentCols+` FROM intents WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
-		p.Key, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, utc(n.CreatedAt), utc(n.UpdatedAt))
+	created, updated := utc(n.CreatedAt), utc(n.UpdatedAt)
+	tag, err := e.db.Exec(ctx, `
+		INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (key) DO NOTHING`,
+		p.Key, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, created, updated)
 	if err != nil {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
 	}
-	var (
-		in      ledger.Intent
-		created bool
-		found   bool
-	)
-	for rows.Next() {
-		var c bool
-		in, err = scanIntent(prefixRow{rows, &c})
-		if err != nil {
-			rows.Close()
-			return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
-		}
-		created, found = c, true
+	if tag.RowsAffected() == 1 {
+		return ledger.Intent{IntentParams: p, State: n.State, CreatedAt: created, UpdatedAt: updated}, true, nil
 	}
-	if err := rows.Err(); err != nil {
-		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
+	in, err := e.GetIntent(ctx, p.Key)
+	if err != nil {
+		return ledger.Intent{}, false, err
 	}
-	if !found {
-		// A concurrent creator committed after this statement's snapshot:
-		// the insert saw the conflict but the select could not see the row.
-		in, err = e.GetIntent(ctx, p.Key)
-		if err != nil {
-			return ledger.Intent{}, false, err
-		}
-	}
-	if !created && !in.IntentParams.Same(p) {
+	if !in.IntentParams.Same(p) {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key,
 			&ledger.KeyReuseError{Key: p.Key, Existing: in.IntentParams, Requested: p})
 	}
-	return in, created, nil
+	return in, false, nil
 }
 
 // prefixRow scans one leading column into first and the rest into the
