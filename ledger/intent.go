@@ -168,6 +168,8 @@ type ClaimParams struct {
 
 // TransitionParams moves an intent from one of From to To, compare-and-set.
 // A non-zero ClaimToken also requires that the claim has not been taken over.
+// Moving a processing intent to processing releases its lease: it expires at
+// Now, so the next delivery may claim it at once.
 type TransitionParams struct {
 	Key        string
 	From       []State

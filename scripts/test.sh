@@ -12,7 +12,4 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
   echo "scripts/test.sh: throwaway PostgreSQL at $PGTMP_DIR" >&2
 fi
 
-# SQLite's C code, transpiled to Go, is single-threaded by design; instrumenting
-# it for the race detector makes every SQLite test about eight times slower and
-# checks none of our code, so it is compiled without instrumentation.
-go test -race -gcflags='modernc.org/...=-race=false' -timeout 20m "${@:-./...}"
+go test -race -timeout 20m "${@:-./...}"

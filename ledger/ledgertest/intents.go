@@ -113,13 +113,23 @@ func exerciseIntents(t *testing.T, newStore NewStore) {
 		if _, err := s.ClaimIntent(ctx, ledger.ClaimParams{Key: "nope", Owner: "w", Lease: lease, Now: T0}); !errors.Is(err, ledger.ErrNotFound) {
 			t.Fatalf("claim missing: %v", err)
 		}
+		// Releasing the lease lets the next delivery claim at once.
+		rel, err := s.TransitionIntent(ctx, ledger.TransitionParams{Key: "k1", From: []ledger.State{ledger.StateProcessing},
+			To: ledger.StateProcessing, ClaimToken: 2, Now: T0.Add(lease + time.Second)})
+		if err != nil || !rel.LeaseExpiresAt.Equal(T0.Add(lease+time.Second)) {
+			t.Fatalf("release = %+v, %v", rel, err)
+		}
+		in, err = s.ClaimIntent(ctx, ledger.ClaimParams{Key: "k1", Owner: "w2", Lease: lease, Now: T0.Add(lease + 2*time.Second)})
+		if err != nil || in.ClaimToken != 3 {
+			t.Fatalf("claim after release = %+v, %v", in, err)
+		}
 		// The old claim is fenced out; the new one may finish.
 		if _, err := s.TransitionIntent(ctx, ledger.TransitionParams{Key: "k1", From: []ledger.State{ledger.StateProcessing},
 			To: ledger.StateSucceeded, ClaimToken: 1, Now: T0}); !errors.Is(err, ledger.ErrConflict) {
 			t.Fatalf("stale claim transition: %v", err)
 		}
 		in, err = s.TransitionIntent(ctx, ledger.TransitionParams{Key: "k1", From: []ledger.State{ledger.StateProcessing},
-			To: ledger.StateSucceeded, ClaimToken: 2, Now: T0.Add(2 * lease)})
+			To: ledger.StateSucceeded, ClaimToken: 3, Now: T0.Add(2 * lease)})
 		if err != nil || in.State != ledger.StateSucceeded || !in.LeaseExpiresAt.IsZero() {
 			t.Fatalf("transition = %+v, %v", in, err)
 		}

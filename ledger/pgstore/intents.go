@@ -153,8 +153,8 @@ func (e executor) TransitionIntent(ctx context.Context, p ledger.TransitionParam
 	}
 	in, err := scanIntent(e.db.QueryRow(ctx, `
 		UPDATE intents
-		SET state = $2, updated_at = $3,
-		    lease_expires_at = CASE WHEN $2 = 'processing' THEN lease_expires_at END
+		SET state = $2, updated_at = $3::timestamptz,
+		    lease_expires_at = CASE WHEN $2 = 'processing' THEN $3::timestamptz END
 		WHERE key = $1 AND state = ANY($4) AND ($5 = 0 OR claim_token = $5)
 		RETURNING `+intentCols, p.Key, p.To, utc(p.Now), from, p.ClaimToken))
 	if errors.Is(err, pgx.ErrNoRows) {

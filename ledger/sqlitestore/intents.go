@@ -104,30 +104,43 @@ func (e executor) GetIntent(ctx context.Context, key string) (ledger.Intent, err
 	return in, ledger.Wrap("get intent", key, translate(err))
 }
 
+// ClaimIntent reads the intent first: a claim that cannot win (the common
+// case for duplicate deliveries) costs one read and writes nothing. The
+// decision itself is the compare-and-set update.
 func (e executor) ClaimIntent(ctx context.Context, p ledger.ClaimParams) (ledger.Intent, error) {
-	in, err := scanIntent(e.queryRow(ctx, `
-		UPDATE intents
-		SET state = 'processing', claim_token = claim_token + 1, claim_owner = ?2,
-		    lease_expires_at = ?3, updated_at = ?4
-		WHERE key = ?1
-		  AND (state = 'pending' OR (state = 'processing' AND lease_expires_at <= ?4))
-		RETURNING `+intentCols, p.Key, p.Owner, ts(p.Now.Add(p.Lease)), ts(p.Now)))
-	if errors.Is(err, sql.ErrNoRows) {
-		cur, gerr := e.GetIntent(ctx, p.Key)
-		if gerr != nil {
-			return ledger.Intent{}, gerr
-		}
-		return cur, ledger.Wrap("claim intent", p.Key, fmt.Errorf("%w: state %s, lease until %s", ledger.ErrNotClaimable,
-			cur.State, cur.LeaseExpiresAt.Format(time.RFC3339)))
+	cur, err := e.GetIntent(ctx, p.Key)
+	if err != nil {
+		return ledger.Intent{}, err
 	}
-	return in, ledger.Wrap("claim intent", p.Key, translate(err))
+	if claimable(cur, p.Now) {
+		in, err := scanIntent(e.queryRow(ctx, `
+			UPDATE intents
+			SET state = 'processing', claim_token = claim_token + 1, claim_owner = ?2,
+			    lease_expires_at = ?3, updated_at = ?4
+			WHERE key = ?1
+			  AND (state = 'pending' OR (state = 'processing' AND lease_expires_at <= ?4))
+			RETURNING `+intentCols, p.Key, p.Owner, ts(p.Now.Add(p.Lease)), ts(p.Now)))
+		if !errors.Is(err, sql.ErrNoRows) {
+			return in, ledger.Wrap("claim intent", p.Key, translate(err))
+		}
+		if cur, err = e.GetIntent(ctx, p.Key); err != nil {
+			return ledger.Intent{}, err
+		}
+	}
+	return cur, ledger.Wrap("claim intent", p.Key, fmt.Errorf("%w: state %s, lease until %s", ledger.ErrNotClaimable,
+		cur.State, cur.LeaseExpiresAt.Format(time.RFC3339)))
+}
+
+func claimable(in ledger.Intent, now time.Time) bool {
+	return in.State == ledger.StatePending ||
+		(in.State == ledger.StateProcessing && !in.LeaseExpiresAt.After(now.Truncate(time.Microsecond)))
 }
 
 func (e executor) TransitionIntent(ctx context.Context, p ledger.TransitionParams) (ledger.Intent, error) {
 	in, err := scanIntent(e.queryRow(ctx, `
 		UPDATE intents
 		SET state = ?2, updated_at = ?3,
-		    lease_expires_at = CASE WHEN ?2 = 'processing' THEN lease_expires_at END
+		    lease_expires_at = CASE WHEN ?2 = 'processing' THEN ?3 END
 		WHERE key = ?1 AND state IN (SELECT value FROM json_each(?4)) AND (?5 = 0 OR claim_token = ?5)
 		RETURNING `+intentCols, p.Key, string(p.To), ts(p.Now), jsonList(p.From), p.ClaimToken))
 	if errors.Is(err, sql.ErrNoRows) {

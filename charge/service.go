@@ -1,0 +1,142 @@
+package charge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// Config tunes charging.
+type Config struct {
+	// Lease is how long a worker holds an intent; default 2 minutes. It must
+	// exceed one provider call.
+	Lease time.Duration
+	// MaxAttempts caps the tries of a charge job; default 8.
+	MaxAttempts int
+	// PendingPoll is how long to wait before asking the provider again
+	// about an accepted, not yet final charge (an STK prompt); default 30 s.
+	PendingPoll time.Duration
+	// PendingGiveUp is how long an attempt may stay pending before the
+	// intent is marked unknown for the reconciler to settle; default 10 min.
+	PendingGiveUp time.Duration
+	// Owner names this process in claims; default "worker".
+	Owner string
+	// Endpoints receive the outgoing events.
+	Endpoints []string
+	// SigningSecret signs outgoing events (HMAC-SHA256).
+	SigningSecret string
+}
+
+func (c Config) withDefaults() Config {
+	if c.Lease <= 0 {
+		c.Lease = 2 * time.Minute
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 8
+	}
+	if c.PendingPoll <= 0 {
+		c.PendingPoll = 30 * time.Second
+	}
+	if c.PendingGiveUp <= 0 {
+		c.PendingGiveUp = 10 * time.Minute
+	}
+	if c.Owner == "" {
+		c.Owner = "worker"
+	}
+	return c
+}
+
+// Enqueuer inserts jobs inside a ledger transaction; *queue.Queue is one.
+type Enqueuer interface {
+	InsertTx(ctx context.Context, tx ledger.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Service creates intents and runs their charges.
+type Service struct {
+	store    ledger.Store
+	chargers map[string]providers.Charger
+	cfg      Config
+	clock    func() time.Time
+	logger   *slog.Logger
+	metrics  *Metrics
+	queue    Enqueuer
+}
+
+// Deps are the collaborators of a Service.
+type Deps struct {
+	Store    ledger.Store
+	Chargers map[string]providers.Charger
+	Clock    func() time.Time
+	Logger   *slog.Logger
+	Metrics  *Metrics
+}
+
+// New returns a Service. Call UseQueue before creating intents or working
+// jobs: the queue needs the workers and the workers need the queue.
+func New(d Deps, cfg Config) *Service {
+	s := &Service{store: d.Store, chargers: d.Chargers, cfg: cfg.withDefaults(), clock: d.Clock, logger: d.Logger, metrics: d.Metrics}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.metrics == nil {
+		s.metrics = NewMetrics()
+	}
+	return s
+}
+
+// UseQueue sets the queue jobs are enqueued on.
+func (s *Service) UseQueue(q Enqueuer) { s.queue = q }
+
+// Config returns the effective configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// CreateIntentTx creates the intent inside the caller's transaction and, when
+// it is new and pending, enqueues its charge job in the same transaction: the
+// job exists exactly when the intent does. A replay of the same request
+// returns the existing intent and enqueues nothing.
+func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.NewIntent) (ledger.Intent, bool, error) {
+	if s.queue == nil {
+		return ledger.Intent{}, false, errors.New("charge: no queue (call UseQueue)")
+	}
+	if n.CreatedAt.IsZero() {
+		n.CreatedAt = s.clock()
+	}
+	in, created, err := tx.CreateIntent(ctx, n)
+	if err != nil || !created || in.State != ledger.StatePending {
+		return in, created, err
+	}
+	if _, ok := s.chargers[in.Provider]; !ok {
+		return ledger.Intent{}, false, ledger.Wrap("create intent", in.Key,
+			&ledger.FieldError{Field: "provider", Err: fmt.Errorf("no charger is configured for provider %q", in.Provider)})
+	}
+	if _, err := s.queue.InsertTx(ctx, tx, ChargeArgs{IntentKey: in.Key}, s.chargeOpts()); err != nil {
+		return ledger.Intent{}, false, fmt.Errorf("charge: enqueue %s: %w", in.Key, err)
+	}
+	return in, true, nil
+}
+
+// CreateIntent is CreateIntentTx in a transaction of its own.
+func (s *Service) CreateIntent(ctx context.Context, n ledger.NewIntent) (in ledger.Intent, created bool, err error) {
+	err = s.store.InTx(ctx, func(tx ledger.Tx) error {
+		in, created, err = s.CreateIntentTx(ctx, tx, n)
+		return err
+	})
+	return in, created, err
+}
+
+// Chargeable reports whether intents of provider can be charged here.
+func (s *Service) Chargeable(provider string) bool {
+	_, ok := s.chargers[provider]
+	return ok
+}

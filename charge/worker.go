@@ -1,0 +1,318 @@
+package charge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+// chargeWorker runs DESIGN.md section 4. Every step that could be interrupted
+// leaves a record the next delivery resumes from:
+//   - the claim (with a lease) fences out any other worker;
+//   - the attempt is recorded before the provider call;
+//   - the outcome, the state change, the event and the job's completion
+//     commit in one transaction.
+type chargeWorker struct {
+	river.WorkerDefaults[ChargeArgs]
+	svc *Service
+}
+
+// Timeout keeps one try inside the lease.
+func (w *chargeWorker) Timeout(*river.Job[ChargeArgs]) time.Duration {
+	return w.svc.cfg.Lease * 3 / 4
+}
+
+func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) error {
+	s := w.svc
+	key := job.Args.IntentKey
+	now := s.clock()
+	in, err := s.store.GetIntent(ctx, key)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return river.JobCancel(fmt.Errorf("charge %s: %w", key, err))
+	}
+	if err != nil {
+		return err
+	}
+	if in.State.Final() || in.State == ledger.StateUnknown {
+		s.skip(job, in, "intent already "+string(in.State))
+		return s.completeOnly(ctx, job)
+	}
+	charger, ok := s.chargers[in.Provider]
+	if !ok {
+		return river.JobCancel(fmt.Errorf("charge %s: no charger is configured for provider %q", key, in.Provider))
+	}
+	owner := fmt.Sprintf("%s/job-%d/try-%d", s.cfg.Owner, job.ID, job.Attempt)
+	in, err = s.store.ClaimIntent(ctx, ledger.ClaimParams{Key: key, Owner: owner, Lease: s.cfg.Lease, Now: now})
+	switch {
+	case errors.Is(err, ledger.ErrNotClaimable):
+		if in.State.Final() || in.State == ledger.StateUnknown {
+			s.metrics.Claims.WithLabelValues("final").Inc()
+			s.skip(job, in, "intent already "+string(in.State))
+			return s.completeOnly(ctx, job)
+		}
+		// Another delivery holds the lease (a duplicate running now, or a
+		// try that died and whose lease has not run out): come back when
+		// it expires, and resume from what that try recorded.
+		s.metrics.Claims.WithLabelValues("held").Inc()
+		s.skip(job, in, "intent held by "+in.ClaimOwner)
+		return river.JobSnooze(max(time.Second, in.LeaseExpiresAt.Sub(now)+time.Second))
+	case err != nil:
+		return err
+	}
+	s.metrics.Claims.WithLabelValues("won").Inc()
+	attempts, err := s.store.ListAttempts(ctx, key)
+	if err != nil {
+		return err
+	}
+	c := &call{svc: s, job: job, in: in, charger: charger}
+	if last, ok := lastUnsettled(attempts); ok {
+		return c.resume(ctx, last)
+	}
+	return c.fresh(ctx)
+}
+
+// lastUnsettled returns the latest attempt whose outcome was never learned.
+func lastUnsettled(attempts []ledger.Attempt) (ledger.Attempt, bool) {
+	for i := len(attempts) - 1; i >= 0; i-- {
+		switch attempts[i].Outcome {
+		case ledger.OutcomeImported:
+			continue
+		case ledger.OutcomeStarted, ledger.OutcomePending, ledger.OutcomeUnknown:
+			return attempts[i], true
+		}
+		return ledger.Attempt{}, false
+	}
+	return ledger.Attempt{}, false
+}
+
+// call is one claimed try at an intent.
+type call struct {
+	svc     *Service
+	job     *river.Job[ChargeArgs]
+	in      ledger.Intent
+	charger providers.Charger
+}
+
+func (c *call) honoursKeys() bool {
+	kh, ok := c.charger.(providers.KeyHonourer)
+	return ok && kh.HonoursIdempotencyKeys()
+}
+
+func (c *call) request(attempt int) providers.ChargeRequest {
+	return providers.ChargeRequest{IntentKey: c.in.Key, Amount: c.in.Amount, Customer: c.in.Customer,
+		Reference: c.in.Reference, Metadata: c.in.Metadata, Attempt: attempt}
+}
+
+// fresh records a new attempt, then calls the provider.
+func (c *call) fresh(ctx context.Context) error {
+	a, err := c.svc.store.StartAttempt(ctx, ledger.AttemptParams{IntentKey: c.in.Key, ClaimToken: c.in.ClaimToken, Now: c.svc.clock()})
+	if errors.Is(err, ledger.ErrConflict) {
+		return river.JobSnooze(time.Second) // the lease was lost: someone else has it now
+	}
+	if err != nil {
+		return err
+	}
+	return c.charge(ctx, a)
+}
+
+func (c *call) charge(ctx context.Context, a ledger.Attempt) error {
+	res, err := c.charger.Charge(ctx, c.request(a.Number))
+	c.svc.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "charge", resultLabel(res, err)).Inc()
+	return c.record(ctx, a, res, err)
+}
+
+// resume continues after a try whose outcome was never recorded. It never
+// re-initiates a charge at a provider that does not honour keys.
+func (c *call) resume(ctx context.Context, last ledger.Attempt) error {
+	s := c.svc
+	now := s.clock()
+	if c.honoursKeys() {
+		if kr, ok := c.charger.(providers.KeyRetention); ok && now.Sub(last.StartedAt) >= kr.IdempotencyKeyRetention() {
+			// The provider may have forgotten the key: look the payment up
+			// before sending the key again.
+			finder, ok := c.charger.(providers.ChargeFinder)
+			if !ok {
+				return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{},
+					"the idempotency key has expired and the provider cannot be searched")
+			}
+			res, found, err := finder.FindCharge(ctx, c.in.Key)
+			s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "find", resultLabel(res, err)).Inc()
+			if err != nil {
+				return c.retryLater(ctx, last, err)
+			}
+			if found {
+				return c.record(ctx, last, res, nil)
+			}
+		}
+		s.logger.Info("resuming charge with the same idempotency key", "intent", c.in.Key, "attempt", last.Number)
+		return c.charge(ctx, last)
+	}
+	q, ok := c.charger.(providers.StatusQuerier)
+	if last.ProviderRef == "" || !ok {
+		// The previous try may or may not have reached the provider, and
+		// nothing can tell: a new push could charge twice.
+		return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{},
+			"the previous attempt's outcome cannot be learned; evidence will settle it")
+	}
+	res, err := q.QueryStatus(ctx, last.ProviderRef)
+	s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "status", resultLabel(res, err)).Inc()
+	if err != nil {
+		if providers.KindOf(err) == providers.Permanent {
+			return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{}, "status query refused: "+err.Error())
+		}
+		return c.retryLater(ctx, last, err)
+	}
+	if res.ProviderRef == "" {
+		res.ProviderRef = last.ProviderRef
+	}
+	if res.Status == providers.StatusUnknown {
+		return c.finish(ctx, last, ledger.StateUnknown, res, "the provider does not know the attempt")
+	}
+	return c.record(ctx, last, res, nil)
+}
+
+// record turns a provider answer into the intent's next state.
+func (c *call) record(ctx context.Context, a ledger.Attempt, res providers.ChargeResult, err error) error {
+	if err != nil {
+		switch providers.KindOf(err) {
+		case providers.Permanent:
+			return c.finish(ctx, a, ledger.StateFailed, res, err.Error())
+		case providers.Retryable:
+			return c.release(ctx, a, ledger.OutcomeFailed, err)
+		default:
+			if c.honoursKeys() {
+				// Sending the same key again is safe: it replays.
+				return c.release(ctx, a, ledger.OutcomeUnknown, err)
+			}
+			return c.finish(ctx, a, ledger.StateUnknown, res, "ambiguous failure: "+err.Error())
+		}
+	}
+	switch res.Status {
+	case providers.StatusSucceeded:
+		return c.finish(ctx, a, ledger.StateSucceeded, res, "")
+	case providers.StatusFailed:
+		return c.finish(ctx, a, ledger.StateFailed, res, res.Reason)
+	case providers.StatusPending:
+		return c.wait(ctx, a, res)
+	default:
+		return c.finish(ctx, a, ledger.StateUnknown, res, "the provider could not say")
+	}
+}
+
+// finish records the outcome, moves the intent to state, writes its event and
+// completes the job, all in one transaction.
+func (c *call) finish(ctx context.Context, a ledger.Attempt, state ledger.State, res providers.ChargeResult, reason string) error {
+	s := c.svc
+	now := s.clock()
+	outcome := ledger.Outcome(state)
+	err := s.store.InTx(ctx, func(tx ledger.Tx) error {
+		if _, err := tx.UpdateAttempt(ctx, ledger.AttemptUpdate{ID: a.ID, ProviderRef: res.ProviderRef, Outcome: outcome,
+			Error: reason, Now: now}); err != nil {
+			return err
+		}
+		in, err := tx.TransitionIntent(ctx, ledger.TransitionParams{Key: c.in.Key, From: []ledger.State{ledger.StateProcessing},
+			To: state, ClaimToken: c.in.ClaimToken, Now: now})
+		if err != nil {
+			return err
+		}
+		if err := s.emit(ctx, tx, in, now); err != nil {
+			return err
+		}
+		return queue.CompleteTx(ctx, tx, c.job)
+	})
+	if errors.Is(err, ledger.ErrConflict) {
+		// The claim was taken over or a callback settled the intent first:
+		// whoever holds it now decides. Try again after the lease.
+		return river.JobSnooze(s.cfg.Lease)
+	}
+	if err != nil {
+		return err
+	}
+	s.metrics.Outcomes.WithLabelValues(c.in.Provider, string(state)).Inc()
+	s.logger.Info("charge finished", "intent", c.in.Key, "provider", c.in.Provider, "state", state,
+		"attempt", a.Number, "provider_ref", res.ProviderRef, "reason", reason)
+	return nil
+}
+
+// release records a try that did not charge (or that can be repeated
+// safely), gives the lease back and lets River retry with backoff.
+func (c *call) release(ctx context.Context, a ledger.Attempt, outcome ledger.Outcome, cause error) error {
+	s := c.svc
+	now := s.clock()
+	err := s.store.InTx(ctx, func(tx ledger.Tx) error {
+		if _, err := tx.UpdateAttempt(ctx, ledger.AttemptUpdate{ID: a.ID, Outcome: outcome, Error: cause.Error(), Now: now}); err != nil {
+			return err
+		}
+		to := ledger.StateProcessing // keeps the unsettled attempt to resume from
+		if outcome == ledger.OutcomeFailed {
+			to = ledger.StatePending // nothing happened at the provider
+		}
+		_, err := tx.TransitionIntent(ctx, ledger.TransitionParams{Key: c.in.Key, From: []ledger.State{ledger.StateProcessing},
+			To: to, ClaimToken: c.in.ClaimToken, Now: now})
+		return err
+	})
+	if err != nil && !errors.Is(err, ledger.ErrConflict) {
+		return err
+	}
+	return fmt.Errorf("charge %s attempt %d: %w", c.in.Key, a.Number, cause)
+}
+
+// retryLater gives the lease back without touching the attempt: its outcome
+// is still to be learned.
+func (c *call) retryLater(ctx context.Context, a ledger.Attempt, cause error) error {
+	s := c.svc
+	_, err := s.store.TransitionIntent(ctx, ledger.TransitionParams{Key: c.in.Key, From: []ledger.State{ledger.StateProcessing},
+		To: ledger.StateProcessing, ClaimToken: c.in.ClaimToken, Now: s.clock()})
+	if err != nil && !errors.Is(err, ledger.ErrConflict) {
+		return err
+	}
+	return fmt.Errorf("charge %s attempt %d: %w", c.in.Key, a.Number, cause)
+}
+
+// wait records an accepted, not yet final charge and asks again later; a
+// callback may settle it first. After PendingGiveUp the intent goes to
+// unknown for the reconciler.
+func (c *call) wait(ctx context.Context, a ledger.Attempt, res providers.ChargeResult) error {
+	s := c.svc
+	now := s.clock()
+	if now.Sub(a.StartedAt) >= s.cfg.PendingGiveUp {
+		return c.finish(ctx, a, ledger.StateUnknown, res, fmt.Sprintf("still pending after %s", s.cfg.PendingGiveUp))
+	}
+	err := s.store.InTx(ctx, func(tx ledger.Tx) error {
+		if _, err := tx.UpdateAttempt(ctx, ledger.AttemptUpdate{ID: a.ID, ProviderRef: res.ProviderRef, Outcome: ledger.OutcomePending}); err != nil {
+			return err
+		}
+		_, err := tx.TransitionIntent(ctx, ledger.TransitionParams{Key: c.in.Key, From: []ledger.State{ledger.StateProcessing},
+			To: ledger.StateProcessing, ClaimToken: c.in.ClaimToken, Now: now})
+		return err
+	})
+	if err != nil && !errors.Is(err, ledger.ErrConflict) {
+		return err
+	}
+	return river.JobSnooze(s.cfg.PendingPoll)
+}
+
+// completeOnly completes a job that has nothing left to do.
+func (s *Service) completeOnly(ctx context.Context, job *river.Job[ChargeArgs]) error {
+	return s.store.InTx(ctx, func(tx ledger.Tx) error { return queue.CompleteTx(ctx, tx, job) })
+}
+
+// skip logs and counts a delivery that changes nothing.
+func (s *Service) skip(job *river.Job[ChargeArgs], in ledger.Intent, why string) {
+	s.metrics.SkippedDuplicates.WithLabelValues("charge_job").Inc()
+	s.logger.Info("skipped duplicate delivery", "intent", in.Key, "job", job.ID, "try", job.Attempt, "reason", why)
+}
+
+func resultLabel(res providers.ChargeResult, err error) string {
+	if err != nil {
+		return providers.KindOf(err).String()
+	}
+	return string(res.Status)
+}

@@ -1,0 +1,120 @@
+package fake
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// Charger charges through a fake Server.
+type Charger struct {
+	// Name is the provider name used in errors.
+	Name    string
+	BaseURL string
+	// HonoursKeys must match the server's HonourKeys.
+	HonoursKeys bool
+	// Timeout bounds one request; default 5 s.
+	Timeout time.Duration
+	once    sync.Once
+	client  *http.Client
+}
+
+var (
+	_ providers.Charger       = (*Charger)(nil)
+	_ providers.KeyHonourer   = (*Charger)(nil)
+	_ providers.StatusQuerier = (*Charger)(nil)
+)
+
+// HonoursIdempotencyKeys reports the server's mode.
+func (c *Charger) HonoursIdempotencyKeys() bool { return c.HonoursKeys }
+
+func (c *Charger) http() *http.Client {
+	c.once.Do(func() {
+		t := c.Timeout
+		if t == 0 {
+			t = 5 * time.Second
+		}
+		c.client = &http.Client{Timeout: t}
+	})
+	return c.client
+}
+
+// Charge posts one charge under the intent key.
+func (c *Charger) Charge(ctx context.Context, req providers.ChargeRequest) (providers.ChargeResult, error) {
+	body, _ := json.Marshal(chargeRequest{Amount: req.Amount.Text(), Currency: req.Amount.Currency, Customer: req.Customer})
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/v1/charges", bytes.NewReader(body))
+	if err != nil {
+		return providers.ChargeResult{}, err
+	}
+	hr.Header.Set("Idempotency-Key", req.IntentKey)
+	hr.Header.Set("Content-Type", "application/json")
+	resp, err := c.http().Do(hr)
+	if err != nil {
+		return providers.ChargeResult{}, c.transportError(err)
+	}
+	defer resp.Body.Close()
+	return c.result(resp)
+}
+
+// QueryStatus looks a charge up by its id.
+func (c *Charger) QueryStatus(ctx context.Context, providerRef string) (providers.ChargeResult, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/v1/charges/"+providerRef, nil)
+	if err != nil {
+		return providers.ChargeResult{}, err
+	}
+	resp, err := c.http().Do(hr)
+	if err != nil {
+		return providers.ChargeResult{}, c.transportError(err)
+	}
+	defer resp.Body.Close()
+	return c.result(resp)
+}
+
+func (c *Charger) result(resp *http.Response) (providers.ChargeResult, error) {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return providers.ChargeResult{}, c.transportError(err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		var ch Charge
+		if err := json.Unmarshal(b, &ch); err != nil {
+			return providers.ChargeResult{}, &providers.Error{Provider: c.Name, Kind: providers.Ambiguous, Message: "unreadable answer", Err: err}
+		}
+		amount, err := money.Parse(ch.Amount, ch.Currency)
+		if err != nil {
+			return providers.ChargeResult{}, &providers.Error{Provider: c.Name, Kind: providers.Ambiguous, Message: "unreadable amount", Err: err}
+		}
+		return providers.ChargeResult{ProviderRef: ch.ID, TxnID: ch.ID, Status: providers.StatusSucceeded, Amount: amount}, nil
+	case resp.StatusCode == http.StatusPaymentRequired:
+		return providers.ChargeResult{}, &providers.Error{Provider: c.Name, Kind: providers.Permanent, Code: "card_declined", Message: "the card was declined"}
+	case resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusTooManyRequests:
+		return providers.ChargeResult{}, &providers.Error{Provider: c.Name, Kind: providers.Retryable, Code: fmt.Sprint(resp.StatusCode), Message: "provider unavailable"}
+	case resp.StatusCode == http.StatusNotFound:
+		return providers.ChargeResult{Status: providers.StatusUnknown}, nil
+	case resp.StatusCode >= 500:
+		return providers.ChargeResult{}, &providers.Error{Provider: c.Name, Kind: providers.Ambiguous, Code: fmt.Sprint(resp.StatusCode), Message: "provider error"}
+	default:
+		return providers.ChargeResult{}, &providers.Error{Provider: c.Name, Kind: providers.Permanent, Code: fmt.Sprint(resp.StatusCode), Message: string(b)}
+	}
+}
+
+// transportError classifies a failed exchange: a connection that was never
+// made cannot have charged; anything after sending may have.
+func (c *Charger) transportError(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return &providers.Error{Provider: c.Name, Kind: providers.Retryable, Message: "cannot connect", Err: err}
+	}
+	return &providers.Error{Provider: c.Name, Kind: providers.Ambiguous, Message: "no answer", Err: err}
+}

@@ -1,0 +1,47 @@
+package queue
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Backoff is an exponential retry policy with jitter: the n-th retry waits
+// Base * 2^(n-1), at most Max, give or take a fifth.
+type Backoff struct {
+	Base time.Duration
+	Max  time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// NextRetry implements river.ClientRetryPolicy.
+func (b Backoff) NextRetry(job *rivertype.JobRow) time.Time {
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	return now().Add(b.Delay(job.Attempt))
+}
+
+// Delay is the wait before retry number attempt (1 = first retry).
+func (b Backoff) Delay(attempt int) time.Duration {
+	base, maxWait := b.Base, b.Max
+	if base <= 0 {
+		base = time.Second
+	}
+	if maxWait <= 0 {
+		maxWait = 10 * time.Minute
+	}
+	d := base
+	for i := 1; i < attempt && d < maxWait; i++ {
+		d *= 2
+	}
+	d = min(d, maxWait)
+	spread := int64(d / 5)
+	if spread > 0 {
+		d += time.Duration(rand.Int64N(2*spread+1) - spread) // jitter
+	}
+	return d
+}
