@@ -14,6 +14,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/queue"
 )
 
 // app is what every command shares: the loaded configuration, the logger,
@@ -29,6 +30,7 @@ type app struct {
 	logger *slog.Logger
 	clock  func() time.Time
 	store  ledger.Store
+	q      *queue.Queue
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -57,6 +59,7 @@ or a config file (see config.example.yaml).`,
 		newMigrateCmd(a),
 		newImportCmd(a),
 		newFindingsCmd(a),
+		newJobsCmd(a),
 	)
 	for _, c := range root.Commands() {
 		setUsageArgs(c)
@@ -119,6 +122,23 @@ func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
 	}
 	a.store = s
 	return s, nil
+}
+
+// queue returns a River client that inserts and lists jobs but works none.
+func (a *app) queue(ctx context.Context) (*queue.Queue, error) {
+	if a.q != nil {
+		return a.q, nil
+	}
+	s, err := a.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	q, err := queue.New(s, queue.Config{Logger: a.logger})
+	if err != nil {
+		return nil, err
+	}
+	a.q = q
+	return q, nil
 }
 
 func (a *app) close() {

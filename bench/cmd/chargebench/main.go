@@ -1,0 +1,79 @@
+// Command chargebench measures end-to-end charges per second through River:
+// it creates intents (each enqueuing its charge job in the same transaction),
+// then works them with an instant provider and times until all are final.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/fake"
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+func main() {
+	url := flag.String("url", "", "database URL")
+	n := flag.Int("n", 5000, "intents to charge")
+	workers := flag.Int("workers", 32, "charge workers")
+	flag.Parse()
+	if err := run(*url, *n, *workers); err != nil {
+		fmt.Fprintln(os.Stderr, "chargebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(url string, n, workers int) error {
+	ctx := context.Background()
+	store, err := database.Open(ctx, url, database.Options{MaxConns: int32(workers + 8)})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc := charge.New(charge.Deps{Store: store, Chargers: map[string]providers.Charger{"instant": fake.Instant{}}}, charge.Config{})
+	w := river.NewWorkers()
+	charge.AddWorkers(w, svc)
+	q, err := queue.New(store, queue.Config{Workers: w, Queues: map[string]int{queue.QueueCharges: workers},
+		FetchPollInterval: 50 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	svc.UseQueue(q)
+	amount, _ := money.Parse("100", "KES")
+	prefix := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	for i := range n {
+		if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{
+			Key: fmt.Sprintf("%s-%d", prefix, i), Provider: "instant", Amount: amount}}); err != nil {
+			return err
+		}
+	}
+	events, cancel := q.Subscribe(river.EventKindJobCompleted)
+	defer cancel()
+	start := time.Now()
+	if err := q.Start(ctx); err != nil {
+		return err
+	}
+	for done := 0; done < n; {
+		select {
+		case <-events:
+			done++
+		case <-time.After(2 * time.Minute):
+			return fmt.Errorf("only %d of %d charges finished", done, n)
+		}
+	}
+	elapsed := time.Since(start)
+	stopCtx, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	_ = q.Stop(stopCtx)
+	fmt.Printf("%.1f\n", float64(n)/elapsed.Seconds())
+	return nil
+}

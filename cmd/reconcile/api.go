@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// intentsAPI serves POST /v1/intents and GET /v1/intents/{key}: callers in any
+// language create intents under an Idempotency-Key (the intent key) and get
+// the same answer however often they repeat the request.
+type intentsAPI struct {
+	svc    *charge.Service
+	store  ledger.Store
+	token  string
+	clock  func() time.Time
+	logger *slog.Logger
+}
+
+func (api *intentsAPI) routes(mux *http.ServeMux) {
+	mux.Handle("POST /v1/intents", api.auth(http.HandlerFunc(api.create)))
+	mux.Handle("GET /v1/intents/{key}", api.auth(http.HandlerFunc(api.get)))
+}
+
+func (api *intentsAPI) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(api.token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="reconcile"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type intentRequest struct {
+	Provider  string            `json:"provider"`
+	Amount    json.Number       `json:"amount"`
+	Currency  string            `json:"currency"`
+	Customer  string            `json:"customer"`
+	Reference string            `json:"reference"`
+	Metadata  map[string]string `json:"metadata"`
+}
+
+type fieldProblem struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	p, problems := parseIntentRequest(r.Body, key)
+	if len(problems) > 0 {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request", "fields": problems})
+		return
+	}
+	hash := requestHash(p)
+	if prev, err := api.store.GetAPIRequest(ctx, key); err == nil {
+		api.replay(w, prev, hash)
+		return
+	} else if !errors.Is(err, ledger.ErrNotFound) {
+		api.fail(w, err)
+		return
+	}
+	var (
+		stored ledger.APIRequest
+		fresh  bool
+	)
+	err := api.store.InTx(ctx, func(tx ledger.Tx) error {
+		in, _, err := api.svc.CreateIntentTx(ctx, tx, ledger.NewIntent{IntentParams: p, CreatedAt: api.clock()})
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(intentView(in, nil))
+		if err != nil {
+			return err
+		}
+		stored, fresh, err = tx.SaveAPIRequest(ctx, ledger.APIRequest{Key: key, RequestHash: hash, Status: http.StatusCreated,
+			Response: body, CreatedAt: api.clock()})
+		return err
+	})
+	var kr *ledger.KeyReuseError
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(err, &kr):
+		writeJSON(w, http.StatusConflict, map[string]string{"error": kr.Error()})
+	case errors.As(err, &fe):
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request",
+			"fields": []fieldProblem{{Field: fe.Field, Message: fe.Err.Error()}}})
+	case err != nil:
+		api.fail(w, err)
+	case !fresh:
+		api.replay(w, stored, hash) // a concurrent request with this key got there first
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(stored.Status)
+		_, _ = w.Write(stored.Response)
+	}
+}
+
+// replay answers a repeat: the stored response with 200 for the same
+// request, 409 for another request under the same key.
+func (api *intentsAPI) replay(w http.ResponseWriter, prev ledger.APIRequest, hash string) {
+	if prev.RequestHash != hash {
+		writeJSON(w, http.StatusConflict, map[string]string{
+			"error": "key reused with different parameters: this Idempotency-Key was used for another request"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Idempotent-Replayed", "true")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(prev.Response)
+}
+
+func (api *intentsAPI) get(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	key := r.PathValue("key")
+	in, err := api.store.GetIntent(ctx, key)
+	if errors.Is(err, ledger.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no intent with this key"})
+		return
+	}
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	attempts, err := api.store.ListAttempts(ctx, key)
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, intentView(in, attempts))
+}
+
+func (api *intentsAPI) fail(w http.ResponseWriter, err error) {
+	api.logger.Error("intents api", "error", err)
+	writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
+}
+
+func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fieldProblem) {
+	var problems []fieldProblem
+	bad := func(field, format string, args ...any) {
+		problems = append(problems, fieldProblem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case key == "":
+		bad("Idempotency-Key", "header is required: the intent's stable key, e.g. charge:order-4471")
+	case len(key) > 255:
+		bad("Idempotency-Key", "longer than 255 characters")
+	}
+	var req intentRequest
+	dec := json.NewDecoder(io.LimitReader(body, 64<<10))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		bad("body", "not a JSON intent: %v", err)
+		return ledger.IntentParams{}, problems
+	}
+	p := ledger.IntentParams{Key: key, Provider: req.Provider, Customer: req.Customer, Reference: req.Reference, Metadata: req.Metadata}
+	if req.Provider == "" {
+		bad("provider", "is required")
+	}
+	cur, err := money.NormalizeCurrency(req.Currency)
+	if err != nil {
+		bad("currency", "%v", err)
+	} else if req.Amount == "" {
+		bad("amount", "is required, as a decimal string such as \"1500.00\"")
+	} else if p.Amount, err = money.Parse(req.Amount.String(), cur); err != nil {
+		bad("amount", "%v", err)
+	}
+	if len(problems) > 0 {
+		return p, problems
+	}
+	p, err = p.Normalize()
+	var fe *ledger.FieldError
+	if errors.As(err, &fe) {
+		bad(fe.Field, "%v", fe.Err)
+	}
+	return p, problems
+}
+
+// requestHash identifies a request by its normalised parameters.
+func requestHash(p ledger.IntentParams) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", p.Key, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference)
+	for _, k := range slices.Sorted(maps.Keys(p.Metadata)) {
+		fmt.Fprintf(&b, "\x00%s=%s", k, p.Metadata[k])
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return hex.EncodeToString(sum[:])
+}
+
+type attemptView struct {
+	Number      int        `json:"number"`
+	Outcome     string     `json:"outcome"`
+	ProviderRef string     `json:"provider_ref,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+}
+
+type intentJSON struct {
+	Key       string            `json:"key"`
+	Provider  string            `json:"provider"`
+	Amount    string            `json:"amount"`
+	Currency  string            `json:"currency"`
+	Customer  string            `json:"customer,omitempty"`
+	Reference string            `json:"reference"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	State     string            `json:"state"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	Attempts  []attemptView     `json:"attempts,omitempty"`
+}
+
+func intentView(in ledger.Intent, attempts []ledger.Attempt) intentJSON {
+	v := intentJSON{Key: in.Key, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
+		Customer: ledger.MaskCustomer(in.Customer), Reference: in.Reference, Metadata: in.Metadata, State: string(in.State),
+		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}
+	for _, a := range attempts {
+		av := attemptView{Number: a.Number, Outcome: string(a.Outcome), ProviderRef: a.ProviderRef, Error: a.Error, StartedAt: a.StartedAt}
+		if !a.FinishedAt.IsZero() {
+			f := a.FinishedAt
+			av.FinishedAt = &f
+		}
+		v.Attempts = append(v.Attempts, av)
+	}
+	return v
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/fake"
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+func apiServer(t *testing.T, newStore func(testing.TB) ledger.Store) (*httptest.Server, ledger.Store, *queue.Queue) {
+	t.Helper()
+	store := newStore(t)
+	svc := charge.New(charge.Deps{Store: store, Chargers: map[string]providers.Charger{"mpesa": &fake.Charger{}}}, charge.Config{})
+	q, err := queue.New(store, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.UseQueue(q)
+	mux := http.NewServeMux()
+	(&intentsAPI{svc: svc, store: store, token: "tok_test_123456", clock: time.Now, logger: slog.New(slog.DiscardHandler)}).routes(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, store, q
+}
+
+func post(t *testing.T, srv *httptest.Server, key, body string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/intents", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok_test_123456")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+const intentBody = `{"provider":"mpesa","amount":"1500.00","currency":"KES","customer":"254712340845","metadata":{"order":"4471"}}`
+
+func TestIntentsAPI(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			srv, _, _ := apiServer(t, e.New)
+			code, first, _ := post(t, srv, "charge:order-4471", intentBody)
+			if code != http.StatusCreated || !strings.Contains(first, `"state":"pending"`) || strings.Contains(first, "254712340845") {
+				t.Fatalf("create: %d %s", code, first)
+			}
+			code, again, h := post(t, srv, "charge:order-4471", intentBody)
+			if code != http.StatusOK || again != first || h.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("replay: %d %s", code, again)
+			}
+			code, body, _ := post(t, srv, "charge:order-4471", strings.Replace(intentBody, "1500.00", "1600.00", 1))
+			if code != http.StatusConflict || !strings.Contains(body, "key reused with different parameters") {
+				t.Fatalf("reuse: %d %s", code, body)
+			}
+			for name, tc := range map[string]struct{ key, body, field string }{
+				"too precise":   {"k1", `{"provider":"mpesa","amount":"12.345","currency":"KES"}`, "amount"},
+				"float amount":  {"k2", `{"provider":"mpesa","amount":1e3,"currency":"KES"}`, "amount"},
+				"bad currency":  {"k3", `{"provider":"mpesa","amount":"10","currency":"KSH"}`, "currency"},
+				"no provider":   {"k4", `{"amount":"10","currency":"KES"}`, "provider"},
+				"unknown field": {"k5", `{"provider":"mpesa","amount":"10","currency":"KES","colour":"red"}`, "body"},
+				"no key":        {"", intentBody, "Idempotency-Key"},
+				"negative":      {"k6", `{"provider":"mpesa","amount":"-10","currency":"KES"}`, "amount"},
+				"long ref":      {"k7", `{"provider":"mpesa","amount":"10","currency":"KES","reference":"THIRTEEN-CHAR"}`, "reference"},
+				"no charger":    {"k8", `{"provider":"paypal","amount":"10","currency":"KES"}`, "provider"},
+			} {
+				code, body, _ := post(t, srv, tc.key, tc.body)
+				var resp struct {
+					Fields []fieldProblem `json:"fields"`
+				}
+				_ = json.Unmarshal([]byte(body), &resp)
+				if code != http.StatusUnprocessableEntity || len(resp.Fields) == 0 || resp.Fields[0].Field != tc.field {
+					t.Errorf("%s: %d %s, want 422 naming %s", name, code, body, tc.field)
+				}
+			}
+			resp, err := http.Get(srv.URL + "/v1/intents/charge:order-4471")
+			if err != nil || resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("no token: %v %v", resp.StatusCode, err)
+			}
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/intents/charge:order-4471", nil)
+			req.Header.Set("Authorization", "Bearer tok_test_123456")
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("get: %v %v", resp.StatusCode, err)
+			}
+			var got intentJSON
+			_ = json.NewDecoder(resp.Body).Decode(&got)
+			resp.Body.Close()
+			if got.Amount != "1500.00" || got.State != "pending" || got.Metadata["order"] != "4471" || got.Customer != "2547****0845" {
+				t.Fatalf("get = %+v", got)
+			}
+			req, _ = http.NewRequest(http.MethodGet, srv.URL+"/v1/intents/nope", nil)
+			req.Header.Set("Authorization", "Bearer tok_test_123456")
+			if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != http.StatusNotFound {
+				t.Fatalf("missing: %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// TestIntentsAPIConcurrentRepeats: many identical requests at once create one
+// intent, one job, one 201; the rest replay.
+func TestIntentsAPIConcurrentRepeats(t *testing.T) {
+	t.Parallel()
+	srv, _, q := apiServer(t, dbtest.Postgres)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		codes = map[int]int{}
+	)
+	for range 20 {
+		wg.Go(func() {
+			code, _, _ := post(t, srv, "charge:race", intentBody)
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusCreated] != 1 || codes[http.StatusOK] != 19 {
+		t.Fatalf("codes = %v", codes)
+	}
+	jobs, err := q.List(context.Background(), river.NewJobListParams().Kinds("charge"))
+	if err != nil || len(jobs.Jobs) != 1 {
+		t.Fatalf("jobs = %d, %v", len(jobs.Jobs), err)
+	}
+}

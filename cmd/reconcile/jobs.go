@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/spf13/cobra"
+)
+
+func newJobsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List and retry queued, retrying and discarded jobs (the dead letter)",
+		Long: `Charges, alert deliveries, outgoing events and scheduled runs are River jobs. A job that
+keeps failing is retried with backoff up to its attempt limit and then discarded: it stays in
+the database, listed by 'reconcile jobs list --state discarded', until a person retries it.`,
+	}
+	cmd.AddCommand(newJobsListCmd(a), newJobsRetryCmd(a))
+	return cmd
+}
+
+var jobStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
+	rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStateCompleted,
+	rivertype.JobStatePending}
+
+func newJobsListCmd(a *app) *cobra.Command {
+	var (
+		states, kinds []string
+		limit         int
+		format        string
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs (by default everything not completed)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			params := river.NewJobListParams().First(limit).OrderBy(river.JobListOrderByID, river.SortOrderAsc)
+			var st []rivertype.JobState
+			for _, s := range states {
+				ok := false
+				for _, js := range jobStates {
+					if string(js) == s {
+						st, ok = append(st, js), true
+					}
+				}
+				if !ok {
+					return usagef("--state %q: want one of available, running, retryable, scheduled, discarded, cancelled, completed, pending", s)
+				}
+			}
+			if len(st) == 0 {
+				st = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
+					rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStatePending}
+			}
+			params = params.States(st...)
+			if len(kinds) > 0 {
+				params = params.Kinds(kinds...)
+			}
+			if format != "text" && format != "json" {
+				return usagef("--format %q: want text or json", format)
+			}
+			q, err := a.queue(cmd.Context())
+			if err != nil {
+				return err
+			}
+			res, err := q.List(cmd.Context(), params)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeJobsJSON(a, res.Jobs)
+			}
+			return writeJobsText(a, res.Jobs)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&states, "state", nil, "states to list (available, running, retryable, scheduled, discarded, cancelled, completed, pending)")
+	f.StringSliceVar(&kinds, "kind", nil, "job kinds to list (charge, deliver_event, deliver_alert, reconcile_run)")
+	f.IntVar(&limit, "limit", 100, "at most this many")
+	f.StringVar(&format, "format", "text", "text or json")
+	return cmd
+}
+
+func newJobsRetryCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry ID",
+		Short: "Run a discarded, cancelled or retrying job again now",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return usagef("job id %q: not a number", args[0])
+			}
+			q, err := a.queue(cmd.Context())
+			if err != nil {
+				return err
+			}
+			job, err := q.Retry(cmd.Context(), id)
+			if err != nil {
+				return fmt.Errorf("retry job %d: %w", id, err)
+			}
+			fmt.Fprintf(a.stdout, "job %d (%s %s) is %s and will run again\n", job.ID, job.Kind, jobSubject(job), job.State)
+			return nil
+		},
+	}
+}
+
+// jobSubject is what a job is about, read from its arguments.
+func jobSubject(j *rivertype.JobRow) string {
+	var args map[string]any
+	if json.Unmarshal(j.EncodedArgs, &args) != nil {
+		return ""
+	}
+	for _, k := range []string{"intent_key", "event_id", "alert_id", "provider"} {
+		if v, ok := args[k]; ok {
+			return fmt.Sprint(v)
+		}
+	}
+	return ""
+}
+
+func lastError(j *rivertype.JobRow) string {
+	if len(j.Errors) == 0 {
+		return ""
+	}
+	msg := j.Errors[len(j.Errors)-1].Error
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+func writeJobsText(a *app, jobs []*rivertype.JobRow) error {
+	if len(jobs) == 0 {
+		fmt.Fprintln(a.stdout, "No jobs.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tATTEMPT\tSUBJECT\tWHEN\tLAST ERROR")
+	for _, j := range jobs {
+		when := j.ScheduledAt
+		if j.FinalizedAt != nil {
+			when = *j.FinalizedAt
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Kind, j.State, j.Attempt, j.MaxAttempts, jobSubject(j),
+			when.UTC().Format(time.RFC3339), redactAll(lastError(j), a.secrets()))
+	}
+	return tw.Flush()
+}
+
+func writeJobsJSON(a *app, jobs []*rivertype.JobRow) error {
+	type row struct {
+		ID          int64           `json:"id"`
+		Kind        string          `json:"kind"`
+		State       string          `json:"state"`
+		Queue       string          `json:"queue"`
+		Attempt     int             `json:"attempt"`
+		MaxAttempts int             `json:"max_attempts"`
+		Args        json.RawMessage `json:"args"`
+		ScheduledAt time.Time       `json:"scheduled_at"`
+		FinalizedAt *time.Time      `json:"finalized_at,omitempty"`
+		LastError   string          `json:"last_error,omitempty"`
+	}
+	out := make([]row, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, row{ID: j.ID, Kind: j.Kind, State: string(j.State), Queue: j.Queue, Attempt: j.Attempt,
+			MaxAttempts: j.MaxAttempts, Args: j.EncodedArgs, ScheduledAt: j.ScheduledAt.UTC(), FinalizedAt: j.FinalizedAt,
+			LastError: redactAll(lastError(j), a.secrets())})
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"jobs": out})
+}
