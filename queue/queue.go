@@ -58,6 +58,7 @@ type Queue struct {
 	engine ledger.Engine
 	pg     *river.Client[pgx.Tx]
 	lite   *river.Client[*sql.Tx]
+	depth  func(context.Context) (map[DepthKey]int64, error)
 }
 
 // New creates the River client on store's database.
@@ -100,10 +101,12 @@ func New(store ledger.Store, cfg Config) (*Queue, error) {
 	switch s := store.(type) {
 	case *pgstore.Store:
 		q.pg, err = river.NewClient(riverpgxv5.New(s.Pool()), rc)
+		q.depth = pgDepth(s.Pool())
 	case *sqlitestore.Store:
 		// SQLite has one writer; River polls instead of listening.
 		rc.PollOnly = true
 		q.lite, err = river.NewClient(riversqlite.New(s.DB()), rc)
+		q.depth = sqlDepth(s.DB())
 	default:
 		return nil, fmt.Errorf("queue: unsupported store %T", store)
 	}

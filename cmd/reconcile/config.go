@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
@@ -24,6 +26,84 @@ type Config struct {
 	DatabaseURL string         `mapstructure:"database_url"`
 	Database    DatabaseConfig `mapstructure:"database"`
 	Log         LogConfig      `mapstructure:"log"`
+	HTTP        HTTPConfig     `mapstructure:"http"`
+	Roles       RolesConfig    `mapstructure:"roles"`
+	Workers     WorkersConfig  `mapstructure:"workers"`
+	Queue       QueueConfig    `mapstructure:"queue"`
+	Charges     ChargesConfig  `mapstructure:"charges"`
+	Events      EventsConfig   `mapstructure:"events"`
+}
+
+// HTTPConfig is the server of `reconcile serve`.
+type HTTPConfig struct {
+	// Listen is the address; default ":8080".
+	Listen string `mapstructure:"listen"`
+	// ReadTimeout bounds reading a request, headers and body; default 10s.
+	ReadTimeout time.Duration `mapstructure:"read_timeout"`
+	// WriteTimeout bounds writing a response; default 30s.
+	WriteTimeout time.Duration `mapstructure:"write_timeout"`
+	// MaxBodyBytes caps request bodies; default 1 MiB.
+	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
+	// APIToken is the bearer token of the intents API (secret, environment
+	// only: RECONCILE_HTTP_API_TOKEN). Without it the API is not served.
+	APIToken string `mapstructure:"api_token"`
+}
+
+// RolesConfig switches the parts of `reconcile serve` on and off, so large
+// deployments can run them in separate processes.
+type RolesConfig struct {
+	// HTTP serves callbacks, the intents API, health and metrics.
+	HTTP bool `mapstructure:"http"`
+	// Workers works River jobs (charges, events, alerts, runs).
+	Workers bool `mapstructure:"workers"`
+	// Scheduler schedules periodic reconcile runs (leader-elected).
+	Scheduler bool `mapstructure:"scheduler"`
+}
+
+// WorkersConfig is how many jobs of each queue run at once in this process.
+type WorkersConfig struct {
+	Charges int `mapstructure:"charges"`
+	Events  int `mapstructure:"events"`
+	Alerts  int `mapstructure:"alerts"`
+	Runs    int `mapstructure:"runs"`
+}
+
+// QueueConfig tunes River.
+type QueueConfig struct {
+	// JobTimeout bounds one try of a job; default 90s.
+	JobTimeout time.Duration `mapstructure:"job_timeout"`
+	// RescueAfter is when a job whose worker died runs again; default 5m.
+	RescueAfter time.Duration `mapstructure:"rescue_after"`
+	// ShutdownGrace is how long serve lets running jobs finish on SIGTERM
+	// before cancelling them; default 30s.
+	ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
+}
+
+// ChargesConfig tunes charge jobs.
+type ChargesConfig struct {
+	// Lease is how long a worker holds an intent; default 2m.
+	Lease time.Duration `mapstructure:"lease"`
+	// MaxAttempts caps the tries of a charge job; default 8.
+	MaxAttempts int `mapstructure:"max_attempts"`
+	// RetryBase is the first retry's wait, doubled each time; default 2s.
+	RetryBase time.Duration `mapstructure:"retry_base"`
+	// RetryMax caps the wait between retries; default 10m. With the
+	// defaults every retry happens within about 30 minutes, far inside
+	// Stripe's 24-hour idempotency key retention.
+	RetryMax time.Duration `mapstructure:"retry_max"`
+	// PendingPoll is how often an accepted, unfinished charge is asked about; default 30s.
+	PendingPoll time.Duration `mapstructure:"pending_poll"`
+	// PendingGiveUp is when a still-pending attempt is marked unknown; default 10m.
+	PendingGiveUp time.Duration `mapstructure:"pending_give_up"`
+}
+
+// EventsConfig is where outgoing events go.
+type EventsConfig struct {
+	// Endpoints receive every event (POST, JSON, signed).
+	Endpoints []string `mapstructure:"endpoints"`
+	// SigningSecret signs them (secret, environment only:
+	// RECONCILE_EVENTS_SIGNING_SECRET). Required when endpoints are set.
+	SigningSecret string `mapstructure:"signing_secret"`
 }
 
 // DatabaseConfig tunes the database connection.
@@ -49,14 +129,37 @@ func (c LogConfig) level() slog.Level {
 // defaults are every key with its default value; listing every key also lets
 // RECONCILE_* variables reach keys the config file does not mention.
 var defaults = map[string]any{
-	"database_url":       database.DefaultURL,
-	"database.max_conns": 0,
-	"log.level":          "info",
-	"log.format":         "auto",
+	"database_url":            database.DefaultURL,
+	"database.max_conns":      0,
+	"log.level":               "info",
+	"log.format":              "auto",
+	"http.listen":             ":8080",
+	"http.read_timeout":       "10s",
+	"http.write_timeout":      "30s",
+	"http.max_body_bytes":     1 << 20,
+	"http.api_token":          "",
+	"roles.http":              true,
+	"roles.workers":           true,
+	"roles.scheduler":         true,
+	"workers.charges":         8,
+	"workers.events":          4,
+	"workers.alerts":          1,
+	"workers.runs":            2,
+	"queue.job_timeout":       "90s",
+	"queue.rescue_after":      "5m",
+	"queue.shutdown_grace":    "30s",
+	"charges.lease":           "2m",
+	"charges.max_attempts":    8,
+	"charges.retry_base":      "2s",
+	"charges.retry_max":       "10m",
+	"charges.pending_poll":    "30s",
+	"charges.pending_give_up": "10m",
+	"events.endpoints":        []string{},
+	"events.signing_secret":   "",
 }
 
 // secretKeys may only come from the environment.
-var secretKeys = []string{}
+var secretKeys = []string{"http.api_token", "events.signing_secret"}
 
 func envName(key string) string {
 	return "RECONCILE_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(key))
@@ -184,6 +287,49 @@ func (c *Config) Validate() error {
 	if !slices.Contains([]string{"auto", "text", "json"}, c.Log.Format) {
 		bad("log.format", "unknown format %q (want auto, text or json)", c.Log.Format)
 	}
+	positive := func(key string, d time.Duration) {
+		if d <= 0 {
+			bad(key, "must be a positive duration such as 30s or 5m")
+		}
+	}
+	positive("http.read_timeout", c.HTTP.ReadTimeout)
+	positive("http.write_timeout", c.HTTP.WriteTimeout)
+	if c.HTTP.MaxBodyBytes <= 0 {
+		bad("http.max_body_bytes", "must be positive")
+	}
+	for key, n := range map[string]int{"workers.charges": c.Workers.Charges, "workers.events": c.Workers.Events,
+		"workers.alerts": c.Workers.Alerts, "workers.runs": c.Workers.Runs} {
+		if n < 0 {
+			bad(key, "must not be negative")
+		}
+	}
+	positive("queue.job_timeout", c.Queue.JobTimeout)
+	positive("queue.rescue_after", c.Queue.RescueAfter)
+	positive("queue.shutdown_grace", c.Queue.ShutdownGrace)
+	if c.Queue.RescueAfter < c.Queue.JobTimeout {
+		bad("queue.rescue_after", "must be at least queue.job_timeout (%s)", c.Queue.JobTimeout)
+	}
+	positive("charges.lease", c.Charges.Lease)
+	positive("charges.retry_base", c.Charges.RetryBase)
+	positive("charges.retry_max", c.Charges.RetryMax)
+	positive("charges.pending_poll", c.Charges.PendingPoll)
+	positive("charges.pending_give_up", c.Charges.PendingGiveUp)
+	if c.Charges.MaxAttempts < 1 {
+		bad("charges.max_attempts", "must be at least 1")
+	}
+	if c.Charges.Lease > 0 && c.Queue.JobTimeout > 0 && c.Charges.Lease <= c.Queue.JobTimeout/2 {
+		// A charge try is bounded by 3/4 of the lease; the queue's timeout
+		// must not cut it shorter than that.
+		bad("charges.lease", "must be more than half of queue.job_timeout (%s)", c.Queue.JobTimeout)
+	}
+	for i, ep := range c.Events.Endpoints {
+		if u, err := url.Parse(ep); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
+		}
+	}
+	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
+		bad("events.signing_secret", "set %s to a secret of at least 16 characters to sign events", envName("events.signing_secret"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -193,6 +339,11 @@ func (c *Config) secretValues() []string {
 	var out []string
 	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
 		out = append(out, u)
+	}
+	for _, v := range []string{c.HTTP.APIToken, c.Events.SigningSecret} {
+		if v != "" {
+			out = append(out, v)
+		}
 	}
 	return out
 }

@@ -60,6 +60,7 @@ or a config file (see config.example.yaml).`,
 		newImportCmd(a),
 		newFindingsCmd(a),
 		newJobsCmd(a),
+		newServeCmd(a),
 	)
 	for _, c := range root.Commands() {
 		setUsageArgs(c)

