@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	_ "time/tzdata" // CRON_TZ and provider zones work on machines without zoneinfo
 )
 
 // Exit codes (DESIGN.md section 6).
