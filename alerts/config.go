@@ -356,6 +356,9 @@ func (c Config) String() string {
 		c.Mode, c.BotToken != "", sortedKeys(c.Webhooks), c.Channel)
 }
 
+// GoString keeps %#v from printing the secrets.
+func (c Config) GoString() string { return c.String() }
+
 // ParseAmount reads a threshold written as "KES 1000" or "USD 25.50", for
 // ImmediateMinAtRisk.
 func ParseAmount(s string) (money.Amount, error) {

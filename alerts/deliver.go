@@ -139,9 +139,11 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 	}
 	now := d.now()
 
-	siblings, err := d.store.ListAlerts(ctx, a.RunID, listAll)
-	if err != nil {
-		return fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
+	var siblings []ledger.Alert
+	if a.RunID != 0 { // zero would list every alert
+		if siblings, err = d.store.ListAlerts(ctx, a.RunID, listAll); err != nil {
+			return fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
+		}
 	}
 	if r.Kind == reasonSummary {
 		if newer := newerSummary(a, siblings); newer != 0 {
@@ -200,6 +202,7 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 			d.metrics.result(d.cfg.Mode, ResultRecovered)
 			d.log.Info("slack alert was posted by an earlier try; recorded without posting again",
 				slog.Int64("alert_id", a.ID), slog.String("channel", p.Channel), slog.String("ts", p.MessageTS))
+			d.updateParent(ctx, m)
 			return nil
 		}
 	}
@@ -217,7 +220,24 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 		return err
 	}
 	d.metrics.result(d.cfg.Mode, ResultDelivered)
+	d.updateParent(ctx, m)
 	return nil
+}
+
+// updateParent marks the thread's first message resolved (bot mode). It
+// decorates what the follow-up already says, so a failure is logged and
+// counted, not retried.
+func (d *Deliverer) updateParent(ctx context.Context, m message) {
+	if m.Parent == nil {
+		return
+	}
+	if err := d.poster.update(ctx, *m.Parent, m.ParentTS); err != nil {
+		d.metrics.ParentUpdates.WithLabelValues("failed").Inc()
+		d.log.Warn("could not mark the first slack message of a resolved finding",
+			slog.Int64("alert_id", m.AlertID), slog.String("channel", m.Parent.Channel), slog.String("error", err.Error()))
+		return
+	}
+	d.metrics.ParentUpdates.WithLabelValues("updated").Inc()
 }
 
 // record marks the alert delivered. Losing the race to another delivery of
@@ -344,6 +364,9 @@ func (d *Deliverer) build(ctx context.Context, a ledger.Alert, r reason) (messag
 			m.ThreadTS = parent.MessageTS
 			if parent.ThreadTS != "" {
 				m.ThreadTS = parent.ThreadTS
+			}
+			if pm, err := resolvedParent(d.cfg, parent, f); err == nil {
+				m.Parent, m.ParentTS = &pm, parent.MessageTS
 			}
 		case err != nil && !errors.Is(err, ledger.ErrNotFound):
 			return message{}, err

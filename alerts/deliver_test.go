@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func setupDelivery(t *testing.T, store ledger.Store, mode Mode, edit func(*Confi
 		b.hook = alertstest.NewWebhook(t, b.clock.Now, "C0FINOPS", "C0URGENT")
 		b.cfg = testConfig(ModeWebhook, b.hook.URLs())
 	}
-	b.cfg.Timeout = 300 * time.Millisecond
+	b.cfg.Timeout = 5 * time.Second
 	if edit != nil {
 		edit(&b.cfg)
 	}
@@ -255,6 +256,7 @@ func TestBotOutage(t *testing.T) {
 		t.Run(engine.Name, func(t *testing.T) {
 			t.Parallel()
 			b := setupDelivery(t, engine.New(t), ModeBot, func(c *Config) {
+				c.Timeout = 2 * time.Second // the hangs below outlast it
 				c.ImmediateSeverity = ledger.SeverityMedium
 				c.SeverityChannels[ledger.SeverityMedium] = "C0FINOPS"
 			})
@@ -313,6 +315,7 @@ func TestWebhookOutage(t *testing.T) {
 		t.Run(engine.Name, func(t *testing.T) {
 			t.Parallel()
 			b := setupDelivery(t, engine.New(t), ModeWebhook, func(c *Config) {
+				c.Timeout = 2 * time.Second // the hang below outlasts it
 				c.ImmediateSeverity = ledger.SeverityMedium
 				c.SeverityChannels[ledger.SeverityMedium] = "C0FINOPS"
 			})
@@ -479,6 +482,9 @@ func TestBotCrashAfterPost(t *testing.T) {
 	if got.State != ledger.AlertDelivered || got.ThreadTS != first.MessageTS {
 		t.Fatalf("follow-up = %+v", got)
 	}
+	if b.bot.Posts()[0].Updates != 1 {
+		t.Fatal("the first message of the resolved finding was not updated")
+	}
 	if counter(b, ResultRecovered) != 2 || b.bot.Requests(alertstest.Replies) == 0 {
 		t.Fatalf("recovered %d, replies lookups %d", counter(b, ResultRecovered), b.bot.Requests(alertstest.Replies))
 	}
@@ -494,7 +500,7 @@ func TestWebhookCrashAfterPost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	crash := &storeCrash{Store: dbtest.SQLite(t)}
-	b := setupDelivery(t, crash, ModeWebhook, nil)
+	b := setupDelivery(t, crash, ModeWebhook, func(c *Config) { c.Timeout = time.Second })
 	dup, _, _ := fixtureFindings(t)
 	alerts := b.rec.run(dup)
 	crash.armed = 1
@@ -777,15 +783,17 @@ func TestEndToEndThread(t *testing.T) {
 	kinds := map[string][]string{}
 	var openedFailed string
 	for _, p := range b.bot.Posts() {
+		form, _ := url.ParseQuery(string(p.Raw))
+		text := form.Get("text") // as first posted
 		var kind string
 		switch {
-		case strings.Contains(p.Text, "Escalated"):
+		case strings.Contains(text, "Escalated"):
 			kind = "escalated dup"
-		case strings.HasPrefix(p.Text, "Resolved"):
+		case strings.HasPrefix(text, "Resolved"):
 			kind = "resolved in thread " + p.ThreadTS
-		case strings.Contains(p.Text, "reconciliation"):
+		case strings.Contains(text, "reconciliation"):
 			kind = "summary"
-		case strings.Contains(p.Text, "status mismatch"):
+		case strings.Contains(text, "status mismatch"):
 			kind, openedFailed = "opened failed", p.TS
 		default:
 			kind = "opened dup"
@@ -800,5 +808,15 @@ func TestEndToEndThread(t *testing.T) {
 		if !slices.Equal(kinds[ch], want[ch]) {
 			t.Errorf("%s posts\n  %q\nwant\n  %q", ch, kinds[ch], want[ch])
 		}
+	}
+	// The resolved finding's first message now says so.
+	for _, p := range b.bot.Posts() {
+		resolved := strings.Contains(string(p.Blocks), "*Resolved* ")
+		if wantResolved := p.TS == openedFailed; resolved != wantResolved || (p.Updates == 1) != wantResolved {
+			t.Errorf("post %s (%q): %d updates, resolved banner %v", p.TS, p.Text, p.Updates, resolved)
+		}
+	}
+	if got := counterValue(b.metrics.ParentUpdates.WithLabelValues("updated")); got != 1 {
+		t.Errorf("parent updates = %v", got)
 	}
 }

@@ -24,6 +24,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envWorker) == "1" {
+		os.Exit(workerMain())
+	}
 	goleak.VerifyTestMain(m,
 		// database/sql's connection opener of the SQLite store lives until
 		// the store is closed at cleanup, which goleak may race.

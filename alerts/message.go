@@ -31,6 +31,10 @@ type message struct {
 	Text     string
 	Blocks   []slack.Block
 	Metadata slack.SlackMetadata
+	// Parent, for a follow-up in bot mode, is the thread's first message
+	// re-rendered to show the resolution; ParentTS is its timestamp.
+	Parent   *message
+	ParentTS string
 }
 
 // webhookMessage is the body posted to an incoming webhook.
@@ -41,6 +45,15 @@ func (m message) webhookMessage() *slack.WebhookMessage {
 		Blocks:      &slack.Blocks{BlockSet: m.Blocks},
 		UnfurlLinks: &off,
 		UnfurlMedia: &off,
+	}
+}
+
+// updateOptions are the chat.update options that replace a message with m.
+func (m message) updateOptions() []slack.MsgOption {
+	return []slack.MsgOption{
+		slack.MsgOptionText(m.Text, false),
+		slack.MsgOptionBlocks(m.Blocks...),
+		slack.MsgOptionMetadata(m.Metadata),
 	}
 }
 
@@ -177,6 +190,22 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 	m.Blocks = append(m.Blocks,
 		section("", findingFields(cfg, f, atRisk)...),
 		footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
+	return m, nil
+}
+
+// resolvedParent re-renders the first message about f (alert parent) with a
+// banner saying it was resolved, for chat.update.
+func resolvedParent(cfg Config, parent ledger.Alert, f ledger.Finding) (message, error) {
+	m, err := buildFindingMessage(cfg, parent, f)
+	if err != nil {
+		return message{}, err
+	}
+	banner := section(":white_check_mark: *Resolved* " + timeText(f.ResolvedAt, cfg.Location) + ". The follow-up is in the thread.")
+	blocks := make([]slack.Block, 0, len(m.Blocks)+1)
+	blocks = append(blocks, m.Blocks[0], banner)
+	m.Blocks = append(blocks, m.Blocks[1:]...)
+	m.Text = escape("Resolved: ") + m.Text
+	m.Channel = parent.Channel
 	return m, nil
 }
 

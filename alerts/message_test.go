@@ -119,6 +119,32 @@ func TestMessageGolden(t *testing.T) {
 	}
 }
 
+// TestResolvedParentGolden: in bot mode a resolution also rewrites the
+// thread's first message (chat.update) with a banner; the golden file is
+// the form sent, token removed.
+func TestResolvedParentGolden(t *testing.T) {
+	cfg := testConfig(ModeBot, nil)
+	dup, _, _ := fixtureFindings(t)
+	dup.Status, dup.ResolvedAt, dup.ResolvedBy = ledger.FindingResolved, t0.Add(72*time.Hour), ledger.ResolvedByRun
+	parent := ledger.Alert{ID: 1, Subject: dup.ID, Reason: "opened", Provider: "mpesa", RunID: 1,
+		Severity: dup.Severity, Channel: "C0URGENT", State: ledger.AlertDelivered, MessageTS: "1714629600.000100"}
+	m, err := resolvedParent(cfg, parent, dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLimits(t, m)
+	checkSafe(t, m)
+	_, values, err := slack.UnsafeApplyMsgOptions("", m.Channel, cfg.APIURL,
+		append([]slack.MsgOption{slack.MsgOptionUpdate(parent.MessageTS)}, m.updateOptions()...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values.Del("token")
+	blocks, _ := json.Marshal(m.Blocks)
+	values.Set("blocks", string(blocks)) // set by the request builder, not the options
+	golden(t, "resolved_parent.update.form", formGolden(t, []byte(values.Encode())))
+}
+
 // checkLimits asserts Slack's Block Kit limits.
 func checkLimits(t *testing.T, m message) {
 	t.Helper()

@@ -34,6 +34,9 @@ type Metrics struct {
 	RateLimitWaits *prometheus.CounterVec
 	// RateLimitWaitSeconds sums those waits.
 	RateLimitWaitSeconds *prometheus.CounterVec
+	// ParentUpdates counts chat.update calls that mark the first message
+	// of a resolved finding, by result ("updated", "failed").
+	ParentUpdates *prometheus.CounterVec
 }
 
 // NewMetrics creates unregistered collectors.
@@ -55,12 +58,16 @@ func NewMetrics() *Metrics {
 			Namespace: "reconcile", Subsystem: "alerts", Name: "rate_limit_wait_seconds_total",
 			Help: "Seconds waited before posting to a Slack channel, by source.",
 		}, []string{"source"}),
+		ParentUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "reconcile", Subsystem: "alerts", Name: "parent_updates_total",
+			Help: "Updates of the first Slack message of a resolved finding, by result.",
+		}, []string{"result"}),
 	}
 }
 
 // Collectors lists the collectors to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Deliveries, m.PossibleDuplicates, m.RateLimitWaits, m.RateLimitWaitSeconds}
+	return []prometheus.Collector{m.Deliveries, m.PossibleDuplicates, m.RateLimitWaits, m.RateLimitWaitSeconds, m.ParentUpdates}
 }
 
 func (m *Metrics) result(mode Mode, result string) {

@@ -65,7 +65,9 @@ func (r reason) String() string {
 // parseReason reads a reason written by reason.String.
 func parseReason(s string) (reason, error) {
 	parts := strings.Split(s, ":")
-	bad := func() (reason, error) { return reason{}, fmt.Errorf("alert reason %q is not one this package writes", s) }
+	bad := func() (reason, error) {
+		return reason{}, fmt.Errorf("alert reason %q is not one this package writes", s)
+	}
 	switch k := reasonKind(parts[0]); k {
 	case reasonOpened:
 		if len(parts) != 1 {

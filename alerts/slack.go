@@ -28,6 +28,8 @@ type poster interface {
 	// find looks for an earlier post of alert alertID among the recent
 	// messages of m's channel (or thread) posted since since.
 	find(ctx context.Context, m message, since time.Time) (posted, bool, *slackError)
+	// update replaces the message at ts in m's channel with m.
+	update(ctx context.Context, m message, ts string) *slackError
 }
 
 // webhookPoster posts to incoming webhooks. It cannot look messages up.
@@ -53,6 +55,10 @@ func (w *webhookPoster) post(ctx context.Context, m message) (posted, *slackErro
 
 func (w *webhookPoster) find(context.Context, message, time.Time) (posted, bool, *slackError) {
 	return posted{}, false, nil
+}
+
+func (w *webhookPoster) update(context.Context, message, string) *slackError {
+	return &slackError{class: failRejected, msg: "incoming webhooks cannot update messages"}
 }
 
 // botPoster posts with a bot token through the Web API.
@@ -83,6 +89,13 @@ func (b *botPoster) post(ctx context.Context, m message) (posted, *slackError) {
 		ch = m.Channel
 	}
 	return posted{Channel: ch, MessageTS: ts, ThreadTS: m.ThreadTS}, nil
+}
+
+func (b *botPoster) update(ctx context.Context, m message, ts string) *slackError {
+	if _, _, _, err := b.api.UpdateMessageContext(ctx, m.Channel, ts, m.updateOptions()...); err != nil {
+		return classify(err, "", b.defaultWait, b.secrets)
+	}
+	return nil
 }
 
 // historySkew allows for clocks that differ between this host and Slack

@@ -33,8 +33,10 @@ type Post struct {
 	// Metadata is the message metadata as posted (bot), or nil.
 	Metadata json.RawMessage
 	// Raw is the request body: the form (bot, token removed) or the JSON
-	// (webhook).
+	// (webhook), as first posted.
 	Raw []byte
+	// Updates counts the chat.update calls that changed the message.
+	Updates int
 }
 
 // Fault is how a fake answers one request instead of normally.
@@ -135,6 +137,22 @@ func (r *recorder) add(p Post) Post {
 	close(r.notify)
 	r.notify = make(chan struct{})
 	return p
+}
+
+// replace updates the post at channel and ts; it reports whether it exists.
+func (r *recorder) replace(channel, ts, text string, blocks, meta json.RawMessage) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, p := range r.posts {
+		if p.Channel == channel && p.TS == ts {
+			r.posts[i].Text, r.posts[i].Blocks, r.posts[i].Updates = text, blocks, p.Updates+1
+			if meta != nil {
+				r.posts[i].Metadata = meta
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func (r *recorder) all() []Post {

@@ -17,6 +17,7 @@ import (
 // Web API methods a Bot fakes; pass them to Fail.
 const (
 	PostMessage = "chat.postMessage"
+	Update      = "chat.update"
 	History     = "conversations.history"
 	Replies     = "conversations.replies"
 )
@@ -34,6 +35,7 @@ func NewBot(t testing.TB, now func() time.Time) *Bot {
 	b := &Bot{rec: newRecorder(now)}
 	b.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
 		c.Handle("/"+PostMessage, b.postMessage)
+		c.Handle("/"+Update, b.update)
 		c.Handle("/"+History, b.history)
 		c.Handle("/"+Replies, b.replies)
 	})
@@ -48,7 +50,8 @@ func (b *Bot) APIURL() string { return b.srv.GetAPIURL() }
 // Fail makes the next requests to method answer with faults, in order.
 func (b *Bot) Fail(method string, faults ...Fault) { b.rec.fail(method, faults) }
 
-// Posts returns the accepted messages in the order they were accepted.
+// Posts returns the accepted messages in the order they were accepted, as
+// last updated.
 func (b *Bot) Posts() []Post { return b.rec.all() }
 
 // PostsPerAlert counts accepted messages per alert id.
@@ -145,6 +148,28 @@ func (b *Bot) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, map[string]any{"ok": true, "channel": stored.Channel, "ts": stored.TS,
 		"message": map[string]any{"type": "message", "text": stored.Text, "ts": stored.TS, "thread_ts": stored.ThreadTS}})
+}
+
+// update answers chat.update: it replaces the text, blocks and metadata of
+// the message at ts and counts the update.
+func (b *Bot) update(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	channel, ts := r.Form.Get("channel"), r.Form.Get("ts")
+	if f, ok := b.rec.next(Update, channel, ""); ok && fault(w, r, f, nil) {
+		return
+	}
+	var blocks, meta json.RawMessage
+	if bl := r.Form.Get("blocks"); bl != "" {
+		blocks = json.RawMessage(bl)
+	}
+	if md := r.Form.Get("metadata"); md != "" {
+		meta = json.RawMessage(md)
+	}
+	if !b.rec.replace(channel, ts, r.Form.Get("text"), blocks, meta) {
+		writeJSON(w, map[string]any{"ok": false, "error": "message_not_found"})
+		return
+	}
+	writeJSON(w, map[string]any{"ok": true, "channel": channel, "ts": ts, "text": r.Form.Get("text")})
 }
 
 // history answers conversations.history: top-level messages of a channel
