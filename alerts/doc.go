@@ -24,6 +24,15 @@
 //     outcome. In bot mode a retry looks for an earlier post of the same
 //     alert in the channel's history before posting again.
 //
+// Webhook mode cannot do three things bot mode does: thread follow-ups
+// under the first message, mark that message resolved, and look up whether
+// a try whose outcome is unknown (a crash between posting and recording, a
+// timeout, a 5xx) did post. It posts again in that case, so a message may
+// appear twice; each such re-post counts in
+// reconcile_alerts_possible_duplicates_total{mode="webhook"} and is logged.
+//
+// Package alerts/alertstest fakes both Slack endpoints for tests.
+//
 // It must not own the queue (the caller wires River jobs around Deliver),
 // read configuration files or the environment, log secrets, or decide what
 // a finding is: findings come from the reconciler through the ledger.
