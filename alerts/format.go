@@ -142,9 +142,9 @@ func maskCounterparty(s string) string {
 			}
 		case strings.Trim(f, ".") == "":
 		default:
-			// MaskCustomer keeps an e-mail domain as it is and may cut a
-			// multi-byte character: mask long digit runs, drop broken bytes.
-			out = append(out, longDigits.ReplaceAllString(strings.ToValidUTF8(ledger.MaskCustomer(f), ""), "****"))
+			// MaskCustomer keeps an e-mail domain as it is: mask long digit
+			// runs in what it leaves.
+			out = append(out, longDigits.ReplaceAllString(ledger.MaskCustomer(f), "****"))
 		}
 	}
 	return strings.Join(out, " ")

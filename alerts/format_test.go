@@ -94,7 +94,7 @@ var counterpartyCases = []struct {
 	{"0712 340 845", "0712****0845"},
 	{"254712340845@12345678.com", "2***@****.com"},
 	{"Émile Zola", "Émile"},
-	{"éa@example.com", "***@example.com"},
+	{"éa@example.com", "é***@example.com"},
 	{"3f9a0c1d2e4b5a69778899aabbccddeeff00112233445566778899aabbccddee", "sha256:3f9a0c1d…"},
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 var errEmpty = errors.New("is empty")
@@ -26,7 +27,8 @@ func MaskCustomer(s string) string {
 		return ""
 	}
 	if at := strings.IndexByte(s, '@'); at > 0 {
-		return s[:1] + "***" + s[at:]
+		_, first := utf8.DecodeRuneInString(s)
+		return s[:first] + "***" + s[at:]
 	}
 	if len(s) == 64 && strings.Trim(strings.ToLower(s), "0123456789abcdef") == "" {
 		return "sha256:" + s[:8] + "…"
@@ -40,10 +42,11 @@ func MaskCustomer(s string) string {
 	if len(digits) >= 8 {
 		return digits[:4] + "****" + digits[len(digits)-4:]
 	}
-	if len(s) <= 4 {
+	r := []rune(s)
+	if len(r) <= 4 {
 		return "****"
 	}
-	return s[:2] + "****"
+	return string(r[:2]) + "****"
 }
 
 // ParseError reports bad outside input: the file (or source) and line, the
