@@ -239,8 +239,8 @@ func TestRules(t *testing.T) {
 			unlinked: 4,
 		},
 		{
-			name:    "unknown charge reversed in full is no finding",
-			txns:    []tx{charge(t, "R1", ledger.TxnSucceeded, "1500", 10*h, "NOPE", ""), reversal(t, "R2", "R1", "1500", 11*h)},
+			name:     "unknown charge reversed in full is no finding",
+			txns:     []tx{charge(t, "R1", ledger.TxnSucceeded, "1500", 10*h, "NOPE", ""), reversal(t, "R2", "R1", "1500", 11*h)},
 			unlinked: 2,
 		},
 		{
@@ -251,8 +251,8 @@ func TestRules(t *testing.T) {
 			matched: 1,
 		},
 		{
-			name:    "stuck intents",
-			opt:     matcher.Options{Grace: time.Hour},
+			name: "stuck intents",
+			opt:  matcher.Options{Grace: time.Hour},
 			intents: []in{intent(t, "unknown", ledger.StateUnknown, "1500", 9*h),
 				func() in {
 					i := intent(t, "fresh", ledger.StateUnknown, "1500", 23*h+59*time.Minute)
