@@ -232,7 +232,7 @@ func (e *evaluator) unknownCharges() {
 			ID: ledger.FindingID(ledger.KindUnknownCharge, "", []string{id}), Kind: ledger.KindUnknownCharge,
 			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, ProviderTxnIDs: []string{id},
 			Expected: m.amountOf(0, t.cur), Actual: actual, AtRisk: actual,
-			Counterparty: ledger.MaskCustomer(m.ar.str(t.cp)), Detail: detail, OccurredAt: m.time(t.at),
+			Counterparty: m.ar.str(t.cp), Detail: detail, OccurredAt: m.time(t.at),
 			Status: ledger.FindingOpen,
 		})
 	}
@@ -249,12 +249,14 @@ func (e *evaluator) add(kind ledger.Kind, sev ledger.Severity, in intentRec, txn
 		ids[i] = m.ar.str(m.txns.at(j).id)
 	}
 	slices.SortFunc(ids, cmp.Compare)
+	// Provider transactions are stored with the counterparty masked; the
+	// intent's customer is masked here.
 	cp := ""
 	if p != noIdx {
 		cp = m.ar.str(m.txns.at(p).cp)
 	}
 	if cp == "" {
-		cp = m.ar.str(in.cust)
+		cp = ledger.MaskCustomer(m.ar.str(in.cust))
 	}
 	for _, j := range txns {
 		if m.txns.at(j).method == Fuzzy {
@@ -265,7 +267,7 @@ func (e *evaluator) add(kind ledger.Kind, sev ledger.Severity, in intentRec, txn
 	e.res.Findings = append(e.res.Findings, ledger.Finding{
 		ID: ledger.FindingID(kind, key, ids), Kind: kind, Severity: sev, Provider: m.opt.Provider, IntentKey: key,
 		ProviderTxnIDs: ids, Expected: expected, Actual: actual, AtRisk: atRisk,
-		Counterparty: ledger.MaskCustomer(cp), Detail: detail, OccurredAt: m.time(in.created), Status: ledger.FindingOpen,
+		Counterparty: cp, Detail: detail, OccurredAt: m.time(in.created), Status: ledger.FindingOpen,
 	})
 }
 

@@ -43,7 +43,7 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 		t := m.txns.at(ti)
 		one := noIdx
 		n := 0
-		for _, ii := range cands[fkey(t.cur, t.minor, ledger.MaskCustomer(m.ar.str(t.cp)))] {
+		for _, ii := range cands[fkey(t.cur, t.minor, m.ar.str(t.cp))] {
 			if absDiff(m.intents.at(ii).created, t.at) <= uint64(m.tolerance) {
 				one, n = ii, n+1
 			}
