@@ -145,6 +145,9 @@ func (e *evaluator) duplicate(in intentRec) {
 func (e *evaluator) compare(in intentRec, j int32) {
 	m := e.m
 	t := m.txns.at(j)
+	if t.cur == in.cur && t.minor == in.minor {
+		return
+	}
 	expected := m.amountOf(in.minor, in.cur)
 	actual := m.amountOf(m.net(j, e.refunded), t.cur)
 	ids := []int32{j}

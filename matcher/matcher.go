@@ -142,7 +142,7 @@ type Matcher struct {
 	ar      arena
 	intents chunked[intentRec]
 	txns    chunked[txnRec]
-	prefs   []prefRec
+	prefs   chunked[prefRec]
 	kids    []child
 	// unlinkedRefs keeps the references of transactions that linked to
 	// nothing, for fuzzy linking and the finding's detail.
@@ -209,7 +209,7 @@ func (m *Matcher) currency(code string) (uint8, int32, error) {
 
 // minorUnits converts a decimal to integer minor units at exponent exp
 // without allocating for values that fit in 18 digits.
-func minorUnits(a money.Amount, exp int32) (int64, error) {
+func minorUnits(a *money.Amount, exp int32) (int64, error) {
 	d := a.Value
 	if d.NumDigits() > 18 {
 		return a.Minor()
@@ -251,13 +251,13 @@ func (m *Matcher) AddIntent(in ledger.Intent) error {
 	if in.Provider != m.opt.Provider {
 		return fmt.Errorf("matcher: intent %q is of provider %q, not %q", in.Key, in.Provider, m.opt.Provider)
 	}
-	if err := m.addIntent(in); err != nil {
+	if err := m.addIntent(&in); err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", in.Key, err)
 	}
 	return nil
 }
 
-func (m *Matcher) addIntent(in ledger.Intent) error {
+func (m *Matcher) addIntent(in *ledger.Intent) error {
 	st, ok := stateCodes[in.State]
 	if !ok {
 		return fmt.Errorf("unknown state %q", in.State)
@@ -266,7 +266,7 @@ func (m *Matcher) addIntent(in ledger.Intent) error {
 	if err != nil {
 		return err
 	}
-	minor, err := minorUnits(in.Amount, exp)
+	minor, err := minorUnits(&in.Amount, exp)
 	if err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func (m *Matcher) addIntent(in ledger.Intent) error {
 		if err != nil {
 			return err
 		}
-		m.prefs = append(m.prefs, prefRec{ref: s, intent: idx})
+		m.prefs.push(prefRec{ref: s, intent: idx})
 	}
 	m.intents.push(r)
 	if r.owned {
@@ -319,9 +319,9 @@ func (m *Matcher) addIntent(in ledger.Intent) error {
 func (m *Matcher) index() error {
 	m.indexed = true
 	n := m.intents.len()
-	m.byPref = newTable(len(m.prefs))
-	for i, p := range m.prefs {
-		m.byPref.insert(maphash.Bytes(m.seed, m.ar.bytes(p.ref)), int32(i))
+	m.byPref = newTable(m.prefs.len())
+	for i := range m.prefs.len() {
+		m.byPref.insert(maphash.Bytes(m.seed, m.ar.bytes(m.prefs.at(int32(i)).ref)), int32(i))
 	}
 	m.byRef, m.byKey = newTable(n), newTable(n)
 	for i := range n {
@@ -362,13 +362,13 @@ func (m *Matcher) AddTxn(t ledger.ProviderTxn) error {
 	if t.Provider != m.opt.Provider {
 		return fmt.Errorf("matcher: provider txn %q is of provider %q, not %q", t.ID, t.Provider, m.opt.Provider)
 	}
-	if err := m.addTxn(t); err != nil {
+	if err := m.addTxn(&t); err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", t.ID, err)
 	}
 	return nil
 }
 
-func (m *Matcher) addTxn(t ledger.ProviderTxn) error {
+func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
 	typ, ok := typeCodes[t.Type]
 	if !ok {
 		return fmt.Errorf("unknown type %q", t.Type)
@@ -384,7 +384,7 @@ func (m *Matcher) addTxn(t ledger.ProviderTxn) error {
 	if err != nil {
 		return err
 	}
-	minor, err := minorUnits(t.Amount, exp)
+	minor, err := minorUnits(&t.Amount, exp)
 	if err != nil {
 		return err
 	}
@@ -440,14 +440,14 @@ func (m *Matcher) chain(r *txnRec, idx int32) {
 }
 
 // link finds the intent of a transaction by the linking order.
-func (m *Matcher) link(t ledger.ProviderTxn, minor int64, cur uint8, at int64) (int32, Method) {
+func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) (int32, Method) {
 	for _, p := range [2]string{t.ProviderRef, t.ID} {
 		if p == "" {
 			continue
 		}
 		best := noIdx
 		m.byPref.each(maphash.String(m.seed, p), func(j int32) bool {
-			pr := m.prefs[j]
+			pr := m.prefs.at(j)
 			if m.ar.eq(pr.ref, p) {
 				best = m.better(best, pr.intent, minor, cur, at)
 			}
