@@ -89,7 +89,8 @@ func mix(seed, i uint64) uint64 {
 }
 
 func (b Bulk) created(i int) time.Time {
-	return b.From.Add(time.Duration(int64(i) * int64(23*time.Hour) / int64(max(b.N, 1))))
+	step := int64(23*time.Hour) / int64(max(b.N, 1))
+	return b.From.Add(time.Duration(int64(i) * step))
 }
 
 func (b Bulk) minor(i int) int64 { return int64(100+mix(b.Seed^0xa5, uint64(i))%24900) * 100 }
