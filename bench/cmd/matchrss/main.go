@@ -46,11 +46,16 @@ func main() {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	runtime.GC()
+	var live runtime.MemStats
+	runtime.ReadMemStats(&live)
+	runtime.KeepAlive(m)
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	fmt.Printf("matchrss: %d intents + %d txns (generated while streaming) in %s (intents %s); %d findings %v; %d settled\n",
 		res.Summary.Intents, res.Linked+res.Unlinked, el.Round(time.Millisecond), loaded.Round(time.Millisecond),
 		len(res.Findings), kinds, len(res.Settlements))
-	fmt.Printf("matchrss: peak RSS %.2f GiB; Go heap in use %.2f GiB, sys %.2f GiB, %d GCs\n",
-		float64(ru.Maxrss)/(1<<20), float64(ms.HeapInuse)/(1<<30), float64(ms.Sys)/(1<<30), ms.NumGC)
+	fmt.Printf("matchrss: peak RSS %.2f GiB; Go heap in use %.2f GiB, sys %.2f GiB, %d GCs; live after GC %.2f GiB\n",
+		float64(ru.Maxrss)/(1<<20), float64(ms.HeapInuse)/(1<<30), float64(ms.Sys)/(1<<30), ms.NumGC,
+		float64(live.HeapAlloc)/(1<<30))
 }
