@@ -26,9 +26,20 @@ const (
 	stUnknown
 )
 
-var stateCodes = map[ledger.State]uint8{
-	ledger.StatePending: stPending, ledger.StateProcessing: stProcessing, ledger.StateSucceeded: stSucceeded,
-	ledger.StateFailed: stFailed, ledger.StateUnknown: stUnknown,
+func stateCode(s ledger.State) (uint8, bool) {
+	switch s {
+	case ledger.StateSucceeded:
+		return stSucceeded, true
+	case ledger.StatePending:
+		return stPending, true
+	case ledger.StateProcessing:
+		return stProcessing, true
+	case ledger.StateFailed:
+		return stFailed, true
+	case ledger.StateUnknown:
+		return stUnknown, true
+	}
+	return 0, false
 }
 
 var stateNames = [...]ledger.State{ledger.StatePending, ledger.StateProcessing, ledger.StateSucceeded,
@@ -49,11 +60,33 @@ const (
 	tsPending
 )
 
-var typeCodes = map[ledger.TxnType]uint8{ledger.TxnCharge: tyCharge, ledger.TxnRefund: tyRefund,
-	ledger.TxnReversal: tyReversal, ledger.TxnFee: tyFee, ledger.TxnPayout: tyPayout}
+func typeCode(t ledger.TxnType) (uint8, bool) {
+	switch t {
+	case ledger.TxnCharge:
+		return tyCharge, true
+	case ledger.TxnRefund:
+		return tyRefund, true
+	case ledger.TxnReversal:
+		return tyReversal, true
+	case ledger.TxnFee:
+		return tyFee, true
+	case ledger.TxnPayout:
+		return tyPayout, true
+	}
+	return 0, false
+}
 
-var statusCodes = map[ledger.TxnStatus]uint8{ledger.TxnSucceeded: tsSucceeded, ledger.TxnFailed: tsFailed,
-	ledger.TxnPending: tsPending}
+func statusCode(s ledger.TxnStatus) (uint8, bool) {
+	switch s {
+	case ledger.TxnSucceeded:
+		return tsSucceeded, true
+	case ledger.TxnFailed:
+		return tsFailed, true
+	case ledger.TxnPending:
+		return tsPending, true
+	}
+	return 0, false
+}
 
 // Method says how a provider transaction was linked to its intent.
 type Method uint8
@@ -155,7 +188,8 @@ type Matcher struct {
 
 	seed                     maphash.Seed
 	indexed                  bool
-	byPref, byRef, byKey     table
+	byPref                   refTable
+	byRef, byKey             table
 	nIntents, nTxns, nLinked int
 	err                      error
 }
@@ -258,7 +292,7 @@ func (m *Matcher) AddIntent(in ledger.Intent) error {
 }
 
 func (m *Matcher) addIntent(in *ledger.Intent) error {
-	st, ok := stateCodes[in.State]
+	st, ok := stateCode(in.State)
 	if !ok {
 		return fmt.Errorf("unknown state %q", in.State)
 	}
@@ -319,27 +353,20 @@ func (m *Matcher) addIntent(in *ledger.Intent) error {
 func (m *Matcher) index() error {
 	m.indexed = true
 	n := m.intents.len()
-	m.byPref = newTable(m.prefs.len())
+	m.byPref = newRefTable(m.prefs.len())
 	for i := range m.prefs.len() {
-		m.byPref.insert(maphash.Bytes(m.seed, m.ar.bytes(m.prefs.at(int32(i)).ref)), int32(i))
+		p := m.prefs.at(int32(i))
+		m.byPref.insert(maphash.Bytes(m.seed, m.ar.bytes(p.ref)), p.ref, p.intent)
 	}
+	m.prefs = chunked[prefRec]{}
 	m.byRef, m.byKey = newTable(n), newTable(n)
 	for i := range n {
 		r := m.intents.at(int32(i))
 		kb := m.ar.bytes(r.key)
 		h := maphash.Bytes(m.seed, kb)
-		dup := false
-		m.byKey.each(h, func(j int32) bool {
-			if m.ar.eq(m.intents.at(j).key, string(kb)) {
-				dup = true
-				return false
-			}
-			return true
-		})
-		if dup {
+		if !m.byKey.insertUnique(h, int32(i), func(j int32) bool { return m.ar.eq(m.intents.at(j).key, string(kb)) }) {
 			return fmt.Errorf("matcher: intent %q given twice", string(kb))
 		}
-		m.byKey.insert(h, int32(i))
 		if r.ref != 0 {
 			m.byRef.insert(maphash.Bytes(m.seed, m.ar.bytes(r.ref)), int32(i))
 		}
@@ -369,11 +396,11 @@ func (m *Matcher) AddTxn(t ledger.ProviderTxn) error {
 }
 
 func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
-	typ, ok := typeCodes[t.Type]
+	typ, ok := typeCode(t.Type)
 	if !ok {
 		return fmt.Errorf("unknown type %q", t.Type)
 	}
-	status, ok := statusCodes[t.Status]
+	status, ok := statusCode(t.Status)
 	if !ok {
 		return fmt.Errorf("unknown status %q", t.Status)
 	}
@@ -446,13 +473,16 @@ func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) 
 			continue
 		}
 		best := noIdx
-		m.byPref.each(maphash.String(m.seed, p), func(j int32) bool {
-			pr := m.prefs.at(j)
-			if m.ar.eq(pr.ref, p) {
-				best = m.better(best, pr.intent, minor, cur, at)
+		h := maphash.String(m.seed, p)
+		tag, slots := uint32(h>>32), m.byPref.slots
+		for i := m.byPref.start(h); slots[i].idx != 0; {
+			if s := &slots[i]; s.tag == tag && m.ar.eq(s.ref, p) {
+				best = m.better(best, int32(s.idx-1), minor, cur, at)
 			}
-			return true
-		})
+			if i++; i == len(slots) {
+				i = 0
+			}
+		}
 		if best != noIdx {
 			return best, ByProviderRef
 		}
