@@ -18,6 +18,25 @@
 // time. The tolerance band on either side is for linking only, so adjacent
 // windows never both raise the same finding.
 //
+// Severities:
+//
+//	duplicate_charge     high    two or more successful charges (net of refunds) for one intent
+//	status_mismatch      high    the intent failed or is pending locally, but the provider took money
+//	status_mismatch      medium  the intent succeeded locally, but its charges failed or were reversed (after the grace)
+//	currency_mismatch    high    the one charge is in another currency
+//	amount_mismatch      high    the provider took more than the intent
+//	amount_mismatch      medium  the provider took less than the intent
+//	unknown_charge       medium  a successful charge of the window links to no intent
+//	missing_at_provider  medium  succeeded locally, no successful charge after the grace
+//	stuck_intent         low     processing or unknown past its lease plus the grace, no provider evidence
+//
+// An unknown intent with a successful charge is settled (reported in
+// Result.Settlements) and judged as succeeded; a processing intent with one
+// successful charge is left to its worker. AtRisk is the extra money of a
+// duplicate, the money taken for a status mismatch, the difference of an
+// amount mismatch, the charge of an unknown charge, and the intent's amount
+// otherwise.
+//
 // The hot path holds intents and transactions in compact, pointer-free
 // records: strings are copied into a chunked byte arena, amounts are integer
 // minor units with an interned currency, times are Unix nanoseconds, and the
