@@ -1,0 +1,63 @@
+package matcher
+
+import "fmt"
+
+const (
+	chunkBits = 22
+	chunkSize = 1 << chunkBits
+	lenBits   = 24
+	maxStrLen = 1<<16 - 1
+)
+
+// sref locates a string in an arena: the global offset in the high 40 bits,
+// the length in the low 24.
+type sref uint64
+
+func (r sref) len() int { return int(r & (1<<lenBits - 1)) }
+
+// arena holds copies of strings in large chunks that the garbage collector
+// never scans (they hold no pointers) and that never move once written.
+type arena struct {
+	chunks [][]byte
+}
+
+func (a *arena) add(s string) (sref, error) {
+	n := len(s)
+	if n == 0 {
+		return 0, nil
+	}
+	if n > maxStrLen {
+		return 0, fmt.Errorf("value of %d bytes is longer than %d", n, maxStrLen)
+	}
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last])+n > chunkSize {
+		a.chunks = append(a.chunks, make([]byte, 0, chunkSize))
+		last++
+	}
+	c := a.chunks[last]
+	off := uint64(last)<<chunkBits | uint64(len(c))
+	a.chunks[last] = append(c, s...)
+	return sref(off<<lenBits | uint64(n)), nil
+}
+
+func (a *arena) bytes(r sref) []byte {
+	n := r.len()
+	if n == 0 {
+		return nil
+	}
+	off := uint64(r) >> lenBits
+	c := a.chunks[off>>chunkBits]
+	p := off & (chunkSize - 1)
+	return c[p : p+uint64(n) : p+uint64(n)]
+}
+
+// str returns a new string with the bytes of r.
+func (a *arena) str(r sref) string { return string(a.bytes(r)) }
+
+// eq reports whether r holds s, without allocating.
+func (a *arena) eq(r sref, s string) bool {
+	return r.len() == len(s) && string(a.bytes(r)) == s
+}
+
+// size returns the bytes reserved by the arena.
+func (a *arena) size() int { return len(a.chunks) * chunkSize }

@@ -1,0 +1,28 @@
+package matcher
+
+const (
+	recChunkBits = 16
+	recChunkSize = 1 << recChunkBits
+)
+
+// chunked is an append-only slice stored in fixed-size chunks, so that growing
+// it never copies what it holds and never needs twice the memory.
+type chunked[T any] struct {
+	chunks [][]T
+	n      int
+}
+
+func (c *chunked[T]) len() int { return c.n }
+
+func (c *chunked[T]) push(v T) {
+	if c.n&(recChunkSize-1) == 0 {
+		c.chunks = append(c.chunks, make([]T, 0, recChunkSize))
+	}
+	last := len(c.chunks) - 1
+	c.chunks[last] = append(c.chunks[last], v)
+	c.n++
+}
+
+func (c *chunked[T]) at(i int32) T { return c.chunks[i>>recChunkBits][i&(recChunkSize-1)] }
+
+func (c *chunked[T]) ptr(i int32) *T { return &c.chunks[i>>recChunkBits][i&(recChunkSize-1)] }

@@ -1,0 +1,49 @@
+// Package matcher is the pure core of reconciliation: given the intents of one
+// provider (with the provider references their attempts recorded) and the
+// provider transactions of a window, it links each transaction to at most one
+// intent and returns the findings of DESIGN.md section 5, the unknown intents
+// that provider evidence settles, and the run's counts.
+//
+// Linking order: a recorded provider reference of any attempt (matched
+// against the transaction's provider reference, then its id); then the
+// reference the provider echoes (intent reference, case-insensitive, then
+// intent key); then, only when Options.Fuzzy is set, amount + currency +
+// masked customer inside the boundary tolerance with exactly one candidate
+// on each side, marked fuzzy. Refunds, reversals and fees that name a charge
+// (LinkedID) belong to that charge's intent; refunds and reversals net
+// against it, so a fully reversed charge is not a successful one.
+//
+// Findings are owned by the window [From, To): intent-based findings by the
+// intent's creation time, unknown_charge by the transaction's occurrence
+// time. The tolerance band on either side is for linking only, so adjacent
+// windows never both raise the same finding.
+//
+// Severities:
+//
+//	duplicate_charge     high    two or more successful charges (net of refunds) for one intent
+//	status_mismatch      high    the intent failed or is pending locally, but the provider took money
+//	status_mismatch      medium  the intent succeeded locally, but its charges failed or were reversed (after the grace)
+//	currency_mismatch    high    the one charge is in another currency
+//	amount_mismatch      high    the provider took more than the intent
+//	amount_mismatch      medium  the provider took less than the intent
+//	unknown_charge       medium  a successful charge of the window links to no intent
+//	missing_at_provider  medium  succeeded locally, no successful charge after the grace
+//	stuck_intent         low     processing or unknown past its lease plus the grace, no provider evidence
+//
+// An unknown intent with a successful charge is settled (reported in
+// Result.Settlements) and judged as succeeded; a processing intent with one
+// successful charge is left to its worker. AtRisk is the extra money of a
+// duplicate, the money taken for a status mismatch, the difference of an
+// amount mismatch, the charge of an unknown charge, and the intent's amount
+// otherwise.
+//
+// The hot path holds intents and transactions in compact, pointer-free
+// records: strings are copied into a chunked byte arena, amounts are integer
+// minor units with an interned currency, times are Unix nanoseconds, and the
+// reference indexes are open-addressing hash tables of 8-byte slots. Values
+// become ledger.Finding (money.Amount) only at the edge, for the few rows
+// that are findings.
+//
+// The package performs no I/O and never touches a store; it must not learn
+// about databases, providers' wire formats or Slack.
+package matcher

@@ -1,0 +1,295 @@
+package matcher
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// evaluator judges intents and unlinked charges. Its scratch slices are
+// reused from one intent to the next.
+type evaluator struct {
+	m              *Matcher
+	refunded       map[int32]int64
+	res            *Result
+	succ, pend     []int32
+	failed, revers []int32
+}
+
+func (e *evaluator) intent(i int32) {
+	m := e.m
+	in := m.intents.at(i)
+	e.succ, e.pend, e.failed, e.revers = e.succ[:0], e.pend[:0], e.failed[:0], e.revers[:0]
+	charges := 0
+	for j := in.head; j != noIdx; {
+		t := m.txns.at(j)
+		if t.typ == tyCharge {
+			charges++
+			switch {
+			case t.status == tsPending:
+				e.pend = append(e.pend, j)
+			case t.status == tsFailed:
+				e.failed = append(e.failed, j)
+			case m.successful(j, e.refunded):
+				e.succ = append(e.succ, j)
+			default:
+				e.revers = append(e.revers, j)
+			}
+		}
+		j = t.next
+	}
+	state := in.state
+	if state == stUnknown && len(e.succ) > 0 {
+		if in.owned || in.created < m.lo {
+			e.res.Settlements = append(e.res.Settlements, Settlement{IntentKey: m.ar.str(in.key),
+				TxnID: m.ar.str(m.txns.at(e.primary(in)).id)})
+		}
+		state = stSucceeded
+	}
+	if !in.owned {
+		return
+	}
+	late := m.now >= in.due
+	switch state {
+	case stSucceeded:
+		switch {
+		case len(e.succ) >= 2:
+			e.duplicate(in)
+		case len(e.succ) == 1:
+			e.compare(in, e.succ[0])
+		case !late:
+		case len(e.failed)+len(e.revers) > 0:
+			e.providerSaysNo(in)
+		case !m.opt.NoMissing:
+			e.missing(in)
+		}
+	case stProcessing, stUnknown:
+		switch {
+		case len(e.succ) >= 2:
+			e.duplicate(in)
+		case charges == 0 && late:
+			e.stuck(in)
+		}
+	case stFailed, stPending:
+		if len(e.succ) > 0 {
+			e.moneyTaken(in)
+		}
+	}
+}
+
+// primary picks, among the successful charges, the one that pays the
+// intent: same amount and currency first, then the earliest, then the
+// smallest id.
+func (e *evaluator) primary(in intentRec) int32 {
+	m := e.m
+	best := e.succ[0]
+	for _, j := range e.succ[1:] {
+		a, b := m.txns.at(best), m.txns.at(j)
+		am := a.cur == in.cur && m.net(best, e.refunded) == in.minor
+		bm := b.cur == in.cur && m.net(j, e.refunded) == in.minor
+		switch {
+		case am != bm:
+			if bm {
+				best = j
+			}
+		case a.at != b.at:
+			if b.at < a.at {
+				best = j
+			}
+		case string(m.ar.bytes(b.id)) < string(m.ar.bytes(a.id)):
+			best = j
+		}
+	}
+	return best
+}
+
+// first returns the earliest of txns, the smallest id among equals.
+func (e *evaluator) first(txns []int32) int32 {
+	m := e.m
+	best := txns[0]
+	for _, j := range txns[1:] {
+		a, b := m.txns.at(best), m.txns.at(j)
+		if b.at < a.at || b.at == a.at && string(m.ar.bytes(b.id)) < string(m.ar.bytes(a.id)) {
+			best = j
+		}
+	}
+	return best
+}
+
+// sum adds the net amounts of txns in currency cur.
+func (e *evaluator) sum(txns []int32, cur uint8) int64 {
+	var s int64
+	for _, j := range txns {
+		if e.m.txns.at(j).cur == cur {
+			s += e.m.net(j, e.refunded)
+		}
+	}
+	return s
+}
+
+func (e *evaluator) duplicate(in intentRec) {
+	m := e.m
+	p := e.primary(in)
+	cur := m.txns.at(p).cur
+	total := e.sum(e.succ, cur)
+	expected := m.amountOf(in.minor, in.cur)
+	actual := m.amountOf(total, cur)
+	e.add(ledger.KindDuplicateCharge, ledger.SeverityHigh, in, e.succ, expected, actual, m.amountOf(total-m.net(p, e.refunded), cur), p,
+		fmt.Sprintf("%d successful charges for one intent: %s expected, %s taken", len(e.succ), show(expected), show(actual)))
+}
+
+func (e *evaluator) compare(in intentRec, j int32) {
+	m := e.m
+	t := m.txns.at(j)
+	if t.cur == in.cur && t.minor == in.minor {
+		return
+	}
+	expected := m.amountOf(in.minor, in.cur)
+	actual := m.amountOf(m.net(j, e.refunded), t.cur)
+	ids := []int32{j}
+	switch {
+	case t.cur != in.cur:
+		e.add(ledger.KindCurrencyMismatch, ledger.SeverityHigh, in, ids, expected, actual, expected, j,
+			fmt.Sprintf("provider charged %s for an intent of %s", show(actual), show(expected)))
+	case t.minor != in.minor:
+		diff := t.minor - in.minor
+		sev, word := ledger.SeverityHigh, "more"
+		if diff < 0 {
+			sev, word, diff = ledger.SeverityMedium, "less", -diff
+		}
+		gross := m.amountOf(t.minor, t.cur)
+		e.add(ledger.KindAmountMismatch, sev, in, ids, expected, gross, m.amountOf(diff, in.cur), j,
+			fmt.Sprintf("provider charged %s for an intent of %s: %s %s", show(gross), show(expected), show(m.amountOf(diff, in.cur)), word))
+	}
+}
+
+func (e *evaluator) providerSaysNo(in intentRec) {
+	m := e.m
+	ids := append(append([]int32(nil), e.failed...), e.revers...)
+	what := "failed"
+	if len(e.failed) == 0 {
+		what = "was reversed or refunded in full"
+	}
+	expected := m.amountOf(in.minor, in.cur)
+	e.add(ledger.KindStatusMismatch, ledger.SeverityMedium, in, ids, expected, m.amountOf(0, in.cur), expected, e.first(ids),
+		fmt.Sprintf("intent succeeded locally but the provider's charge %s", what))
+}
+
+func (e *evaluator) missing(in intentRec) {
+	m := e.m
+	expected := m.amountOf(in.minor, in.cur)
+	detail := "intent succeeded locally but the provider shows no successful charge" + graceText(m.opt.Grace)
+	if len(e.pend) > 0 {
+		detail = "intent succeeded locally but the provider's charge is still pending" + graceText(m.opt.Grace)
+	}
+	p := noIdx
+	if len(e.pend) > 0 {
+		p = e.first(e.pend)
+	}
+	e.add(ledger.KindMissingAtProvider, ledger.SeverityMedium, in, e.pend, expected, m.amountOf(0, in.cur), expected, p, detail)
+}
+
+func (e *evaluator) stuck(in intentRec) {
+	m := e.m
+	expected := m.amountOf(in.minor, in.cur)
+	since := m.time(in.due - m.grace).Format(time.RFC3339)
+	detail := "intent is unknown since " + since
+	if in.state == stProcessing {
+		detail = "intent is still processing: its lease expired at " + since
+	}
+	e.add(ledger.KindStuckIntent, ledger.SeverityLow, in, nil, expected, m.amountOf(0, in.cur), expected, noIdx,
+		detail+", with no provider evidence"+graceText(m.opt.Grace))
+}
+
+func (e *evaluator) moneyTaken(in intentRec) {
+	m := e.m
+	p := e.primary(in)
+	cur := m.txns.at(p).cur
+	expected := m.amountOf(in.minor, in.cur)
+	actual := m.amountOf(e.sum(e.succ, cur), cur)
+	e.add(ledger.KindStatusMismatch, ledger.SeverityHigh, in, e.succ, expected, actual, actual, p,
+		fmt.Sprintf("intent is %s locally but the provider took %s", stateNames[in.state], show(actual)))
+}
+
+// unknownCharges raises unknown_charge for every successful charge of the
+// window that linked to no intent.
+func (e *evaluator) unknownCharges() {
+	m := e.m
+	for i := range m.txns.len() {
+		t := m.txns.at(int32(i))
+		if t.intent != noIdx || !t.owned || !m.successful(int32(i), e.refunded) {
+			continue
+		}
+		id := m.ar.str(t.id)
+		actual := m.amountOf(m.net(int32(i), e.refunded), t.cur)
+		refs := m.unlinkedRefs[int32(i)]
+		detail := fmt.Sprintf("successful charge of %s links to no intent", show(actual))
+		if r, p := m.ar.str(refs[0]), m.ar.str(refs[1]); r != "" || p != "" {
+			detail += fmt.Sprintf(" (reference %q, provider ref %q)", r, p)
+		}
+		e.res.Findings = append(e.res.Findings, ledger.Finding{
+			ID: ledger.FindingID(ledger.KindUnknownCharge, "", []string{id}), Kind: ledger.KindUnknownCharge,
+			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, ProviderTxnIDs: []string{id},
+			Expected: m.amountOf(0, t.cur), Actual: actual, AtRisk: actual,
+			Counterparty: m.ar.str(t.cp), Detail: detail, OccurredAt: m.time(t.at),
+			Status: ledger.FindingOpen,
+		})
+	}
+}
+
+// add converts a finding about intent in to its ledger form. p names the
+// transaction whose counterparty is shown, noIdx for the intent's customer.
+func (e *evaluator) add(kind ledger.Kind, sev ledger.Severity, in intentRec, txns []int32,
+	expected, actual, atRisk money.Amount, p int32, detail string) {
+	m := e.m
+	key := m.ar.str(in.key)
+	ids := make([]string, len(txns))
+	for i, j := range txns {
+		ids[i] = m.ar.str(m.txns.at(j).id)
+	}
+	slices.SortFunc(ids, cmp.Compare)
+	// Provider transactions are stored with the counterparty masked; the
+	// intent's customer is masked here.
+	cp := ""
+	if p != noIdx {
+		cp = m.ar.str(m.txns.at(p).cp)
+	}
+	if cp == "" {
+		cp = ledger.MaskCustomer(m.ar.str(in.cust))
+	}
+	for _, j := range txns {
+		if m.txns.at(j).method == Fuzzy {
+			detail += " (linked by amount, currency and customer: fuzzy)"
+			break
+		}
+	}
+	e.res.Findings = append(e.res.Findings, ledger.Finding{
+		ID: ledger.FindingID(kind, key, ids), Kind: kind, Severity: sev, Provider: m.opt.Provider, IntentKey: key,
+		ProviderTxnIDs: ids, Expected: expected, Actual: actual, AtRisk: atRisk,
+		Counterparty: cp, Detail: detail, OccurredAt: m.time(in.created), Status: ledger.FindingOpen,
+	})
+}
+
+func show(a money.Amount) string { return a.Currency + " " + a.Format() }
+
+func graceText(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return " after " + duration(d) + " of settlement grace"
+}
+
+// duration renders d briefly: 2h, 90m, 45s, 1h30m.
+func duration(d time.Duration) string {
+	s := d.String()
+	for _, z := range []string{"m0s", "h0m"} {
+		if len(s) > len(z) && s[len(s)-len(z):] == z {
+			s = s[:len(s)-len(z)+1]
+		}
+	}
+	return s
+}

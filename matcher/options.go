@@ -1,0 +1,63 @@
+package matcher
+
+import (
+	"errors"
+	"time"
+)
+
+// DefaultTolerance is the boundary tolerance on each side of a window.
+const DefaultTolerance = 2 * time.Hour
+
+// Options configure one matching of a provider and window.
+type Options struct {
+	Provider string
+	// From and To bound the window [From, To) that owns the findings.
+	From, To time.Time
+	// Now is the time the evidence is judged at: the settlement grace and
+	// leases are measured against it.
+	Now time.Time
+	// Tolerance widens the window on both sides for linking (default 2h);
+	// it also bounds how far apart an intent and a fuzzy-linked charge may be.
+	Tolerance time.Duration
+	// Grace is how long after an intent succeeded locally (or its lease
+	// expired) the provider has to show the charge before its absence is a
+	// finding. Zero means no grace.
+	Grace time.Duration
+	// Fuzzy enables the last-resort link by amount, currency and customer.
+	Fuzzy bool
+	// NoMissing suppresses missing_at_provider findings, for runs whose
+	// provider evidence is known to be incomplete (a failed pull).
+	NoMissing bool
+	// KeepLinks makes Result list every link, for tests and debugging; it
+	// costs memory proportional to the input.
+	KeepLinks bool
+}
+
+func (o Options) validate() (Options, error) {
+	switch {
+	case o.Provider == "":
+		return o, errors.New("matcher: provider is empty")
+	case o.From.IsZero() || o.To.IsZero():
+		return o, errors.New("matcher: window bounds are empty")
+	case !o.From.Before(o.To):
+		return o, errors.New("matcher: window is empty: from is not before to")
+	case o.Now.IsZero():
+		return o, errors.New("matcher: now is empty")
+	case o.Tolerance < 0 || o.Grace < 0:
+		return o, errors.New("matcher: negative tolerance or grace")
+	}
+	if o.Tolerance == 0 {
+		o.Tolerance = DefaultTolerance
+	}
+	return o, nil
+}
+
+// Span returns the window widened by the tolerance on both sides: what the
+// caller should load.
+func (o Options) Span() (from, to time.Time) {
+	tol := o.Tolerance
+	if tol == 0 {
+		tol = DefaultTolerance
+	}
+	return o.From.Add(-tol), o.To.Add(tol)
+}

@@ -1,0 +1,179 @@
+package matcher
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// Settlement names an unknown intent and the successful provider charge that
+// proves it was paid.
+type Settlement struct {
+	IntentKey string
+	TxnID     string
+}
+
+// Link records that a provider transaction was linked to an intent.
+type Link struct {
+	TxnID     string
+	IntentKey string
+	Method    Method
+}
+
+// Summary counts what the window holds. Intents are those created in the
+// window; Transactions those that occurred in it; Matched the transactions
+// of the window that linked to an intent.
+type Summary struct {
+	Intents      int
+	Transactions int
+	Matched      int
+	Findings     int
+}
+
+// Result is what a matching found.
+type Result struct {
+	// Findings are sorted by kind (ledger.Kinds order), evidence time and id.
+	Findings []ledger.Finding
+	// Settlements are the unknown intents that provider evidence settles,
+	// sorted by intent key.
+	Settlements []Settlement
+	Summary     Summary
+	// Linked and Unlinked count every transaction given, tolerance band
+	// included: Linked + Unlinked is the input.
+	Linked, Unlinked int
+	// Fuzzy counts the links made by the fuzzy rule.
+	Fuzzy int
+	// Links and UnlinkedIDs are filled only with Options.KeepLinks, sorted
+	// by transaction id.
+	Links       []Link
+	UnlinkedIDs []string
+}
+
+// Result resolves refunds and reversals, applies the fuzzy rule when
+// enabled, and judges every intent and every unlinked charge. It may be
+// called once.
+func (m *Matcher) Result() (*Result, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	if !m.indexed {
+		if err := m.index(); err != nil {
+			return nil, err
+		}
+	}
+	refunded := m.resolveChildren()
+	res := &Result{}
+	if m.opt.Fuzzy {
+		res.Fuzzy = m.fuzzy(refunded)
+	}
+	ev := evaluator{m: m, refunded: refunded, res: res}
+	for i := range m.intents.len() {
+		ev.intent(int32(i))
+	}
+	ev.unknownCharges()
+
+	for i := range m.txns.len() {
+		t := m.txns.ptr(int32(i))
+		if t.intent == noIdx {
+			res.Unlinked++
+			if m.opt.KeepLinks {
+				res.UnlinkedIDs = append(res.UnlinkedIDs, m.ar.str(t.id))
+			}
+			continue
+		}
+		res.Linked++
+		if t.owned {
+			m.nLinked++
+		}
+		if m.opt.KeepLinks {
+			res.Links = append(res.Links, Link{TxnID: m.ar.str(t.id), IntentKey: m.ar.str(m.intents.at(t.intent).key), Method: t.method})
+		}
+	}
+	slices.SortFunc(res.Links, func(a, b Link) int { return cmp.Compare(a.TxnID, b.TxnID) })
+	slices.Sort(res.UnlinkedIDs)
+	slices.SortFunc(res.Settlements, func(a, b Settlement) int { return cmp.Compare(a.IntentKey, b.IntentKey) })
+	SortFindings(res.Findings)
+	res.Summary = Summary{Intents: m.nIntents, Transactions: m.nTxns, Matched: m.nLinked, Findings: len(res.Findings)}
+	return res, nil
+}
+
+// SortFindings orders findings for reports: by kind in ledger.Kinds order,
+// then by the time of their evidence, then by id.
+func SortFindings(fs []ledger.Finding) {
+	slices.SortFunc(fs, func(a, b ledger.Finding) int {
+		if c := cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)); c != 0 {
+			return c
+		}
+		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}
+
+func kindRank(k ledger.Kind) int {
+	if i := slices.Index(ledger.Kinds, k); i >= 0 {
+		return i
+	}
+	return len(ledger.Kinds)
+}
+
+// resolveChildren attaches refunds, reversals and fees to the charges they
+// name, nets refunds and reversals against those charges, and chains every
+// child that has an intent.
+func (m *Matcher) resolveChildren() map[int32]int64 {
+	refunded := map[int32]int64{}
+	if len(m.kids) == 0 {
+		return refunded
+	}
+	wanted := make(map[string][]int32, len(m.kids))
+	for i, k := range m.kids {
+		id := m.ar.str(k.linked)
+		wanted[id] = append(wanted[id], int32(i))
+	}
+	for i := range m.txns.len() {
+		t := m.txns.at(int32(i))
+		if t.typ != tyCharge {
+			continue
+		}
+		kids, ok := wanted[string(m.ar.bytes(t.id))]
+		if !ok {
+			continue
+		}
+		for _, k := range kids {
+			c := m.txns.ptr(m.kids[k].txn)
+			if c.status == tsSucceeded && (c.typ == tyRefund || c.typ == tyReversal) && c.cur == t.cur {
+				refunded[int32(i)] += c.minor
+			}
+			if t.intent != noIdx {
+				c.intent, c.method = t.intent, ByCharge
+			}
+		}
+	}
+	for _, k := range m.kids {
+		c := m.txns.ptr(k.txn)
+		if c.intent != noIdx {
+			m.chain(c, k.txn)
+		}
+	}
+	return refunded
+}
+
+func (m *Matcher) net(i int32, refunded map[int32]int64) int64 {
+	t := m.txns.at(i)
+	if len(refunded) == 0 {
+		return t.minor
+	}
+	return t.minor - refunded[i]
+}
+
+// successful reports whether transaction i is a charge that moved money and
+// was not refunded or reversed in full.
+func (m *Matcher) successful(i int32, refunded map[int32]int64) bool {
+	t := m.txns.at(i)
+	return t.typ == tyCharge && t.status == tsSucceeded && m.net(i, refunded) > 0
+}
+
+func (m *Matcher) time(ns int64) time.Time { return time.Unix(0, ns).UTC() }

@@ -1,0 +1,30 @@
+package reconciler
+
+import (
+	"log/slog"
+	"time"
+)
+
+const slogError = slog.LevelError
+
+func logLevel(o *Outcome) slog.Level {
+	if o.PullError != "" {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+func logAttrs(o *Outcome, d time.Duration) []slog.Attr {
+	c := o.Run.Counts
+	attrs := []slog.Attr{
+		slog.Int64("run_id", o.Run.ID), slog.String("provider", o.Run.Provider),
+		slog.Time("from", o.Run.From), slog.Time("to", o.Run.To), slog.Bool("dry_run", o.DryRun),
+		slog.Int("intents", c.Intents), slog.Int("transactions", c.Transactions), slog.Int("matched", c.Matched),
+		slog.Int("findings", c.Findings), slog.Int("new", c.New), slog.Int("resolved", c.Resolved),
+		slog.Int("settled", c.Settled), slog.Duration("duration", d),
+	}
+	if o.PullError != "" {
+		attrs = append(attrs, slog.String("pull_error", o.PullError))
+	}
+	return attrs
+}

@@ -1,0 +1,268 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/matcher"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// progressEvery is how many rows pass between progress reports.
+const progressEvery = 10000
+
+// Run reconciles one provider and window. A window that another process is
+// running fails with an error wrapping ErrBusy. Findings are results, not
+// errors: a run that completes returns a nil error whatever it found.
+func (r *Reconciler) Run(ctx context.Context, p Params) (*Outcome, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	p.From, p.To = p.From.UTC(), p.To.UTC()
+	start := r.cfg.Clock().UTC()
+	out := &Outcome{DryRun: p.DryRun, Run: ledger.Run{Key: ledger.RunKey(p.Provider, p.From, p.To),
+		Provider: p.Provider, From: p.From, To: p.To, StartedAt: start}}
+	if !p.DryRun {
+		run, err := r.store.ClaimRun(ctx, ledger.RunClaim{Provider: p.Provider, From: p.From, To: p.To,
+			Owner: r.cfg.Owner, Lease: r.cfg.Lease, Now: start})
+		if err != nil {
+			return nil, fmt.Errorf("reconcile %s: %w", out.Run.Key, err)
+		}
+		out.Run = run
+	}
+	err := r.run(ctx, p, out)
+	if err != nil && !p.DryRun {
+		r.fail(ctx, out, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reconcile %s: %w", out.Run.Key, err)
+	}
+	r.cfg.Logger.LogAttrs(ctx, logLevel(out), "reconcile run",
+		logAttrs(out, r.cfg.Clock().Sub(start))...)
+	return out, nil
+}
+
+func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
+	opt := matcher.Options{Provider: p.Provider, From: p.From, To: p.To, Now: out.Run.StartedAt,
+		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy}
+	lo, hi := opt.Span()
+	if puller := r.cfg.Pullers[p.Provider]; puller != nil && !p.NoPull && !p.DryRun {
+		if err := r.pull(ctx, p, puller, lo, minTime(hi, out.Run.StartedAt)); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			out.PullError = err.Error()
+			opt.NoMissing = true
+		}
+	}
+	m, err := matcher.New(opt)
+	if err != nil {
+		return err
+	}
+	if err := r.load(ctx, p, m, lo, hi); err != nil {
+		return err
+	}
+	res, err := m.Result()
+	if err != nil {
+		return err
+	}
+	out.Summary, out.Fuzzy = res.Summary, res.Fuzzy
+	out.Findings = res.Findings
+	out.Run.Counts = ledger.RunCounts{Intents: res.Summary.Intents, Transactions: res.Summary.Transactions,
+		Matched: res.Summary.Matched, Findings: res.Summary.Findings}
+	if p.DryRun {
+		out.Settled = res.Settlements
+		out.Run.Counts.Settled = len(res.Settlements)
+		for i := range out.Findings {
+			out.Findings[i].FirstSeenAt, out.Findings[i].LastSeenAt = out.Run.StartedAt, out.Run.StartedAt
+		}
+		return nil
+	}
+	return r.write(ctx, out, res)
+}
+
+// pull fetches the provider's evidence for [from, to) and records each
+// sighting; recording is idempotent, so a repeated pull changes nothing.
+func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller, from, to time.Time) error {
+	n := 0
+	err := puller.Pull(ctx, from, to, func(s providers.Sighting) error {
+		if s.Txn.Provider == "" {
+			s.Txn.Provider = p.Provider
+		}
+		if _, err := r.store.UpsertProviderTxn(ctx, s.Txn, s.Source); err != nil {
+			return err
+		}
+		n++
+		if p.Progress != nil && n%progressEvery == 0 {
+			p.Progress("pull", n)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pull %s %s..%s after %d sightings: %w", p.Provider,
+			from.Format(time.RFC3339), to.Format(time.RFC3339), n, err)
+	}
+	return nil
+}
+
+// load streams the window plus the tolerance into m: intents first (those
+// created in the span, then older ones still processing or unknown, which
+// late evidence may settle), then provider transactions.
+func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) error {
+	n := 0
+	tick := func(stage string) {
+		n++
+		if p.Progress != nil && n%progressEvery == 0 {
+			p.Progress(stage, n)
+		}
+	}
+	err := r.store.ListIntents(ctx, ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}, func(in ledger.Intent) error {
+		tick("intents")
+		return m.AddIntent(in)
+	})
+	if err != nil {
+		return err
+	}
+	// Open intents of any age: those outside the span are added (their
+	// provider references come from their attempts).
+	var old []ledger.Intent
+	err = r.store.ListIntentsInState(ctx, p.Provider, []ledger.State{ledger.StateProcessing, ledger.StateUnknown}, func(in ledger.Intent) error {
+		if in.CreatedAt.Before(lo) || !in.CreatedAt.Before(hi) {
+			old = append(old, in)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, in := range old {
+		atts, err := r.store.ListAttempts(ctx, in.Key)
+		if err != nil {
+			return err
+		}
+		for _, a := range atts {
+			if a.ProviderRef != "" {
+				in.ProviderRefs = append(in.ProviderRefs, a.ProviderRef)
+			}
+		}
+		if err := m.AddIntent(in); err != nil {
+			return err
+		}
+	}
+	err = r.store.ListProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(t ledger.ProviderTxn) error {
+		tick("transactions")
+		return m.AddTxn(t)
+	})
+	if err != nil {
+		return err
+	}
+	if p.Progress != nil {
+		p.Progress("matching", n)
+	}
+	return nil
+}
+
+// write records everything the run learned in one transaction.
+func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Result) error {
+	run := out.Run
+	err := r.store.InTx(ctx, func(tx ledger.Tx) error {
+		now := r.cfg.Clock().UTC()
+		changes := make([]ledger.FindingChange, 0, len(res.Findings))
+		findings := make([]ledger.Finding, 0, len(res.Findings))
+		for _, f := range res.Findings {
+			ch, err := tx.UpsertFinding(ctx, f, run.ID, now)
+			if err != nil {
+				return err
+			}
+			changes = append(changes, ch)
+			findings = append(findings, ch.Finding)
+		}
+		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, From: run.From, To: run.To,
+			SeenSince: run.StartedAt, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})
+		if err != nil {
+			return err
+		}
+		var settled []matcher.Settlement
+		for _, s := range res.Settlements {
+			ok, err := r.settle(ctx, tx, run.Provider, s, now)
+			if err != nil {
+				return err
+			}
+			if ok {
+				settled = append(settled, s)
+			}
+		}
+		counts := out.Run.Counts
+		counts.Resolved, counts.Settled = len(resolved), len(settled)
+		for _, c := range changes {
+			if c.New || c.Reopened {
+				counts.New++
+			}
+		}
+		counts.DurationMS = int(now.Sub(run.StartedAt).Milliseconds())
+		if r.cfg.OnFindings != nil {
+			if err := r.cfg.OnFindings(ctx, tx, run, changes, resolved); err != nil {
+				return fmt.Errorf("findings hook: %w", err)
+			}
+		}
+		fin, err := tx.FinishRun(ctx, ledger.RunFinish{ID: run.ID, Owner: run.Owner, State: ledger.RunFinished,
+			Counts: counts, Error: pullNote(out.PullError), Now: now})
+		if err != nil {
+			return err
+		}
+		matcher.SortFindings(findings)
+		out.Run, out.Findings, out.Changes, out.Resolved, out.Settled = fin, findings, changes, resolved, settled
+		return nil
+	})
+	return err
+}
+
+func (r *Reconciler) settle(ctx context.Context, tx ledger.Tx, provider string, s matcher.Settlement, now time.Time) (bool, error) {
+	in, err := tx.GetIntent(ctx, s.IntentKey)
+	if err != nil {
+		return false, err
+	}
+	if in.State != ledger.StateUnknown {
+		return false, nil
+	}
+	proof, err := tx.GetProviderTxn(ctx, provider, s.TxnID)
+	if err != nil {
+		return false, err
+	}
+	err = r.cfg.Settler.Settle(ctx, tx, in, proof, now)
+	if errors.Is(err, ledger.ErrConflict) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// fail records a run that could not complete, so that its lease does not
+// hold the window until it expires.
+func (r *Reconciler) fail(ctx context.Context, out *Outcome, cause error) {
+	if out.Run.ID == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	_, err := r.store.FinishRun(ctx, ledger.RunFinish{ID: out.Run.ID, Owner: out.Run.Owner, State: ledger.RunFailed,
+		Counts: out.Run.Counts, Error: cause.Error(), Now: r.cfg.Clock().UTC()})
+	if err != nil {
+		r.cfg.Logger.LogAttrs(ctx, slogError, "reconcile run: record failure", logAttrs(out, 0)...)
+	}
+}
+
+func pullNote(pullErr string) string {
+	if pullErr == "" {
+		return ""
+	}
+	return "pull failed, missing_at_provider not judged: " + pullErr
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

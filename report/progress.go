@@ -1,0 +1,78 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// Progress shows how far a long run has read, on one line of a terminal. It
+// draws nothing when its output is not a terminal, nor before the run has
+// lasted After, so short runs and pipes stay clean. Its Update method fits
+// reconciler.Params.Progress.
+type Progress struct {
+	// After is how long a run must last before anything is drawn; default 2s.
+	After time.Duration
+	// Every is the least time between two redraws; default 200ms.
+	Every time.Duration
+
+	mu      sync.Mutex
+	w       io.Writer
+	tty     bool
+	clock   func() time.Time
+	start   time.Time
+	last    time.Time
+	lastLen int
+}
+
+// NewProgress returns a Progress that draws on f when f is a terminal.
+func NewProgress(f *os.File, clock func() time.Time) *Progress {
+	return newProgress(f, term.IsTerminal(int(f.Fd())), clock)
+}
+
+func newProgress(w io.Writer, tty bool, clock func() time.Time) *Progress {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Progress{After: 2 * time.Second, Every: 200 * time.Millisecond, w: w, tty: tty, clock: clock, start: clock()}
+}
+
+// Update reports that stage has read rows so far.
+func (p *Progress) Update(stage string, rows int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock()
+	el := now.Sub(p.start)
+	if !p.tty || el < p.After || now.Sub(p.last) < p.Every {
+		return
+	}
+	p.last = now
+	rate := ""
+	if s := el.Seconds(); s > 0 {
+		rate = fmt.Sprintf("  %s rows/s", count(int(float64(rows)/s)))
+	}
+	bar := spinner[int(el/p.Every)%len(spinner)]
+	line := fmt.Sprintf("reconcile %c %-12s %s rows  %s%s", bar, stage, count(rows), el.Truncate(100*time.Millisecond), rate)
+	pad := p.lastLen - len(line)
+	if pad < 0 {
+		pad = 0
+	}
+	fmt.Fprintf(p.w, "\r%s%*s", line, pad, "")
+	p.lastLen = len(line)
+}
+
+var spinner = []rune{'|', '/', '-', '\\'}
+
+// Done clears the progress line, if one was drawn.
+func (p *Progress) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lastLen > 0 {
+		fmt.Fprintf(p.w, "\r%*s\r", p.lastLen, "")
+		p.lastLen = 0
+	}
+}

@@ -1,0 +1,172 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/reconciler"
+	"github.com/reconcilehq/reconcile/reconciler/scenario"
+	"github.com/reconcilehq/reconcile/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
+	}
+}
+
+// outcome reconciles a small M-Pesa day on SQLite at a fixed time.
+func outcome(t *testing.T, dry bool) (*reconciler.Outcome, *reconciler.Reconciler) {
+	t.Helper()
+	day := scenario.Mpesa(11, time.Date(2024, 2, 6, 0, 0, 0, 0, time.UTC), 25)
+	s := dbtest.SQLite(t)
+	if err := day.Load(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	rec := reconciler.New(s, reconciler.Config{Clock: func() time.Time { return day.Now }, Owner: "test",
+		Grace: map[string]time.Duration{"mpesa": day.Grace}})
+	out, err := rec.Run(context.Background(), reconciler.Params{Provider: "mpesa", From: day.From, To: day.To, DryRun: dry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, rec
+}
+
+func TestRunGolden(t *testing.T) {
+	t.Parallel()
+	out, rec := outcome(t, false)
+	for _, f := range []report.Format{report.Text, report.JSON, report.CSV} {
+		var buf bytes.Buffer
+		if err := report.WriteRun(&buf, f, report.FromOutcome(out)); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "run."+string(f), buf.Bytes())
+	}
+	if _, err := rec.Acknowledge(context.Background(), out.Findings[0].ID, "calling the customer"); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := rec.ListFindings(context.Background(), ledger.FindingFilter{Provider: "mpesa"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []report.Format{report.Text, report.JSON, report.CSV} {
+		var buf bytes.Buffer
+		if err := report.WriteFindings(&buf, f, fs); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "findings."+string(f), buf.Bytes())
+	}
+	dry, _ := outcome(t, true)
+	var buf bytes.Buffer
+	if err := report.WriteRun(&buf, report.Text, report.FromOutcome(dry)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "dryrun.text", buf.Bytes())
+}
+
+// TestJSONContract checks the exact shape DESIGN.md section 6 fixes.
+func TestJSONContract(t *testing.T) {
+	t.Parallel()
+	out, _ := outcome(t, true)
+	var buf bytes.Buffer
+	if err := report.WriteRun(&buf, report.JSON, report.FromOutcome(out)); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(m map[string]json.RawMessage) []string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	if got := keys(doc); !slices.Equal(got, []string{"findings", "from", "provider", "summary", "to"}) {
+		t.Fatalf("top-level keys %v", got)
+	}
+	var summary map[string]json.RawMessage
+	_ = json.Unmarshal(doc["summary"], &summary)
+	if got := keys(summary); !slices.Equal(got, []string{"findings", "intents", "matched", "transactions"}) {
+		t.Fatalf("summary keys %v", got)
+	}
+	var findings []map[string]json.RawMessage
+	_ = json.Unmarshal(doc["findings"], &findings)
+	if len(findings) == 0 {
+		t.Fatal("no findings")
+	}
+	for _, f := range findings {
+		if got := keys(f); !slices.Equal(got, []string{"actual", "detail", "expected", "id", "intent_key", "kind",
+			"provider", "provider_txn_ids", "severity"}) {
+			t.Fatalf("finding keys %v", got)
+		}
+		var kind, intent string
+		var ids []string
+		var exp struct{ Amount, Currency string }
+		_ = json.Unmarshal(f["kind"], &kind)
+		_ = json.Unmarshal(f["intent_key"], &intent)
+		_ = json.Unmarshal(f["provider_txn_ids"], &ids)
+		_ = json.Unmarshal(f["expected"], &exp)
+		if ids == nil || !slices.IsSorted(ids) {
+			t.Fatalf("provider_txn_ids %s", f["provider_txn_ids"])
+		}
+		if (kind == string(ledger.KindUnknownCharge)) != (intent == "") {
+			t.Fatalf("%s with intent_key %q", kind, intent)
+		}
+		if exp.Currency == "" || strings.ContainsAny(exp.Amount, ",e") || !strings.Contains(string(f["expected"]), `"amount": "`) {
+			t.Fatalf("expected %s is not a decimal string with a currency", f["expected"])
+		}
+	}
+}
+
+func TestCSVParses(t *testing.T) {
+	t.Parallel()
+	out, _ := outcome(t, true)
+	var buf bytes.Buffer
+	if err := report.WriteRun(&buf, report.CSV, report.FromOutcome(out)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(rows) != len(out.Findings)+1 || rows[0][0] != "id" {
+		t.Fatalf("csv: %d rows, %v", len(rows), err)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]report.Format{"text": report.Text, "JSON": report.JSON, " csv ": report.CSV} {
+		if got, err := report.ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := report.ParseFormat("yaml"); err == nil {
+		t.Error("yaml accepted")
+	}
+}

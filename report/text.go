@@ -1,0 +1,137 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/matcher"
+)
+
+// ordered returns fs in report order without changing the caller's slice.
+func ordered(fs []ledger.Finding) []ledger.Finding {
+	out := slices.Clone(fs)
+	matcher.SortFindings(out)
+	return out
+}
+
+func count(n int) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func runText(w io.Writer, r Run) error {
+	var b strings.Builder
+	what := "reconcile run"
+	if r.DryRun {
+		what = "reconcile dry run (nothing written)"
+	}
+	fmt.Fprintf(&b, "%s: %s %s .. %s", what, r.Provider, utc(r.From), utc(r.To))
+	if r.RunID != 0 {
+		fmt.Fprintf(&b, " (run %d, attempt %d)", r.RunID, r.Attempt)
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "  intents       %s\n", count(r.Summary.Intents))
+	fmt.Fprintf(&b, "  transactions  %s\n", count(r.Summary.Transactions))
+	fmt.Fprintf(&b, "  matched       %s\n", count(r.Summary.Matched))
+	fmt.Fprintf(&b, "  findings      %s", count(len(r.Findings)))
+	if !r.DryRun {
+		fmt.Fprintf(&b, " (%s new, %s resolved)", count(r.New), count(r.Resolved))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "  settled       %s unknown intent(s)\n", count(r.Settled))
+	if len(r.Findings) > 0 {
+		b.WriteString("\n")
+		for _, k := range ledger.Kinds {
+			if n := countKind(r.Findings, k); n > 0 {
+				fmt.Fprintf(&b, "  %-20s %s\n", k, count(n))
+			}
+		}
+	}
+	if r.PullError != "" {
+		fmt.Fprintf(&b, "\n  WARNING: the pull failed, so missing_at_provider was not judged:\n  %s\n", r.PullError)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(r.Findings) == 0 {
+		_, err := io.WriteString(w, "\nNo findings.\n")
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return table(w, r.Findings, false)
+}
+
+func countKind(fs []ledger.Finding, k ledger.Kind) int {
+	n := 0
+	for _, f := range fs {
+		if f.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func findingsText(w io.Writer, fs []ledger.Finding) error {
+	if len(fs) == 0 {
+		_, err := io.WriteString(w, "No findings.\n")
+		return err
+	}
+	return table(w, fs, true)
+}
+
+// table writes the findings table and, below it, each finding's detail.
+func table(w io.Writer, fs []ledger.Finding, listed bool) error {
+	fs = ordered(fs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "ID\tSEVERITY\tKIND\tINTENT\tEXPECTED\tACTUAL\tAT RISK\tCOUNTERPARTY\tPROVIDER TXNS"
+	if listed {
+		head += "\tSTATUS\tLAST SEEN"
+	}
+	fmt.Fprintln(tw, head)
+	for _, f := range fs {
+		intent := f.IntentKey
+		if intent == "" {
+			intent = "-"
+		}
+		cp := f.Counterparty
+		if cp == "" {
+			cp = "-"
+		}
+		ids := strings.Join(findingJSON(f).ProviderTxnIDs, ", ")
+		if ids == "" {
+			ids = "-"
+		}
+		line := strings.Join([]string{f.ID, string(f.Severity), string(f.Kind), intent, showAmount(f.Expected),
+			showAmount(f.Actual), showAmount(f.AtRisk), cp, ids}, "\t")
+		if listed {
+			line += "\t" + string(f.Status) + "\t" + utc(f.LastSeenAt)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s  %s\n", f.ID, f.Detail)
+		if listed && f.Note != "" {
+			fmt.Fprintf(&b, "%s  note: %s\n", strings.Repeat(" ", len(f.ID)), f.Note)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
