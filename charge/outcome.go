@@ -74,8 +74,7 @@ func (s *Service) ApplyOutcome(ctx context.Context, tx ledger.Tx, provider strin
 // Settle moves an unknown intent to succeeded on the evidence of txn (a
 // provider transaction showing the money was taken), inside the caller's
 // transaction, with its event. The reconciler calls it.
-func (s *Service) Settle(ctx context.Context, tx ledger.Tx, in ledger.Intent, txn ledger.ProviderTxn) error {
-	now := s.clock()
+func (s *Service) Settle(ctx context.Context, tx ledger.Tx, in ledger.Intent, txn ledger.ProviderTxn, now time.Time) error {
 	in, err := tx.TransitionIntent(ctx, ledger.TransitionParams{Key: in.Key, From: []ledger.State{ledger.StateUnknown},
 		To: ledger.StateSucceeded, Now: now})
 	if errors.Is(err, ledger.ErrConflict) {

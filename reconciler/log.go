@@ -21,7 +21,7 @@ func logAttrs(o *Outcome, d time.Duration) []slog.Attr {
 		slog.Time("from", o.Run.From), slog.Time("to", o.Run.To), slog.Bool("dry_run", o.DryRun),
 		slog.Int("intents", c.Intents), slog.Int("transactions", c.Transactions), slog.Int("matched", c.Matched),
 		slog.Int("findings", c.Findings), slog.Int("new", c.New), slog.Int("resolved", c.Resolved),
-		slog.Int("settled", c.Settled), slog.Duration("duration", d),
+		slog.Int("settled", c.Settled), slog.String("duration", d.Round(time.Millisecond).String()),
 	}
 	if o.PullError != "" {
 		attrs = append(attrs, slog.String("pull_error", o.PullError))

@@ -23,15 +23,29 @@ import (
 // config.example.yaml.
 type Config struct {
 	// DatabaseURL is postgres://... or sqlite:PATH; default sqlite:reconcile.db.
-	DatabaseURL string         `mapstructure:"database_url"`
-	Database    DatabaseConfig `mapstructure:"database"`
-	Log         LogConfig      `mapstructure:"log"`
-	HTTP        HTTPConfig     `mapstructure:"http"`
-	Roles       RolesConfig    `mapstructure:"roles"`
-	Workers     WorkersConfig  `mapstructure:"workers"`
-	Queue       QueueConfig    `mapstructure:"queue"`
-	Charges     ChargesConfig  `mapstructure:"charges"`
-	Events      EventsConfig   `mapstructure:"events"`
+	DatabaseURL string          `mapstructure:"database_url"`
+	Database    DatabaseConfig  `mapstructure:"database"`
+	Log         LogConfig       `mapstructure:"log"`
+	HTTP        HTTPConfig      `mapstructure:"http"`
+	Roles       RolesConfig     `mapstructure:"roles"`
+	Workers     WorkersConfig   `mapstructure:"workers"`
+	Queue       QueueConfig     `mapstructure:"queue"`
+	Charges     ChargesConfig   `mapstructure:"charges"`
+	Events      EventsConfig    `mapstructure:"events"`
+	Reconcile   ReconcileConfig `mapstructure:"reconcile"`
+	Alerts      AlertsConfig    `mapstructure:"alerts"`
+}
+
+// ReconcileConfig tunes reconcile runs.
+type ReconcileConfig struct {
+	// Tolerance widens every window on both sides when linking evidence, so
+	// an intent at 23:59:50 matches its receipt at 00:00:20; default 2h.
+	Tolerance time.Duration `mapstructure:"tolerance"`
+	// Lease is how long a run holds its window; default 15m.
+	Lease time.Duration `mapstructure:"lease"`
+	// Fuzzy links evidence without a reference by amount, currency and
+	// customer when exactly one candidate fits; off by default.
+	Fuzzy bool `mapstructure:"fuzzy"`
 }
 
 // HTTPConfig is the server of `reconcile serve`.
@@ -129,37 +143,54 @@ func (c LogConfig) level() slog.Level {
 // defaults are every key with its default value; listing every key also lets
 // RECONCILE_* variables reach keys the config file does not mention.
 var defaults = map[string]any{
-	"database_url":            database.DefaultURL,
-	"database.max_conns":      0,
-	"log.level":               "info",
-	"log.format":              "auto",
-	"http.listen":             ":8080",
-	"http.read_timeout":       "10s",
-	"http.write_timeout":      "30s",
-	"http.max_body_bytes":     1 << 20,
-	"http.api_token":          "",
-	"roles.http":              true,
-	"roles.workers":           true,
-	"roles.scheduler":         true,
-	"workers.charges":         8,
-	"workers.events":          4,
-	"workers.alerts":          1,
-	"workers.runs":            2,
-	"queue.job_timeout":       "90s",
-	"queue.rescue_after":      "5m",
-	"queue.shutdown_grace":    "30s",
-	"charges.lease":           "2m",
-	"charges.max_attempts":    8,
-	"charges.retry_base":      "2s",
-	"charges.retry_max":       "10m",
-	"charges.pending_poll":    "30s",
-	"charges.pending_give_up": "10m",
-	"events.endpoints":        []string{},
-	"events.signing_secret":   "",
+	"database_url":                 database.DefaultURL,
+	"database.max_conns":           0,
+	"log.level":                    "info",
+	"log.format":                   "auto",
+	"http.listen":                  ":8080",
+	"http.read_timeout":            "10s",
+	"http.write_timeout":           "30s",
+	"http.max_body_bytes":          1 << 20,
+	"http.api_token":               "",
+	"roles.http":                   true,
+	"roles.workers":                true,
+	"roles.scheduler":              true,
+	"workers.charges":              8,
+	"workers.events":               4,
+	"workers.alerts":               1,
+	"workers.runs":                 2,
+	"queue.job_timeout":            "90s",
+	"queue.rescue_after":           "5m",
+	"queue.shutdown_grace":         "30s",
+	"charges.lease":                "2m",
+	"charges.max_attempts":         8,
+	"charges.retry_base":           "2s",
+	"charges.retry_max":            "10m",
+	"charges.pending_poll":         "30s",
+	"charges.pending_give_up":      "10m",
+	"events.endpoints":             []string{},
+	"events.signing_secret":        "",
+	"reconcile.tolerance":          "2h",
+	"reconcile.lease":              "15m",
+	"reconcile.fuzzy":              false,
+	"alerts.mode":                  "off",
+	"alerts.channel":               "",
+	"alerts.severity_channels":     map[string]string{},
+	"alerts.immediate_severity":    "high",
+	"alerts.immediate_min_at_risk": []string{},
+	"alerts.summary_when_clean":    false,
+	"alerts.summary_top":           5,
+	"alerts.findings_url":          "",
+	"alerts.zone":                  "UTC",
+	"alerts.channel_interval":      "1s",
+	"alerts.max_attempts":          10,
+	"alerts.api_url":               "https://slack.com/api/",
+	"alerts.bot_token":             "",
+	"alerts.webhook_url":           "",
 }
 
 // secretKeys may only come from the environment.
-var secretKeys = []string{"http.api_token", "events.signing_secret"}
+var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url"}
 
 func envName(key string) string {
 	return "RECONCILE_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(key))
@@ -322,6 +353,13 @@ func (c *Config) Validate() error {
 		// must not cut it shorter than that.
 		bad("charges.lease", "must be more than half of queue.job_timeout (%s)", c.Queue.JobTimeout)
 	}
+	positive("reconcile.tolerance", c.Reconcile.Tolerance)
+	positive("reconcile.lease", c.Reconcile.Lease)
+	if !slices.Contains([]string{"off", "webhook", "bot"}, c.Alerts.Mode) {
+		bad("alerts.mode", "unknown mode %q (want off, webhook or bot)", c.Alerts.Mode)
+	} else if _, _, err := c.Alerts.slack(); err != nil {
+		errs = append(errs, err)
+	}
 	for i, ep := range c.Events.Endpoints {
 		if u, err := url.Parse(ep); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
@@ -340,7 +378,7 @@ func (c *Config) secretValues() []string {
 	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
 		out = append(out, u)
 	}
-	for _, v := range []string{c.HTTP.APIToken, c.Events.SigningSecret} {
+	for _, v := range []string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL} {
 		if v != "" {
 			out = append(out, v)
 		}

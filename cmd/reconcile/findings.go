@@ -1,15 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 func newFindingsCmd(a *app) *cobra.Command {
@@ -50,8 +49,9 @@ func newFindingsListCmd(a *app) *cobra.Command {
 				}
 				f.Kinds = append(f.Kinds, ledger.Kind(k))
 			}
-			if format != "text" && format != "json" {
-				return usagef("--format %q: want text or json", format)
+			fmtOut, err := report.ParseFormat(format)
+			if err != nil {
+				return usagef("--format: %v", err)
 			}
 			ctx := cmd.Context()
 			s, err := a.open(ctx, false)
@@ -62,17 +62,14 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format == "json" {
-				return writeFindingsJSON(a, list)
-			}
-			return writeFindingsText(a, list)
+			return report.WriteFindings(a.stdout, fmtOut, list)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "only this provider")
 	fl.StringSliceVar(&statuses, "status", []string{"open", "acknowledged"}, "statuses to list (open, acknowledged, resolved)")
 	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+kindNames()+")")
-	fl.StringVar(&format, "format", "text", "text or json")
+	fl.StringVar(&format, "format", "text", "text, json or csv")
 	fl.IntVar(&limit, "limit", 1000, "at most this many")
 	return cmd
 }
@@ -126,58 +123,4 @@ func kindNames() string {
 		names[i] = string(k)
 	}
 	return strings.Join(names, ", ")
-}
-
-func writeFindingsJSON(a *app, list []ledger.Finding) error {
-	type amount struct {
-		Amount   string `json:"amount"`
-		Currency string `json:"currency"`
-	}
-	amt := func(m interface {
-		IsZero() bool
-		Text() string
-	}, cur string) *amount {
-		if m.IsZero() {
-			return nil
-		}
-		return &amount{m.Text(), cur}
-	}
-	type row struct {
-		ID             string   `json:"id"`
-		Kind           string   `json:"kind"`
-		Severity       string   `json:"severity"`
-		Status         string   `json:"status"`
-		IntentKey      string   `json:"intent_key"`
-		Provider       string   `json:"provider"`
-		ProviderTxnIDs []string `json:"provider_txn_ids"`
-		Expected       *amount  `json:"expected"`
-		Actual         *amount  `json:"actual"`
-		Detail         string   `json:"detail"`
-		FirstSeen      string   `json:"first_seen"`
-		LastSeen       string   `json:"last_seen"`
-	}
-	out := make([]row, 0, len(list))
-	for _, f := range list {
-		out = append(out, row{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), Status: string(f.Status),
-			IntentKey: f.IntentKey, Provider: f.Provider, ProviderTxnIDs: f.ProviderTxnIDs,
-			Expected: amt(f.Expected, f.Expected.Currency), Actual: amt(f.Actual, f.Actual.Currency), Detail: f.Detail,
-			FirstSeen: f.FirstSeenAt.Format("2006-01-02T15:04:05Z"), LastSeen: f.LastSeenAt.Format("2006-01-02T15:04:05Z")})
-	}
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"findings": out})
-}
-
-func writeFindingsText(a *app, list []ledger.Finding) error {
-	if len(list) == 0 {
-		fmt.Fprintln(a.stdout, "No findings.")
-		return nil
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSEVERITY\tSTATUS\tINTENT\tEXPECTED\tACTUAL\tPROVIDER TXNS")
-	for _, f := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, f.Kind, f.Severity, f.Status, f.IntentKey,
-			f.Expected, f.Actual, strings.Join(f.ProviderTxnIDs, ","))
-	}
-	return tw.Flush()
 }

@@ -61,6 +61,8 @@ or a config file (see config.example.yaml).`,
 		newFindingsCmd(a),
 		newJobsCmd(a),
 		newServeCmd(a),
+		newRunCmd(a),
+		newAlertsCmd(a),
 	)
 	for _, c := range root.Commands() {
 		setUsageArgs(c)

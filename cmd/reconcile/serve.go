@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -66,12 +64,8 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 
 	chargeMetrics := charge.NewMetrics()
 	s.registry.MustRegister(chargeMetrics.Collectors()...)
-	host, _ := os.Hostname()
-	s.charges = charge.New(charge.Deps{Store: store, Chargers: a.chargers(), Clock: a.clock, Logger: a.logger, Metrics: chargeMetrics},
-		charge.Config{Lease: cfg.Charges.Lease, MaxAttempts: cfg.Charges.MaxAttempts, PendingPoll: cfg.Charges.PendingPoll,
-			PendingGiveUp: cfg.Charges.PendingGiveUp, Owner: fmt.Sprintf("%s-%d", host, os.Getpid()),
-			Endpoints: cfg.Events.Endpoints, SigningSecret: cfg.Events.SigningSecret})
 
+	s.charges = a.chargeService(store, chargeMetrics)
 	workers := river.NewWorkers()
 	charge.AddWorkers(workers, s.charges)
 	qcfg := queue.Config{Logger: a.logger.With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
@@ -180,9 +174,4 @@ func (d *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range depth {
 		ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(n), k.Queue, k.State)
 	}
-}
-
-// chargers returns the configured chargers by provider name.
-func (a *app) chargers() map[string]providers.Charger {
-	return map[string]providers.Charger{}
 }
