@@ -68,6 +68,8 @@ type RunStore interface {
 	// otherwise ErrConflict.
 	FinishRun(ctx context.Context, f RunFinish) (Run, error)
 	GetRun(ctx context.Context, id int64) (Run, error)
+	// GetRunByKey returns the run of a window by its RunKey.
+	GetRunByKey(ctx context.Context, key string) (Run, error)
 	ListRuns(ctx context.Context, provider string, limit int) ([]Run, error)
 }
 

@@ -34,6 +34,9 @@ type Config struct {
 	Events      EventsConfig    `mapstructure:"events"`
 	Reconcile   ReconcileConfig `mapstructure:"reconcile"`
 	Alerts      AlertsConfig    `mapstructure:"alerts"`
+	// Schedules reconcile providers periodically in `reconcile serve`, by
+	// provider name.
+	Schedules map[string]ScheduleConfig `mapstructure:"schedules"`
 }
 
 // ReconcileConfig tunes reconcile runs.
@@ -359,6 +362,11 @@ func (c *Config) Validate() error {
 		bad("alerts.mode", "unknown mode %q (want off, webhook or bot)", c.Alerts.Mode)
 	} else if _, _, err := c.Alerts.slack(); err != nil {
 		errs = append(errs, err)
+	}
+	for name, sc := range c.Schedules {
+		if _, err := sc.spec(name, time.UTC); err != nil {
+			bad("schedules."+name, "%v", err)
+		}
 	}
 	for i, ep := range c.Events.Endpoints {
 		if u, err := url.Parse(ep); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

@@ -116,10 +116,16 @@ func jobSubject(j *rivertype.JobRow) string {
 	if json.Unmarshal(j.EncodedArgs, &args) != nil {
 		return ""
 	}
-	for _, k := range []string{"intent_key", "event_id", "alert_id", "provider"} {
+	for _, k := range []string{"intent_key", "event_id", "alert_id"} {
 		if v, ok := args[k]; ok {
 			return fmt.Sprint(v)
 		}
+	}
+	if p, ok := args["provider"]; ok {
+		if from, ok := args["from"]; ok {
+			return fmt.Sprintf("%v %v/%v", p, from, args["to"])
+		}
+		return fmt.Sprint(p)
 	}
 	return ""
 }

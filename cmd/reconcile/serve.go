@@ -15,9 +15,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/queue"
+	"github.com/reconcilehq/reconcile/schedule"
 )
 
 func newServeCmd(a *app) *cobra.Command {
@@ -66,18 +68,52 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	s.registry.MustRegister(chargeMetrics.Collectors()...)
 
 	s.charges = a.chargeService(store, chargeMetrics)
+	specs, err := a.specs()
+	if err != nil {
+		return nil, err
+	}
 	workers := river.NewWorkers()
 	charge.AddWorkers(workers, s.charges)
-	qcfg := queue.Config{Logger: a.logger.With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
+	ticks := &tickWorker{store: store, specs: map[string]schedule.Spec{}, clock: a.clock, logger: a.logger}
+	for _, sp := range specs {
+		ticks.specs[sp.Provider] = sp
+	}
+	river.AddWorker(workers, ticks)
+	runs := &runWorker{store: store, lease: cfg.Reconcile.Lease, logger: a.logger}
+	river.AddWorker(workers, runs)
+	slack, alertsOn, err := cfg.Alerts.slack()
+	if err != nil {
+		return nil, err
+	}
+	if alertsOn {
+		am := alerts.NewMetrics()
+		s.registry.MustRegister(am.Collectors()...)
+		d, err := alerts.NewDeliverer(store, slack, alerts.Options{Logger: a.logger, Metrics: am, Now: a.clock})
+		if err != nil {
+			return nil, err
+		}
+		river.AddWorker(workers, &alerts.Worker{Deliverer: d})
+	}
+	qcfg := queue.Config{Logger: slog.New(minLevel{a.logger.Handler(), slog.LevelWarn}).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
 		RescueStuckJobsAfter: cfg.Queue.RescueAfter, RetryPolicy: queue.Backoff{Base: cfg.Charges.RetryBase, Max: cfg.Charges.RetryMax}}
-	if cfg.Roles.Workers {
+	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		qcfg.Workers = workers
-		qcfg.Queues = map[string]int{queue.QueueCharges: cfg.Workers.Charges, queue.QueueEvents: cfg.Workers.Events}
+	}
+	if cfg.Roles.Workers {
+		qcfg.Queues = map[string]int{queue.QueueCharges: cfg.Workers.Charges, queue.QueueEvents: cfg.Workers.Events,
+			queue.QueueAlerts: cfg.Workers.Alerts, queue.QueueRuns: cfg.Workers.Runs}
+	}
+	if cfg.Roles.Scheduler {
+		qcfg.PeriodicJobs = periodicJobs(specs)
 	}
 	if s.queue, err = queue.New(store, qcfg); err != nil {
 		return nil, err
 	}
 	s.charges.UseQueue(s.queue)
+	ticks.queue = s.queue
+	if runs.rec, err = a.newReconciler(store, s.queue, s.charges); err != nil {
+		return nil, err
+	}
 	s.registry.MustRegister(&depthCollector{q: s.queue})
 	s.routes()
 	return s, nil

@@ -50,6 +50,13 @@ func exerciseRuns(t *testing.T, newStore NewStore) {
 	if err != nil || got.Owner != "c" {
 		t.Fatalf("get = %+v, %v", got, err)
 	}
+	byKey, err := s.GetRunByKey(ctx, ledger.RunKey("mpesa", from, to))
+	if err != nil || byKey.ID != r.ID {
+		t.Fatalf("get by key = %+v, %v", byKey, err)
+	}
+	if _, err := s.GetRunByKey(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("missing key: %v", err)
+	}
 	runs, err := s.ListRuns(ctx, "mpesa", 10)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("list = %+v, %v", runs, err)

@@ -85,6 +85,11 @@ func (e executor) GetRun(ctx context.Context, id int64) (ledger.Run, error) {
 	return r, ledger.Wrap("get run", strconv.FormatInt(id, 10), translate(err))
 }
 
+func (e executor) GetRunByKey(ctx context.Context, key string) (ledger.Run, error) {
+	r, err := scanRun(e.queryRow(ctx, `SELECT `+runCols+` FROM runs WHERE key = ?`, key))
+	return r, ledger.Wrap("get run", key, translate(err))
+}
+
 func (e executor) ListRuns(ctx context.Context, provider string, limit int) ([]ledger.Run, error) {
 	if limit <= 0 {
 		limit = 100
