@@ -200,4 +200,6 @@ func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return minLevel{h.Handler.WithAttrs(attrs), h.level}
 }
 
-func (h minLevel) WithGroup(name string) slog.Handler { return minLevel{h.Handler.WithGroup(name), h.level} }
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.level}
+}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,7 +96,8 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 		}
 		river.AddWorker(workers, &alerts.Worker{Deliverer: d})
 	}
-	qcfg := queue.Config{Logger: slog.New(minLevel{a.logger.Handler(), slog.LevelWarn}).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
+	host, _ := os.Hostname()
+	qcfg := queue.Config{ID: riverID(host, os.Getpid()), Logger: slog.New(minLevel{a.logger.Handler(), slog.LevelWarn}).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
 		RescueStuckJobsAfter: cfg.Queue.RescueAfter, RetryPolicy: queue.Backoff{Base: cfg.Charges.RetryBase, Max: cfg.Charges.RetryMax}}
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		qcfg.Workers = workers
@@ -189,6 +192,20 @@ func (s *server) run(ctx context.Context) error {
 	}
 	s.logger.Info("stopped")
 	return nil
+}
+
+// riverID names this process among replicas (River's leader table shows it).
+func riverID(host string, pid int) string {
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, host)
+	if len(clean) > 60 {
+		clean = clean[:60]
+	}
+	return fmt.Sprintf("%s_pid%d", clean, pid)
 }
 
 // depthCollector exports River's queue depth at scrape time.
