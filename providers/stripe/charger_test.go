@@ -216,7 +216,7 @@ func TestChargeAmountsByCurrencyExponent(t *testing.T) {
 		{"10.50", "USD", "1050", "usd"},
 		{"1500", "JPY", "1500", "jpy"},
 		{"1.230", "KWD", "1230", "kwd"},
-		{"5", "ISK", "500", "isk"}, // Stripe keeps ISK two-decimal
+		{"5", "ISK", "500", "isk"},   // Stripe keeps ISK two-decimal
 		{"500", "MGA", "500", "mga"}, // Stripe treats MGA as zero-decimal
 		{"1500.00", "KES", "150000", "kes"},
 	}
@@ -244,8 +244,14 @@ func TestChargeRefusedBeforeSending(t *testing.T) {
 		"empty key":         func(r *providers.ChargeRequest) { r.IntentKey = " " },
 		"long key":          func(r *providers.ChargeRequest) { r.IntentKey = strings.Repeat("k", 256) },
 		"no payment method": func(r *providers.ChargeRequest) {},
-		"zero amount":       func(r *providers.ChargeRequest) { r.Amount = amount(t, "0", "USD"); r.Metadata["payment_method"] = "pm_card_visa" },
-		"no currency":       func(r *providers.ChargeRequest) { r.Amount.Currency = ""; r.Metadata["payment_method"] = "pm_card_visa" },
+		"zero amount": func(r *providers.ChargeRequest) {
+			r.Amount = amount(t, "0", "USD")
+			r.Metadata["payment_method"] = "pm_card_visa"
+		},
+		"no currency": func(r *providers.ChargeRequest) {
+			r.Amount.Currency = ""
+			r.Metadata["payment_method"] = "pm_card_visa"
+		},
 	}
 	for name, mod := range cases {
 		c, fb := setupFake(t, Config{})
