@@ -100,10 +100,12 @@ func (p *Parser) columns(cr *Reader, file string) (columns, error) {
 		if name == "" {
 			return -1
 		}
-		i, ok := cr.Column(name)
-		if !ok {
-			missing = append(missing, &ledger.ParseError{File: file, Line: 1, Field: "mapping." + field,
-				Err: fmt.Errorf("column %q not in header (columns: %s)", name, quoteList(cr.Header()))})
+		i, err := cr.Column(name)
+		if errors.Is(err, ErrNoColumn) {
+			err = fmt.Errorf("%w (columns: %s)", err, quoteList(cr.Header()))
+		}
+		if err != nil {
+			missing = append(missing, &ledger.ParseError{File: file, Line: cr.HeaderLine(), Field: "mapping." + field, Err: err})
 			return -1
 		}
 		return i
@@ -156,14 +158,14 @@ func (p *Parser) row(cols columns, rec Record, file string) (ledger.ProviderTxn,
 			return ledger.ProviderTxn{}, bad(m.Currency, "currency is empty")
 		}
 		if cur, err = money.NormalizeCurrency(code); err != nil {
-			return ledger.ProviderTxn{}, bad(m.Currency, "%v", err)
+			return ledger.ProviderTxn{}, bad(m.Currency, "%w", err)
 		}
 	}
 	var amt money.Amount
 	in := true
 	if cols.amount >= 0 {
 		if amt, err = p.amount(rec.Get(cols.amount), cur); err != nil {
-			return ledger.ProviderTxn{}, bad(m.Amount, "%v", err)
+			return ledger.ProviderTxn{}, bad(m.Amount, "%w", err)
 		}
 		in = !amt.Value.IsNegative()
 		amt.Value = amt.Value.Abs()
@@ -172,7 +174,7 @@ func (p *Parser) row(cols columns, rec Record, file string) (ledger.ProviderTxn,
 		var d, cr money.Amount
 		if debit != "" {
 			if d, err = p.amount(debit, cur); err != nil {
-				return ledger.ProviderTxn{}, bad(m.Debit, "%v", err)
+				return ledger.ProviderTxn{}, bad(m.Debit, "%w", err)
 			}
 			if d.Value.IsNegative() {
 				return ledger.ProviderTxn{}, bad(m.Debit, "%s is negative; the debit column already says money out", debit)
@@ -180,7 +182,7 @@ func (p *Parser) row(cols columns, rec Record, file string) (ledger.ProviderTxn,
 		}
 		if credit != "" {
 			if cr, err = p.amount(credit, cur); err != nil {
-				return ledger.ProviderTxn{}, bad(m.Credit, "%v", err)
+				return ledger.ProviderTxn{}, bad(m.Credit, "%w", err)
 			}
 			if cr.Value.IsNegative() {
 				return ledger.ProviderTxn{}, bad(m.Credit, "%s is negative; the credit column already says money in", credit)
@@ -227,7 +229,7 @@ func (p *Parser) row(cols columns, rec Record, file string) (ledger.ProviderTxn,
 		OccurredAt: at.UTC(), Reference: rec.Get(cols.reference),
 		Counterparty: ledger.MaskCustomer(rec.Get(cols.counterparty))}
 	if err := ledger.ValidateTxn(txn); err != nil {
-		return ledger.ProviderTxn{}, bad("", "%v", err)
+		return ledger.ProviderTxn{}, bad("", "%w", err)
 	}
 	return txn, nil
 }

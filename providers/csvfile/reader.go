@@ -20,8 +20,10 @@ type Reader struct {
 	cr     *csv.Reader
 	rec    *recorder
 	header []string
-	index  map[string]int
+	index  map[string][]int
 	prev   int64
+	// headerLine is the line of the header row.
+	headerLine int
 }
 
 // Record is one data row.
@@ -36,7 +38,8 @@ type Record struct {
 
 // NewReader reads the header row of r. file names the input in errors. The
 // header is the first non-blank line (after a UTF-8 byte-order mark); column
-// names are trimmed, and an empty or duplicate name is an error.
+// names are trimmed, and an empty name is an error. A name may repeat; only
+// looking such a column up is an error.
 func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 	if comma == 0 {
 		comma = ','
@@ -50,7 +53,7 @@ func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
-	rd := &Reader{file: file, cr: cr, rec: rec, index: map[string]int{}}
+	rd := &Reader{file: file, cr: cr, rec: rec, index: map[string][]int{}}
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, &ledger.ParseError{File: file, Line: 1, Err: errors.New("empty file: no header row")}
@@ -67,23 +70,37 @@ func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 		if h == "" {
 			return nil, &ledger.ParseError{File: file, Line: line, Err: fmt.Errorf("header row: column %d has no name", i+1)}
 		}
-		if j, dup := rd.index[h]; dup {
-			return nil, &ledger.ParseError{File: file, Line: line, Field: h,
-				Err: fmt.Errorf("header row: column %q appears twice (columns %d and %d)", h, j+1, i+1)}
-		}
-		rd.index[h] = i
+		rd.index[h] = append(rd.index[h], i)
 	}
 	rd.header = header
+	rd.headerLine = line
 	return rd, nil
 }
+
+// HeaderLine returns the line the header row is on.
+func (r *Reader) HeaderLine() int { return r.headerLine }
 
 // Header returns the column names.
 func (r *Reader) Header() []string { return r.header }
 
-// Column returns the index of the named column.
-func (r *Reader) Column(name string) (int, bool) {
-	i, ok := r.index[name]
-	return i, ok
+// ErrNoColumn and ErrDuplicateColumn are the reasons Column fails.
+var (
+	ErrNoColumn        = errors.New("not in header")
+	ErrDuplicateColumn = errors.New("appears more than once in the header")
+)
+
+// Column returns the index of the named column: ErrNoColumn when the header
+// lacks it, ErrDuplicateColumn when it is there twice (which one is meant
+// cannot be known).
+func (r *Reader) Column(name string) (int, error) {
+	switch ix := r.index[name]; len(ix) {
+	case 0:
+		return -1, fmt.Errorf("column %q %w", name, ErrNoColumn)
+	case 1:
+		return ix[0], nil
+	default:
+		return -1, fmt.Errorf("column %q %w (columns %d and %d)", name, ErrDuplicateColumn, ix[0]+1, ix[1]+1)
+	}
 }
 
 // Next returns the next record, or io.EOF after the last one. A record with

@@ -129,17 +129,22 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 }
 
 func (p ReportParser) columns(cr *csvfile.Reader, file string) (reportCols, error) {
+	var dups []error
 	col := func(name string) int {
-		if i, ok := cr.Column(name); ok {
-			return i
+		i, err := cr.Column(name)
+		if errors.Is(err, csvfile.ErrDuplicateColumn) {
+			dups = append(dups, &ledger.ParseError{File: file, Line: cr.HeaderLine(), Field: name, Err: err})
 		}
-		return -1
+		return i
 	}
 	c := reportCols{btx: col("balance_transaction_id"), createdUTC: col("created_utc"), created: col("created"),
 		chargeCreatedUTC: col("charge_created_utc"), chargeCreated: col("charge_created"), currency: col("currency"),
 		gross: col("gross"), fee: col("fee"), net: col("net"), category: col("reporting_category"),
 		source: col("source_id"), charge: col("charge_id"), pi: col("payment_intent_id"), customer: col("customer_id"),
 		email: col("customer_email"), intentKey: col("payment_metadata[" + MetadataIntentKey + "]")}
+	if len(dups) > 0 {
+		return c, errors.Join(dups...)
+	}
 	var missing []string
 	for name, i := range map[string]int{"balance_transaction_id": c.btx, "currency": c.currency, "gross": c.gross,
 		"fee": c.fee, "reporting_category": c.category} {
@@ -155,11 +160,11 @@ func (p ReportParser) columns(cr *csvfile.Reader, file string) (reportCols, erro
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return c, &ledger.ParseError{File: file, Line: 1, Field: missing[0],
+		return c, &ledger.ParseError{File: file, Line: cr.HeaderLine(), Field: missing[0],
 			Err: fmt.Errorf("header row lacks column(s) %s of a %s report (is this the header row?)", strings.Join(missing, ", "), ReportType)}
 	}
 	if c.createdUTC < 0 && p.Location == nil {
-		return c, &ledger.ParseError{File: file, Line: 1, Field: "created",
+		return c, &ledger.ParseError{File: file, Line: cr.HeaderLine(), Field: "created",
 			Err: errors.New("only the local-time column is present and no report timezone was given")}
 	}
 	return c, nil
@@ -177,31 +182,31 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 	}
 	var err error
 	if row.Created, err = p.time(rec, c.createdUTC, c.created); err != nil {
-		return bad(timeField(c.createdUTC, "created"), "%v", err)
+		return bad(timeField(c.createdUTC, "created"), "%w", err)
 	}
 	if row.Created.IsZero() {
 		return bad(timeField(c.createdUTC, "created"), "is empty")
 	}
 	if row.ChargeCreated, err = p.time(rec, c.chargeCreatedUTC, c.chargeCreated); err != nil {
-		return bad(timeField(c.chargeCreatedUTC, "charge_created"), "%v", err)
+		return bad(timeField(c.chargeCreatedUTC, "charge_created"), "%w", err)
 	}
 	code := rec.Get(c.currency)
 	if code == "" {
 		return bad("currency", "is empty")
 	}
 	if row.Currency, err = money.NormalizeCurrency(code); err != nil {
-		return bad("currency", "%v", err)
+		return bad("currency", "%w", err)
 	}
 	if row.Gross, err = money.Parse(rec.Get(c.gross), row.Currency); err != nil {
-		return bad("gross", "%v", err)
+		return bad("gross", "%w", err)
 	}
 	if row.Fee, err = money.Parse(rec.Get(c.fee), row.Currency); err != nil {
-		return bad("fee", "%v", err)
+		return bad("fee", "%w", err)
 	}
 	if c.net >= 0 && rec.Get(c.net) != "" {
 		net, err := money.Parse(rec.Get(c.net), row.Currency)
 		if err != nil {
-			return bad("net", "%v", err)
+			return bad("net", "%w", err)
 		}
 		if want := row.Gross.Value.Sub(row.Fee.Value); !net.Value.Equal(want) {
 			return bad("net", "%s is not gross %s minus fee %s", net.Text(), row.Gross.Text(), row.Fee.Text())
@@ -233,6 +238,12 @@ func (p ReportParser) time(rec csvfile.Record, utcCol, localCol int) (time.Time,
 	t, err := time.ParseInLocation(reportTimeLayout, s, loc)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not a time like 2024-11-23 14:05:06", s)
+	}
+	if t.Nanosecond() != 0 {
+		return time.Time{}, fmt.Errorf("%q has a fraction of a second; report times are whole seconds", s)
+	}
+	if u := t.Unix(); u < 1 || u > maxUnix {
+		return time.Time{}, fmt.Errorf("%q is not a plausible time", s)
 	}
 	return t.UTC(), nil
 }
