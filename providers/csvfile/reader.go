@@ -38,8 +38,8 @@ type Record struct {
 
 // NewReader reads the header row of r. file names the input in errors. The
 // header is the first non-blank line (after a UTF-8 byte-order mark); column
-// names are trimmed, and an empty name is an error. A name may repeat; only
-// looking such a column up is an error.
+// names are trimmed. A name may be empty (a trailing separator) or repeat;
+// only looking such a column up is an error.
 func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 	if comma == 0 {
 		comma = ','
@@ -67,10 +67,9 @@ func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		header[i] = h
-		if h == "" {
-			return nil, &ledger.ParseError{File: file, Line: line, Err: fmt.Errorf("header row: column %d has no name", i+1)}
+		if h != "" {
+			rd.index[h] = append(rd.index[h], i)
 		}
-		rd.index[h] = append(rd.index[h], i)
 	}
 	rd.header = header
 	rd.headerLine = line

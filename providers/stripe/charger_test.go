@@ -366,3 +366,35 @@ func TestChargerAbilities(t *testing.T) {
 		}
 	}
 }
+
+// After Stripe's key retention the key no longer protects: re-sending it
+// charges again. An attempt that old is looked up by intent key first,
+// which finds the first payment.
+func TestResumeAfterKeyRetention(t *testing.T) {
+	t.Parallel()
+	c, fb := setupFake(t, Config{PaymentMethod: stripefake.PaymentMethodVisa})
+	ctx := context.Background()
+	fb.fake.InjectFault(stripefake.Fault{Method: "POST", Path: "/v1/payment_intents", Mode: stripefake.DropAfter})
+	if _, err := c.Charge(ctx, chargeReq(t, "charge:order-6")); providers.KindOf(err) != providers.Ambiguous {
+		t.Fatalf("lost answer: %v", err)
+	}
+	fb.fake.ExpireIdempotencyKeys()
+	attemptAge := 25 * time.Hour
+	if attemptAge <= c.IdempotencyKeyRetention() {
+		t.Fatalf("the scenario needs an attempt older than the retention")
+	}
+	res, found, err := c.FindCharge(ctx, "charge:order-6")
+	if err != nil || !found || res.Status != providers.StatusSucceeded || res.ProviderRef != fb.fake.PaymentIntents()[0].ID {
+		t.Fatalf("look-up = %+v, %v, %v; want the first payment", res, found, err)
+	}
+	if n := len(fb.fake.Charges()); n != 1 {
+		t.Errorf("%d charges, want 1", n)
+	}
+	// What the look-up prevents: the expired key charges a second time.
+	if _, err := c.Charge(ctx, chargeReq(t, "charge:order-6")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fb.fake.Charges()); n != 2 {
+		t.Errorf("re-sending an expired key made %d charges; the fake no longer imitates Stripe's pruning", n)
+	}
+}

@@ -189,6 +189,14 @@ func (s *Server) InjectFault(f Fault) {
 	s.faults = append(s.faults, f)
 }
 
+// ExpireIdempotencyKeys forgets every idempotency key, as Stripe does with
+// keys older than 24 hours: the same key then makes a new request.
+func (s *Server) ExpireIdempotencyKeys() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idem = map[string]idemEntry{}
+}
+
 // Requests returns the requests received so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
