@@ -104,7 +104,8 @@ func (r *Reader) Column(name string) (int, error) {
 
 // Next returns the next record, or io.EOF after the last one. A record with
 // the wrong number of fields or broken quoting is returned together with a
-// *ledger.ParseError naming its line; reading can go on after it.
+// *ledger.ParseError naming its line; reading can go on after it. Any other
+// error means the input failed and reading must stop.
 func (r *Reader) Next() (Record, error) {
 	for {
 		fields, err := r.cr.Read()
@@ -116,6 +117,11 @@ func (r *Reader) Next() (Record, error) {
 		r.prev = off
 		r.rec.discard(off)
 		if err != nil {
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) {
+				// The input itself failed (not its CSV): nothing more can be read.
+				return Record{}, fmt.Errorf("%s: read: %w", r.file, err)
+			}
 			line := csvLine(err, 0)
 			return Record{Line: line, Raw: raw}, &ledger.ParseError{File: r.file, Line: line, Err: csvCause(err)}
 		}

@@ -25,8 +25,8 @@ const ChannelWebhook = "webhook"
 // in it); refund events and charge.refund.updated give a sighting of the
 // refund; payment_intent.succeeded, payment_intent.payment_failed and
 // payment_intent.canceled give an AttemptOutcome for the PaymentIntent.
-// Other event types are recognised (Evidence.Kind is the event type) and add
-// nothing.
+// Other event types (charge.dispute.* among them) are recognised
+// (Evidence.Kind is the event type) and add nothing.
 type EventParser struct{}
 
 var _ providers.CallbackParser = EventParser{}
@@ -77,7 +77,7 @@ func parseEvent(body []byte, receivedAt time.Time) (providers.Evidence, error) {
 	ev := providers.Evidence{Kind: e.Type}
 	family, _, _ := strings.Cut(e.Type, ".")
 	isRefund := family == "refund" || e.Type == "charge.refund.updated"
-	if family != "charge" && family != "payment_intent" && !isRefund {
+	if family != "charge" && family != "payment_intent" && !isRefund || strings.HasPrefix(e.Type, "charge.dispute.") {
 		return ev, nil
 	}
 	if e.Data == nil || len(e.Data.Object) == 0 || string(e.Data.Object) == "null" {
