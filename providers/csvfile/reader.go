@@ -1,0 +1,201 @@
+package csvfile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// Reader reads a CSV file with a header row, record by record, and keeps
+// each record's line number and raw bytes so that a bad line can be reported
+// and quarantined exactly as it was.
+type Reader struct {
+	file   string
+	cr     *csv.Reader
+	rec    *recorder
+	header []string
+	index  map[string][]int
+	prev   int64
+	// headerLine is the line of the header row.
+	headerLine int
+}
+
+// Record is one data row.
+type Record struct {
+	// Line is the 1-based line on which the record starts.
+	Line int
+	// Fields holds the values in header order.
+	Fields []string
+	// Raw is the record as it appeared in the file, without the line ending.
+	Raw []byte
+}
+
+// NewReader reads the header row of r. file names the input in errors. The
+// header is the first non-blank line (after a UTF-8 byte-order mark); column
+// names are trimmed. A name may be empty (a trailing separator) or repeat;
+// only looking such a column up is an error.
+func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
+	if comma == 0 {
+		comma = ','
+	}
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+		_, _ = br.Discard(3)
+	}
+	rec := &recorder{r: br}
+	cr := csv.NewReader(rec)
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	rd := &Reader{file: file, cr: cr, rec: rec, index: map[string][]int{}}
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, &ledger.ParseError{File: file, Line: 1, Err: errors.New("empty file: no header row")}
+	}
+	if err != nil {
+		return nil, &ledger.ParseError{File: file, Line: csvLine(err, 1), Err: fmt.Errorf("header row: %w", csvCause(err))}
+	}
+	rd.prev = cr.InputOffset()
+	rec.discard(rd.prev)
+	line, _ := cr.FieldPos(0)
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		header[i] = h
+		if h != "" {
+			rd.index[h] = append(rd.index[h], i)
+		}
+	}
+	rd.header = header
+	rd.headerLine = line
+	return rd, nil
+}
+
+// HeaderLine returns the line the header row is on.
+func (r *Reader) HeaderLine() int { return r.headerLine }
+
+// Header returns the column names.
+func (r *Reader) Header() []string { return r.header }
+
+// ErrNoColumn and ErrDuplicateColumn are the reasons Column fails.
+var (
+	ErrNoColumn        = errors.New("not in header")
+	ErrDuplicateColumn = errors.New("appears more than once in the header")
+)
+
+// Column returns the index of the named column: ErrNoColumn when the header
+// lacks it, ErrDuplicateColumn when it is there twice (which one is meant
+// cannot be known).
+func (r *Reader) Column(name string) (int, error) {
+	switch ix := r.index[name]; len(ix) {
+	case 0:
+		return -1, fmt.Errorf("column %q %w", name, ErrNoColumn)
+	case 1:
+		return ix[0], nil
+	default:
+		return -1, fmt.Errorf("column %q %w (columns %d and %d)", name, ErrDuplicateColumn, ix[0]+1, ix[1]+1)
+	}
+}
+
+// Next returns the next record, or io.EOF after the last one. A record with
+// the wrong number of fields or broken quoting is returned together with a
+// *ledger.ParseError naming its line; reading can go on after it. Any other
+// error means the input failed and reading must stop.
+func (r *Reader) Next() (Record, error) {
+	for {
+		fields, err := r.cr.Read()
+		if errors.Is(err, io.EOF) {
+			return Record{}, io.EOF
+		}
+		off := r.cr.InputOffset()
+		raw := bytes.Trim(r.rec.slice(r.prev, off), "\r\n")
+		r.prev = off
+		r.rec.discard(off)
+		if err != nil {
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) {
+				// The input itself failed (not its CSV): nothing more can be read.
+				return Record{}, fmt.Errorf("%s: read: %w", r.file, err)
+			}
+			line := csvLine(err, 0)
+			return Record{Line: line, Raw: raw}, &ledger.ParseError{File: r.file, Line: line, Err: csvCause(err)}
+		}
+		line, _ := r.cr.FieldPos(0)
+		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+			continue
+		}
+		rec := Record{Line: line, Fields: fields, Raw: raw}
+		if len(fields) != len(r.header) {
+			return rec, &ledger.ParseError{File: r.file, Line: line,
+				Err: fmt.Errorf("%d fields, the header has %d", len(fields), len(r.header))}
+		}
+		return rec, nil
+	}
+}
+
+// Get returns the value of column i, trimmed.
+func (rec Record) Get(i int) string {
+	if i < 0 || i >= len(rec.Fields) {
+		return ""
+	}
+	return strings.TrimSpace(rec.Fields[i])
+}
+
+func csvLine(err error, def int) int {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		if pe.StartLine > 0 {
+			return pe.StartLine
+		}
+		return pe.Line
+	}
+	return def
+}
+
+func csvCause(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("not valid CSV: %w", pe.Err)
+	}
+	return err
+}
+
+// recorder keeps the bytes the CSV reader has consumed but whose records
+// have not been handed out yet, so a record's raw text can be cut out by
+// input offset.
+type recorder struct {
+	r    io.Reader
+	buf  []byte
+	base int64 // input offset of buf[0]
+}
+
+func (c *recorder) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.buf = append(c.buf, p[:n]...)
+	return n, err
+}
+
+func (c *recorder) slice(from, to int64) []byte {
+	lo, hi := from-c.base, to-c.base
+	if lo < 0 || hi > int64(len(c.buf)) || lo > hi {
+		return nil
+	}
+	return append([]byte(nil), c.buf[lo:hi]...)
+}
+
+func (c *recorder) discard(upTo int64) {
+	n := upTo - c.base
+	if n <= 0 {
+		return
+	}
+	if n > int64(len(c.buf)) {
+		n = int64(len(c.buf))
+	}
+	c.buf = append(c.buf[:0], c.buf[n:]...)
+	c.base += n
+}

@@ -1,0 +1,95 @@
+package stripe
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	stripeapi "github.com/stripe/stripe-go/v85"
+)
+
+// Config configures a Client. The zero values of the optional fields are
+// the defaults.
+type Config struct {
+	// APIKey is the secret or restricted key (sk_live_..., sk_test_...,
+	// rk_...). Required; never logged.
+	APIKey string
+	// BaseURL replaces https://api.stripe.com, for stripe-mock or a fake.
+	BaseURL string
+	// MaxNetworkRetries is how many times the SDK itself re-sends a request
+	// that failed on the network or with a 409 or 5xx, with the same
+	// idempotency key and no pause beyond the SDK's backoff. Default 0: the
+	// charge worker's own retries re-send the key.
+	MaxNetworkRetries int
+	// HTTPClient carries the requests. Default: a client with Timeout.
+	HTTPClient *http.Client
+	// Timeout bounds one HTTP request when HTTPClient is nil. Default 30s.
+	Timeout time.Duration
+	// PaymentMethod is the payment method (pm_...) charged when a request's
+	// metadata names none under "payment_method". Empty: such requests are
+	// refused before any call.
+	PaymentMethod string
+	// BalanceTransactions makes Pull also list the window's balance
+	// transactions, adding Stripe fees (as fee transactions linked to the
+	// charge) and payouts. Default false: charges and refunds only.
+	BalanceTransactions bool
+	// PageSize is the number of objects per list request, 1 to 100.
+	// Default 100.
+	PageSize int
+	// Clock stamps sightings with their receipt time. Default time.Now.
+	Clock func() time.Time
+}
+
+// Client talks to Stripe's API: it charges (create and confirm a
+// PaymentIntent under the intent key), answers status queries and look-ups
+// by intent key, and pulls a window's charges and refunds.
+type Client struct {
+	sc  *stripeapi.Client
+	cfg Config
+}
+
+// New checks cfg and returns a Client.
+func New(cfg Config) (*Client, error) {
+	if cfg.APIKey == "" {
+		return nil, errors.New("stripe: config: api key is empty")
+	}
+	if cfg.MaxNetworkRetries < 0 {
+		return nil, errors.New("stripe: config: max network retries is negative")
+	}
+	switch {
+	case cfg.PageSize == 0:
+		cfg.PageSize = 100
+	case cfg.PageSize < 1 || cfg.PageSize > 100:
+		return nil, errors.New("stripe: config: page size must be between 1 and 100")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.HTTPClient == nil {
+		t := cfg.Timeout
+		if t == 0 {
+			t = 30 * time.Second
+		}
+		cfg.HTTPClient = &http.Client{Timeout: t}
+	}
+	bc := &stripeapi.BackendConfig{
+		HTTPClient:        cfg.HTTPClient,
+		MaxNetworkRetries: stripeapi.Int64(int64(cfg.MaxNetworkRetries)),
+		// The SDK's own log lines can carry response bodies with customer
+		// data; errors are returned instead.
+		LeveledLogger:   &stripeapi.LeveledLogger{Level: stripeapi.LevelNull},
+		EnableTelemetry: stripeapi.Bool(false),
+	}
+	if cfg.BaseURL != "" {
+		bc.URL = stripeapi.String(cfg.BaseURL)
+	}
+	backends := &stripeapi.Backends{
+		API:         stripeapi.GetBackendWithConfig(stripeapi.APIBackend, bc),
+		Connect:     stripeapi.GetBackendWithConfig(stripeapi.ConnectBackend, bc),
+		Uploads:     stripeapi.GetBackendWithConfig(stripeapi.UploadsBackend, bc),
+		MeterEvents: stripeapi.GetBackendWithConfig(stripeapi.MeterEventsBackend, bc),
+	}
+	return &Client{sc: stripeapi.NewClient(cfg.APIKey, stripeapi.WithBackends(backends)), cfg: cfg}, nil
+}
+
+func (c *Client) now() time.Time { return c.cfg.Clock().UTC() }

@@ -1,0 +1,144 @@
+package stripe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// ChannelWebhook is the source channel of sightings from webhook events.
+// Each sighting's ref is the event id (evt_...): Stripe re-delivers an event
+// with a changed pending_webhooks count, so the body differs but the
+// sighting is the same.
+const ChannelWebhook = "webhook"
+
+// EventParser interprets Stripe event bodies whose signature was already
+// verified (by WebhookHandler) or that come from a trusted file. It
+// implements providers.CallbackParser.
+//
+// charge.* events give a sighting of the charge (and of the refunds embedded
+// in it); refund events and charge.refund.updated give a sighting of the
+// refund; payment_intent.succeeded, payment_intent.payment_failed and
+// payment_intent.canceled give an AttemptOutcome for the PaymentIntent.
+// Other event types (charge.dispute.* among them) are recognised
+// (Evidence.Kind is the event type) and add nothing.
+type EventParser struct{}
+
+var _ providers.CallbackParser = EventParser{}
+
+type eventObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Type    string `json:"type"`
+	Created *int64 `json:"created"`
+	Data    *struct {
+		Object json.RawMessage `json:"object"`
+	} `json:"data"`
+}
+
+// ParseCallback parses one event body. ref names the stored delivery and
+// goes into errors, which are *ledger.ParseError naming the field.
+func (EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
+	ev, err := parseEvent(body, receivedAt)
+	if err != nil {
+		perr := &ledger.ParseError{File: ref, Err: err}
+		var fe *ledger.FieldError
+		if errors.As(err, &fe) {
+			perr.Field, perr.Err = fe.Field, fe.Err
+		}
+		return providers.Evidence{}, perr
+	}
+	return ev, nil
+}
+
+func parseEvent(body []byte, receivedAt time.Time) (providers.Evidence, error) {
+	var e eventObject
+	if err := decodeObject(body, "", &e); err != nil {
+		return providers.Evidence{}, err
+	}
+	if err := needID("", e.ID, e.Object, "event"); err != nil {
+		return providers.Evidence{}, err
+	}
+	if e.Object == "" {
+		return providers.Evidence{}, fieldErr("", "object", errors.New("is missing"))
+	}
+	if strings.TrimSpace(e.Type) == "" {
+		return providers.Evidence{}, fieldErr("", "type", errors.New("is missing"))
+	}
+	at, err := needTime("", "created", e.Created)
+	if err != nil {
+		return providers.Evidence{}, err
+	}
+	ev := providers.Evidence{Kind: e.Type}
+	family, _, _ := strings.Cut(e.Type, ".")
+	isRefund := family == "refund" || e.Type == "charge.refund.updated"
+	if family != "charge" && family != "payment_intent" && !isRefund || strings.HasPrefix(e.Type, "charge.dispute.") {
+		return ev, nil
+	}
+	if e.Data == nil || len(e.Data.Object) == 0 || string(e.Data.Object) == "null" {
+		return providers.Evidence{}, fieldErr("", "data.object", errors.New("is missing"))
+	}
+	obj := []byte(e.Data.Object)
+	s := sighter{channel: ChannelWebhook, ref: func(string) string { return e.ID }, receivedAt: receivedAt.UTC()}
+	const prefix = "data.object."
+	switch {
+	case isRefund:
+		one, err := refundSighting(obj, prefix, s, chargeObject{})
+		if err != nil {
+			return providers.Evidence{}, err
+		}
+		ev.Sightings = []providers.Sighting{one}
+	case family == "charge":
+		ss, err := chargeSightings(obj, prefix, s)
+		if err != nil {
+			return providers.Evidence{}, err
+		}
+		ev.Sightings = ss
+	default:
+		var pi paymentIntentObject
+		if err := decodeObject(obj, prefix, &pi); err != nil {
+			return providers.Evidence{}, err
+		}
+		o, err := intentOutcome(pi, at)
+		if err != nil {
+			return providers.Evidence{}, err
+		}
+		switch e.Type {
+		case "payment_intent.succeeded", "payment_intent.payment_failed", "payment_intent.canceled":
+			ev.Outcomes = []providers.AttemptOutcome{o}
+		}
+	}
+	return ev, nil
+}
+
+func intentOutcome(pi paymentIntentObject, at time.Time) (providers.AttemptOutcome, error) {
+	const prefix = "data.object."
+	if err := needID(prefix, pi.ID, pi.Object, "payment_intent"); err != nil {
+		return providers.AttemptOutcome{}, err
+	}
+	switch pi.Status {
+	case "":
+		return providers.AttemptOutcome{}, fieldErr(prefix, "status", errors.New("is missing"))
+	case "succeeded", "processing", "requires_capture", "requires_action", "requires_payment_method",
+		"requires_confirmation", "canceled":
+	default:
+		return providers.AttemptOutcome{}, fieldErr(prefix, "status", fmt.Errorf("unknown PaymentIntent status %q", pi.Status))
+	}
+	if pi.Amount == nil {
+		return providers.AttemptOutcome{}, fieldErr(prefix, "amount", errors.New("is missing"))
+	}
+	if pi.Currency == "" {
+		return providers.AttemptOutcome{}, fieldErr(prefix, "currency", errors.New("is missing"))
+	}
+	res, err := intentResultOf(pi, prefix)
+	if err != nil {
+		return providers.AttemptOutcome{}, err
+	}
+	return providers.AttemptOutcome{ProviderRef: pi.ID, Status: res.Status, TxnID: res.TxnID, Amount: res.Amount,
+		Code: res.Code, Reason: res.Reason, At: at}, nil
+}

@@ -1,0 +1,236 @@
+package stripe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stripe/stripe-go/v85/webhook"
+
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/intake"
+)
+
+func readEvents(t testing.TB) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob("testdata/events/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no event fixtures: %v", err)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(p), ".json")] = b
+	}
+	return out
+}
+
+func renderEvidence(ev providers.Evidence) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kind %s\n", ev.Kind)
+	b.WriteString(renderSightings(ev.Sightings))
+	for _, o := range ev.Outcomes {
+		fmt.Fprintf(&b, "outcome %s %s txn=%s %s code=%s reason=%q at=%s\n", o.ProviderRef, o.Status, o.TxnID, o.Amount,
+			o.Code, o.Reason, o.At.Format(time.RFC3339))
+	}
+	return b.String()
+}
+
+func TestEventParserFixtures(t *testing.T) {
+	t.Parallel()
+	events := readEvents(t)
+	names := make([]string, 0, len(events))
+	for n := range events {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out strings.Builder
+	for _, n := range names {
+		ev, err := EventParser{}.ParseCallback(events[n], "callback:1", T0)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		for _, s := range ev.Sightings {
+			checkSighting(t, s)
+			if s.Source.Channel != ChannelWebhook || !strings.HasPrefix(s.Source.Ref, "evt_") || !s.Source.ReceivedAt.Equal(T0) {
+				t.Errorf("%s: source %s:%s at %v", n, s.Source.Channel, s.Source.Ref, s.Source.ReceivedAt)
+			}
+		}
+		fmt.Fprintf(&out, "== %s\n%s", n, renderEvidence(ev))
+	}
+	golden(t, "events/events.golden", out.String())
+}
+
+// A re-delivery carries another pending_webhooks count: a different body
+// but the same event, so the same sighting.
+func TestEventRedeliveryIsTheSameSighting(t *testing.T) {
+	t.Parallel()
+	body := readEvents(t)["charge_succeeded"]
+	again := bytes.Replace(body, []byte(`"pending_webhooks":1`), []byte(`"pending_webhooks":2`), 1)
+	a, err := EventParser{}.ParseCallback(body, "callback:1", T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := EventParser{}.ParseCallback(again, "callback:2", T0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(body, again) || a.Sightings[0].Source.Ref != b.Sightings[0].Source.Ref {
+		t.Errorf("refs %q and %q differ", a.Sightings[0].Source.Ref, b.Sightings[0].Source.Ref)
+	}
+}
+
+const whsec = "whsec_test_4eC39HqLyjWDarjtT1zdp7dc"
+
+func signed(body []byte, secret string, at time.Time) string {
+	return webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: at}).Header
+}
+
+type recordingReceiver struct {
+	bodies [][]byte
+	err    error
+}
+
+func (r *recordingReceiver) Receive(_ context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (intake.Result, error) {
+	if provider != Provider {
+		return intake.Result{}, fmt.Errorf("provider %q", provider)
+	}
+	if _, ok := parser.(EventParser); !ok {
+		return intake.Result{}, fmt.Errorf("parser %T", parser)
+	}
+	r.bodies = append(r.bodies, body)
+	return intake.Result{}, r.err
+}
+
+func TestWebhookHandlerAnswers(t *testing.T) {
+	t.Parallel()
+	body := readEvents(t)["charge_succeeded"]
+	now := time.Now()
+	cases := []struct {
+		name   string
+		method string
+		body   []byte
+		header string
+		recErr error
+		status int
+		stored bool
+	}{
+		{"good signature", "POST", body, signed(body, whsec, now), nil, 200, true},
+		{"second secret while rolling", "POST", body, signed(body, "whsec_old", now), nil, 200, true},
+		{"no signature", "POST", body, "", nil, 400, false},
+		{"wrong secret", "POST", body, signed(body, "whsec_other", now), nil, 400, false},
+		{"tampered body", "POST", bytes.Replace(body, []byte("1050"), []byte("9050"), 1), signed(body, whsec, now), nil, 400, false},
+		{"stale signature", "POST", body, signed(body, whsec, now.Add(-10*time.Minute)), nil, 400, false},
+		{"malformed header", "POST", body, "t=abc,v1=zz", nil, 400, false},
+		{"signed but not an event", "POST", []byte(`{"object":"v2.core.event"}`), signed([]byte(`{"object":"v2.core.event"}`), whsec, now), nil, 200, true},
+		{"not stored", "POST", body, signed(body, whsec, now), errors.New("database down"), 500, true},
+		{"GET", "GET", nil, "", nil, 405, false},
+		{"too large", "POST", bytes.Repeat([]byte(" "), 2<<20), "", nil, 413, false},
+	}
+	for _, tc := range cases {
+		rec := &recordingReceiver{err: tc.recErr}
+		h, err := NewWebhookHandler(WebhookConfig{Secrets: []string{whsec, "whsec_old"}, Receiver: rec,
+			Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(tc.method, "/webhooks/stripe", bytes.NewReader(tc.body))
+		if tc.header != "" {
+			r.Header.Set("Stripe-Signature", tc.header)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("%s: HTTP %d, want %d (%s)", tc.name, w.Code, tc.status, w.Body)
+		}
+		if stored := len(rec.bodies) == 1; stored != tc.stored {
+			t.Errorf("%s: handed to the receiver = %v, want %v", tc.name, stored, tc.stored)
+		}
+		if tc.stored && !bytes.Equal(rec.bodies[0], tc.body) {
+			t.Errorf("%s: receiver got a different body", tc.name)
+		}
+	}
+	for _, cfg := range []WebhookConfig{{Receiver: &recordingReceiver{}}, {Secrets: []string{whsec}},
+		{Secrets: []string{""}, Receiver: &recordingReceiver{}}} {
+		if _, err := NewWebhookHandler(cfg); err == nil {
+			t.Errorf("NewWebhookHandler(%+v) accepted", cfg)
+		}
+	}
+}
+
+// End to end with the real intake on both engines: a delivery is stored and
+// interpreted, a re-delivery adds nothing, a body that does not parse is
+// quarantined and still answered 200.
+func TestWebhookIntoTheBooks(t *testing.T) {
+	t.Parallel()
+	events := readEvents(t)
+	for _, eng := range dbtest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			store := eng.New(t)
+			proc := &intake.Processor{Store: store, Clock: fixedClock(T0)}
+			h, err := NewWebhookHandler(WebhookConfig{Secrets: []string{whsec}, Receiver: proc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			post := func(body []byte) *httptest.ResponseRecorder {
+				r := httptest.NewRequest("POST", "/webhooks/stripe", bytes.NewReader(body))
+				r.Header.Set("Stripe-Signature", signed(body, whsec, time.Now()))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				return w
+			}
+			ctx := context.Background()
+			for _, name := range []string{"charge_succeeded", "charge_refunded", "charge_refunded"} {
+				if w := post(events[name]); w.Code != 200 {
+					t.Fatalf("%s: HTTP %d %s", name, w.Code, w.Body)
+				}
+			}
+			if w := post(events["charge_refunded"]); !strings.Contains(w.Body.String(), "duplicate") {
+				t.Errorf("re-delivery answer %s", w.Body)
+			}
+			x, err := store.GetProviderTxn(ctx, Provider, "ch_3PgafuB7WZ01zgkW0x1Ax2Bb")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Reference != "charge:order-4471" || x.Amount.String() != "USD 10.50" || len(x.Sources) != 2 {
+				t.Errorf("stored charge %+v with %d sources, want 2 (two events)", x, len(x.Sources))
+			}
+			re, err := store.GetProviderTxn(ctx, Provider, "re_3PgafuB7WZ01zgkW0r3Fd9Aa")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if re.Type != ledger.TxnRefund || re.LinkedID != "ch_3PgafuB7WZ01zgkW0x1Ax2Bb" || len(re.Sources) != 1 {
+				t.Errorf("stored refund %+v", re)
+			}
+			bad := []byte(`{"id":"evt_bad","object":"event","type":"charge.succeeded","created":1732370705,"data":{"object":{"id":"ch_x","object":"charge","amount":"10.50","currency":"usd","created":1732370704,"status":"succeeded"}}}`)
+			if w := post(bad); w.Code != 200 {
+				t.Fatalf("bad body: HTTP %d", w.Code)
+			}
+			q, err := store.ListQuarantine(ctx, "stripe_callback", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q) != 1 || q[0].Field != "data.object.amount" || !bytes.Equal(q[0].Raw, bad) {
+				t.Errorf("quarantine = %+v", q)
+			}
+			if _, err := store.GetProviderTxn(ctx, Provider, "ch_x"); !errors.Is(err, ledger.ErrNotFound) {
+				t.Errorf("a quarantined body added a transaction: %v", err)
+			}
+		})
+	}
+}
