@@ -23,8 +23,8 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // Values that are already masked or hashed are shortened, never revealed.
 func MaskCustomer(s string) string {
 	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
+	if s == "" || strings.HasPrefix(s, "sha256:") {
+		return s
 	}
 	if at := strings.IndexByte(s, '@'); at > 0 {
 		_, first := utf8.DecodeRuneInString(s)

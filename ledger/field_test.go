@@ -15,6 +15,7 @@ func TestMaskCustomer(t *testing.T) {
 		"cus_Q1abc":        "cu****",
 		"Ñandú":            "Ña****",
 		"abc":              "****",
+		"sha256:94c392c3…": "sha256:94c392c3…",
 		"":                 "",
 		"94c392c311d522da950619227b3361752a42042db7e1e699b26e628305c68a88": "sha256:94c392c3…",
 	} {

@@ -12,4 +12,10 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
   echo "scripts/test.sh: throwaway PostgreSQL at $PGTMP_DIR" >&2
 fi
 
-go test -race -timeout 20m "${@:-./...}"
+# stripe-mock checks the shape of Stripe requests; start one unless given.
+run=(go test -race -timeout 20m "${@:-./...}")
+if [ -z "${STRIPE_MOCK_URL:-}" ]; then
+  scripts/stripe-mock.sh run "${run[@]}"
+else
+  "${run[@]}"
+fi

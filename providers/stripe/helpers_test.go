@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -22,48 +21,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestMain(m *testing.M) {
-	warmJSONCaches()
 	goleak.VerifyTestMain(m)
-}
-
-// warmJSONCaches decodes every JSON type the tests use once, before any test
-// runs in parallel. Built as scripts/test.sh builds it (modernc.org without
-// race instrumentation, linked in through the SQLite store), the race
-// detector loses the ordering sync.Map gives encoding/json's type cache and
-// reports two first decodes of one type as a race; with the cache filled
-// first, what it reports is ours.
-func warmJSONCaches() {
-	s := sighter{channel: ChannelAPI, ref: func(id string) string { return id }}
-	for _, p := range []string{"testdata/api/charge.json", "testdata/api/balance_transaction.json"} {
-		if b, err := os.ReadFile(p); err == nil {
-			_, _ = chargeSightings(b, "", s)
-			_, _ = balanceTxnSightings(b, "", s)
-		}
-	}
-	paths, _ := filepath.Glob("testdata/events/*.json")
-	for _, p := range paths {
-		if b, err := os.ReadFile(p); err == nil {
-			_, _ = EventParser{}.ParseCallback(b, "warm", T0)
-		}
-	}
-	f := stripefake.New(fixedClock(T0))
-	defer f.Close()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	c, err := New(Config{APIKey: "sk_test_warm", BaseURL: f.Start(), HTTPClient: hc, PaymentMethod: stripefake.PaymentMethodVisa,
-		BalanceTransactions: true})
-	if err != nil {
-		return
-	}
-	ctx := context.Background()
-	a, _ := money.Parse("1", "USD")
-	res, _ := c.Charge(ctx, providers.ChargeRequest{IntentKey: "warm", Amount: a})
-	_, _ = c.Charge(ctx, providers.ChargeRequest{IntentKey: "warm-declined", Amount: a,
-		Metadata: map[string]string{MetadataPaymentMethod: stripefake.PaymentMethodDeclined}})
-	_, _ = c.QueryStatus(ctx, res.ProviderRef)
-	_, _, _ = c.FindCharge(ctx, "warm")
-	_, _ = f.AddRefund(res.TxnID, 0)
-	_ = c.Pull(ctx, T0.Add(-time.Hour), T0.Add(time.Hour), func(providers.Sighting) error { return nil })
 }
 
 // T0 is the fixed clock of the tests: 2024-11-23 14:00:00 UTC.
