@@ -49,22 +49,22 @@ func TestCallbackFixturesGolden(t *testing.T) {
 func TestCallbackFixtures(t *testing.T) {
 	t.Parallel()
 	type want struct {
-		kind     string
-		id       string
-		typ      ledger.TxnType
-		amount   string
-		at       string
-		ref      string
-		provRef  string
-		party    string
-		linked   string
-		outcome  providers.ChargeStatus
-		code     string
-		noTxn    bool
-		noParty  []string // substrings that must not appear in the counterparty
-		channel  string
-		srcRef   string
-		ackWant  string
+		kind    string
+		id      string
+		typ     ledger.TxnType
+		amount  string
+		at      string
+		ref     string
+		provRef string
+		party   string
+		linked  string
+		outcome providers.ChargeStatus
+		code    string
+		noTxn   bool
+		noParty []string // substrings that must not appear in the counterparty
+		channel string
+		srcRef  string
+		ackWant string
 	}
 	cases := map[string]want{
 		"stk_success.json": {kind: KindSTK, id: "NLJ7RT61SV", typ: ledger.TxnCharge, amount: "1.00", at: "2019-12-19T07:21:15Z",
@@ -86,7 +86,7 @@ func TestCallbackFixtures(t *testing.T) {
 			channel: "b2c_result", srcRef: "result:AG_20240706_2010364430d9bbdaf872"},
 		"b2c_production.json": {kind: KindB2C, id: "QGE0ABCDEF", typ: ledger.TxnPayout, amount: "100.00", at: "2022-07-14T13:29:43Z",
 			party: "0758****5738 - LEI", noParty: []string{"WANG"}},
-		"b2c_failure.json": {kind: KindB2C, noTxn: true},
+		"b2c_failure.json":         {kind: KindB2C, noTxn: true},
 		"b2b_reference_array.json": {kind: KindB2C, noTxn: true},
 		"reversal_success.json": {kind: KindReversal, id: "SKE52PAWR9", typ: ledger.TxnReversal, amount: "1.00", at: "2021-11-14T10:27:11Z",
 			linked: "SKC82PACB8", party: "2547****2645 - NICHOLAS"},

@@ -240,8 +240,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The rest of the body is not wanted: close the connection rather
+		// than drain it (the read deadline stays, so a stalled sender
+		// cannot hold the connection).
+		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
@@ -257,6 +260,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	// Storing and interpreting go on if the sender hangs up: a stored body
 	// must be interpreted, and the sender will deliver again anyway.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.cfg.ProcessTimeout)

@@ -108,6 +108,8 @@ func (p *Puller) Pull(ctx context.Context, from, to time.Time, emit func(provide
 	if !from.Before(to) {
 		return nil
 	}
+	// seen holds every record of this pull, raw: a record seen again (a
+	// server that ignores the offset, overlapping pages) is skipped.
 	seen := map[string]bool{}
 	offset := 0
 	for page := 0; ; page++ {
@@ -121,7 +123,13 @@ func (p *Puller) Pull(ctx context.Context, from, to time.Time, emit func(provide
 		}
 		fresh := 0
 		for i, raw := range records {
-			s, perr := p.record(raw, offset+i+1, now)
+			key := string(bytes.TrimSpace(raw))
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			fresh++
+			s, perr := ParsePullRecord(raw, offset+i+1, now)
 			if perr != nil {
 				if p.pc.OnReject == nil {
 					return fmt.Errorf("mpesa: pull: %w", perr)
@@ -129,19 +137,13 @@ func (p *Puller) Pull(ctx context.Context, from, to time.Time, emit func(provide
 				if err := p.pc.OnReject(ctx, perr, raw); err != nil {
 					return err
 				}
-				fresh++
 				continue
 			}
-			if seen[s.Txn.ID] {
-				continue
-			}
-			seen[s.Txn.ID] = true
-			fresh++
 			if err := emit(s); err != nil {
 				return err
 			}
 		}
-		// An empty page ends the pull; so does a page of receipts already
+		// An empty page ends the pull; so does a page of records already
 		// seen, which guards against a server that ignores the offset.
 		if done || len(records) == 0 || fresh == 0 {
 			return nil
@@ -329,8 +331,4 @@ func ParsePullRecord(raw []byte, n int, receivedAt time.Time) (providers.Sightin
 	}
 	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelPull, Ref: "pull:" + id, Raw: bytes.Clone(raw),
 		ReceivedAt: receivedAt.UTC()}}, nil
-}
-
-func (p *Puller) record(raw []byte, n int, now time.Time) (providers.Sighting, *ledger.ParseError) {
-	return ParsePullRecord(raw, n, now)
 }

@@ -76,7 +76,7 @@ type Push struct {
 	Settled   bool
 	SettledAt time.Time
 	Outcome   Outcome
-	Receipt string
+	Receipt   string
 	// Delivered counts callback deliveries made.
 	Delivered int
 }
@@ -110,8 +110,8 @@ type Fault struct {
 // Config configures the fake.
 type Config struct {
 	// Seed makes receipts, ids and random outcomes repeatable.
-	Seed                      uint64
-	ShortCode, PassKey        string
+	Seed                        uint64
+	ShortCode, PassKey          string
 	ConsumerKey, ConsumerSecret string
 	// Clock is the fake's time; time.Now when nil.
 	Clock func() time.Time
