@@ -23,11 +23,19 @@ func counterparty(id, name string) string {
 	}
 	switch {
 	case masked != "" && first != "":
-		return masked + " - " + first
+		return maskDigitRuns(masked + " - " + first)
 	case masked != "":
-		return masked
+		return maskDigitRuns(masked)
 	}
-	return first
+	return maskDigitRuns(first)
+}
+
+var digitRun = regexp.MustCompile(`\d{9,}`)
+
+// maskDigitRuns masks any run of nine or more digits left in a name: a
+// phone number written into a name field is masked like any other.
+func maskDigitRuns(s string) string {
+	return digitRun.ReplaceAllStringFunc(s, ledger.MaskCustomer)
 }
 
 // splitParty splits "254705912645 - NICHOLAS JOHN SONGOK" (or "0712****678 -

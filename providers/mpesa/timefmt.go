@@ -24,6 +24,17 @@ func parseCompact(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not a YYYYMMDDHHmmss time", s)
 	}
+	return plausible(s, t)
+}
+
+// earliest is a floor for M-Pesa times: M-Pesa started in 2007, so an
+// earlier date is a mangled one (an Excel zero date, a year 0000).
+var earliest = time.Date(2000, 1, 1, 0, 0, 0, 0, EAT)
+
+func plausible(s string, t time.Time) (time.Time, error) {
+	if t.Before(earliest) {
+		return time.Time{}, fmt.Errorf("%q is before %d, not an M-Pesa time", s, earliest.Year())
+	}
 	return t.UTC(), nil
 }
 
@@ -33,7 +44,7 @@ func parseLocal(s string, layouts []string, want string) (time.Time, error) {
 	s = strings.Join(strings.Fields(s), " ")
 	for _, l := range layouts {
 		if t, err := time.ParseInLocation(l, s, EAT); err == nil {
-			return t.UTC(), nil
+			return plausible(s, t)
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time (want %s)", s, want)
@@ -69,7 +80,7 @@ const pullLayout = "2006-01-02 15:04:05"
 func parsePullTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.UTC(), nil
+		return plausible(s, t)
 	}
 	return parseLocal(s, []string{pullLayout, "2006-01-02T15:04:05", "2006-01-02 15:04", compactLayout},
 		"RFC 3339 or yyyy-MM-dd HH:mm:ss")
