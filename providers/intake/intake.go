@@ -1,8 +1,3 @@
-// Package intake stores provider callbacks durably and then interprets them:
-// one code path for the HTTP endpoints and for `reconcile import callbacks`.
-// A body is stored before anything else happens, so an acknowledged delivery
-// is never lost; a duplicate delivery changes nothing; a body that cannot be
-// interpreted is quarantined with the reason, never dropped.
 package intake
 
 import (

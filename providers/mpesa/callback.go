@@ -133,6 +133,8 @@ func jsonProblem(err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end"):
+		return fmt.Errorf("is truncated JSON (unexpected end of input at byte %d)", se.Offset)
 	case errors.As(err, &se):
 		return fmt.Errorf("is not valid JSON at byte %d: %v", se.Offset, se)
 	case errors.As(err, &te):
