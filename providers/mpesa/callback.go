@@ -12,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/intake"
 )
 
 // Provider is the provider name of every M-Pesa transaction.
@@ -55,6 +56,7 @@ type CallbackParser struct{}
 
 var (
 	_ providers.CallbackParser = CallbackParser{}
+	_ intake.KindParser        = CallbackParser{}
 )
 
 // ParseCallback parses a body whose kind only its shape tells. A C2B body is

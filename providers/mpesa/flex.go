@@ -71,6 +71,8 @@ type item struct {
 	Name  flex            `json:"Name"`
 	Key   flex            `json:"Key"`
 	Value json.RawMessage `json:"Value"`
+	// norm is name() normalised by normKey, filled when a list is decoded.
+	norm string
 }
 
 func (it item) name() string {
@@ -97,13 +99,16 @@ func (is *items) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		*is = items{one}
-		return nil
+	default:
+		var list []item
+		if err := json.Unmarshal(b, &list); err != nil {
+			return err
+		}
+		*is = list
 	}
-	var list []item
-	if err := json.Unmarshal(b, &list); err != nil {
-		return err
+	for i := range *is {
+		(*is)[i].norm = normKey((*is)[i].name())
 	}
-	*is = list
 	return nil
 }
 
@@ -121,7 +126,7 @@ func normKey(s string) string {
 func (is items) get(name string) (f flex, found bool, err error) {
 	want := normKey(name)
 	for _, it := range is {
-		if normKey(it.name()) == want {
+		if it.norm == want {
 			f, err = flexOf(it.Value)
 			return f, true, err
 		}
@@ -134,7 +139,7 @@ func (is items) all(name string) []flex {
 	want := normKey(name)
 	var out []flex
 	for _, it := range is {
-		if normKey(it.name()) == want {
+		if it.norm == want {
 			if f, err := flexOf(it.Value); err == nil && f.Set {
 				out = append(out, f)
 			}
