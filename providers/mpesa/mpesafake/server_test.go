@@ -165,3 +165,25 @@ func TestAutoSettle(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteStatement(t *testing.T) {
+	t.Parallel()
+	s := mpesafake.New(mpesafake.Config{Seed: 9, Clock: clock})
+	ctx := context.Background()
+	for _, amt := range []string{"1000", "2.5", "15.75"} {
+		if _, _, err := s.AddC2B(ctx, mpesafake.C2BPayment{Amount: amt, BillRef: "INV-" + amt, MSISDN: "254712340845"}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := s.WriteStatement(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\r\n"), "\r\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "Receipt No.,Completion Time") {
+		t.Fatalf("statement:\n%s", b.String())
+	}
+	if !strings.Contains(lines[2], ",2.50,,1002.50,") || strings.Contains(b.String(), "254712340845") {
+		t.Errorf("row = %s", lines[2])
+	}
+}
