@@ -129,7 +129,9 @@ type origin struct {
 }
 
 // Reprocess interprets callbacks that were stored but never processed (the
-// process died in between).
+// process died in between, or interpreting failed). A callback that fails
+// again does not hold up the others: Reprocess goes on with the rest of the
+// batch and then returns the failures, to be tried on the next call.
 func (p *Processor) Reprocess(ctx context.Context, provider string, parser providers.CallbackParser) (int, error) {
 	n := 0
 	for {
@@ -140,11 +142,16 @@ func (p *Processor) Reprocess(ctx context.Context, provider string, parser provi
 		if len(cbs) == 0 {
 			return n, nil
 		}
+		var errs []error
 		for _, cb := range cbs {
 			if _, err := p.process(ctx, parser, cb, Result{Callback: cb}, origin{}); err != nil {
-				return n, err
+				errs = append(errs, err)
+				continue
 			}
 			n++
+		}
+		if len(errs) > 0 {
+			return n, errors.Join(errs...)
 		}
 	}
 }
@@ -156,6 +163,7 @@ func (p *Processor) process(ctx context.Context, parser providers.CallbackParser
 	ev, perr := parse(parser, cb)
 	res.Kind, res.Ack = ev.Kind, ev.Ack
 	err := p.Store.InTx(ctx, func(tx ledger.Tx) error {
+		res.NewTxns, res.NewSources = 0, 0
 		if perr != nil {
 			return p.reject(ctx, tx, cb, perr, now, from)
 		}
@@ -185,6 +193,10 @@ func (p *Processor) process(ctx context.Context, parser providers.CallbackParser
 		}
 		return tx.MarkCallbackProcessed(ctx, cb.ID, ev.Kind, "", now)
 	})
+	if err != nil {
+		// Nothing of the transaction was kept.
+		res.NewTxns, res.NewSources = 0, 0
+	}
 	var rej errRejected
 	if errors.As(err, &rej) {
 		// The transaction rolled back; quarantine in a fresh one.

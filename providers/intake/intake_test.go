@@ -315,3 +315,29 @@ func TestImportFile(t *testing.T) {
 		}
 	})
 }
+
+// TestReprocessGoesPastFailures: a callback that keeps failing does not hold
+// up the others.
+func TestReprocessGoesPastFailures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, dbtest.SQLite)
+	for i, body := range []string{`{"id":"RP00000001","amount":"1","checkout":"ws_poison"}`, `{"id":"RP00000002","amount":"2"}`} {
+		if _, _, err := b.store.StoreCallback(ctx, ledger.Callback{Provider: "mpesa", DedupeKey: fmt.Sprint("k", i),
+			Body: []byte(body), ReceivedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.applier.fail = true
+	n, err := b.proc.Reprocess(ctx, "mpesa", b.parser)
+	if n != 1 || err == nil {
+		t.Fatalf("reprocess = %d, %v; want 1 done and the failure reported", n, err)
+	}
+	b.applier.fail = false
+	if n, err := b.proc.Reprocess(ctx, "mpesa", b.parser); n != 1 || err != nil {
+		t.Fatalf("second reprocess = %d, %v", n, err)
+	}
+	if c := countTxns(t, b.store); c != 2 {
+		t.Errorf("txns = %d", c)
+	}
+}
