@@ -209,8 +209,8 @@ func checkToken(t string) error {
 	return nil
 }
 
-// Pattern is the ServeMux pattern that routes every endpoint here:
-// "POST {Prefix}/".
+// Pattern is the ServeMux pattern that routes every endpoint here,
+// "{Prefix}/"; other methods than POST are answered 405 by the handler.
 func (h *Handler) Pattern() string { return h.cfg.Prefix + "/" }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -224,6 +224,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	// Bound the time spent reading the body, refused or not.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
 	client, ok := clientIP(r, h.trusted)
 	addr := client.String()
 	if !ok {
@@ -234,11 +237,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"peer", r.RemoteAddr)
 		body, _ := io.ReadAll(io.LimitReader(r.Body, min(h.cfg.MaxBodyBytes, keptRefused)))
 		h.quarantine(r.Context(), ep, addr, "remote_addr", fmt.Sprintf("source address %s is not in the allowlist", addr), body)
+		w.Header().Set("Connection", "close")
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
 		// The rest of the body is not wanted: close the connection rather
