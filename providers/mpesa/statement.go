@@ -163,6 +163,10 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		if blankRow(fields) {
 			continue
 		}
+		if _, again := findHeader(fields); again {
+			// Exports pasted together repeat the header.
+			continue
+		}
 		s, perr := st.row(h, fields, line, raw)
 		if perr != nil {
 			if err := reject(perr, raw); err != nil {

@@ -161,6 +161,15 @@ func TestStatementRejects(t *testing.T) {
 	}
 }
 
+func TestStatementRepeatedHeader(t *testing.T) {
+	t.Parallel()
+	one := string(readFixture(t, "testdata/statements/portal_basic.csv"))
+	p, err := parseStatement(t, []byte(one+one), "twice.csv")
+	if err != nil || len(p.rejected) != 0 || len(p.sightings) != 4 {
+		t.Fatalf("err %v, rejected %v, %d sightings", err, p.rejected, len(p.sightings))
+	}
+}
+
 func TestStatementFileErrors(t *testing.T) {
 	t.Parallel()
 	for name, data := range map[string]string{
