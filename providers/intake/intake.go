@@ -1,8 +1,3 @@
-// Package intake stores provider callbacks durably and then interprets them:
-// one code path for the HTTP endpoints and for `reconcile import callbacks`.
-// A body is stored before anything else happens, so an acknowledged delivery
-// is never lost; a duplicate delivery changes nothing; a body that cannot be
-// interpreted is quarantined with the reason, never dropped.
 package intake
 
 import (
@@ -47,30 +42,96 @@ func DedupeKey(body []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Receive stores body, then interprets it with parser in one transaction
-// together with marking it processed. It returns an error only when the body
-// could not be stored (the caller must then not acknowledge); a body that
-// does not parse is quarantined and reported in Result.Rejected.
+// Delivery is one callback body as it arrived.
+type Delivery struct {
+	Provider string
+	Parser   providers.CallbackParser
+	Body     []byte
+	// RemoteAddr is the sender (a client IP, or the file a body was
+	// imported from).
+	RemoteAddr string
+	// Kind is what the endpoint the body arrived at says it is, empty when
+	// nothing says (a file import). It is stored with the callback and
+	// handed to parsers that implement KindParser, also when the callback
+	// is reprocessed.
+	Kind string
+	// Scope separates deduplication: the same body delivered in two scopes
+	// is two deliveries (an M-Pesa C2B validation and the confirmation that
+	// follows can be byte for byte the same). Empty is the provider-wide
+	// scope.
+	Scope string
+	// Origin and Line say where a rejected body came from (a file and its
+	// line) in the quarantine; by default the stored callback's reference.
+	Origin string
+	Line   int
+}
+
+// KindParser is implemented by parsers that can use the kind the endpoint
+// gave (Delivery.Kind) when the body alone cannot tell.
+type KindParser interface {
+	ParseCallbackKind(kind string, body []byte, ref string, receivedAt time.Time) (providers.Evidence, error)
+}
+
+// Receive is Deliver for a body whose kind only its shape tells.
 func (p *Processor) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (Result, error) {
-	now := p.Clock().UTC()
-	cb, dup, err := p.Store.StoreCallback(ctx, ledger.Callback{Provider: provider, DedupeKey: DedupeKey(body),
-		Body: body, RemoteAddr: remote, ReceivedAt: now})
+	return p.Deliver(ctx, Delivery{Provider: provider, Parser: parser, Body: body, RemoteAddr: remote})
+}
+
+// Deliver stores the body, then interprets it in one transaction together
+// with marking it processed. When storing fails it returns an error and a
+// zero Result.Callback: the caller must then not acknowledge. When the body
+// was stored (Result.Callback.ID != 0) it is safe to acknowledge even if
+// interpreting it failed with an error: the stored callback stays
+// unprocessed and Reprocess takes it up again. A body that does not parse
+// is quarantined and reported in Result.Rejected.
+func (p *Processor) Deliver(ctx context.Context, d Delivery) (Result, error) {
+	now := p.now()
+	key := DedupeKey(d.Body)
+	if d.Scope != "" {
+		key = d.Scope + ":" + key
+	}
+	cb, dup, err := p.Store.StoreCallback(ctx, ledger.Callback{Provider: d.Provider, Kind: d.Kind, DedupeKey: key,
+		Body: d.Body, RemoteAddr: d.RemoteAddr, ReceivedAt: now})
 	if err != nil {
-		return Result{}, fmt.Errorf("intake: store %s callback: %w", provider, err)
+		return Result{}, fmt.Errorf("intake: store %s callback: %w", d.Provider, err)
 	}
 	res := Result{Callback: cb, Duplicate: dup}
 	if dup && !cb.ProcessedAt.IsZero() {
 		res.Kind = cb.Kind
-		if ev, perr := parser.ParseCallback(cb.Body, callbackRef(cb), cb.ReceivedAt); perr == nil {
+		if ev, perr := parse(d.Parser, cb); perr == nil {
 			res.Ack = ev.Ack
 		}
 		return res, nil
 	}
-	return p.process(ctx, parser, cb, res)
+	return p.process(ctx, d.Parser, cb, res, origin{d.Origin, d.Line})
+}
+
+func (p *Processor) now() time.Time {
+	if p.Clock == nil {
+		return time.Now().UTC()
+	}
+	return p.Clock().UTC()
+}
+
+// parse interprets a stored callback, with the kind it was stored under when
+// the parser can use it.
+func parse(parser providers.CallbackParser, cb ledger.Callback) (providers.Evidence, error) {
+	if kp, ok := parser.(KindParser); ok && cb.Kind != "" {
+		return kp.ParseCallbackKind(cb.Kind, cb.Body, callbackRef(cb), cb.ReceivedAt)
+	}
+	return parser.ParseCallback(cb.Body, callbackRef(cb), cb.ReceivedAt)
+}
+
+// origin names where a body came from, for the quarantine.
+type origin struct {
+	name string
+	line int
 }
 
 // Reprocess interprets callbacks that were stored but never processed (the
-// process died in between).
+// process died in between, or interpreting failed). A callback that fails
+// again does not hold up the others: Reprocess goes on with the rest of the
+// batch and then returns the failures, to be tried on the next call.
 func (p *Processor) Reprocess(ctx context.Context, provider string, parser providers.CallbackParser) (int, error) {
 	n := 0
 	for {
@@ -81,24 +142,30 @@ func (p *Processor) Reprocess(ctx context.Context, provider string, parser provi
 		if len(cbs) == 0 {
 			return n, nil
 		}
+		var errs []error
 		for _, cb := range cbs {
-			if _, err := p.process(ctx, parser, cb, Result{Callback: cb}); err != nil {
-				return n, err
+			if _, err := p.process(ctx, parser, cb, Result{Callback: cb}, origin{}); err != nil {
+				errs = append(errs, err)
+				continue
 			}
 			n++
+		}
+		if len(errs) > 0 {
+			return n, errors.Join(errs...)
 		}
 	}
 }
 
 func callbackRef(cb ledger.Callback) string { return fmt.Sprintf("callback:%d", cb.ID) }
 
-func (p *Processor) process(ctx context.Context, parser providers.CallbackParser, cb ledger.Callback, res Result) (Result, error) {
-	now := p.Clock().UTC()
-	ev, perr := parser.ParseCallback(cb.Body, callbackRef(cb), cb.ReceivedAt)
+func (p *Processor) process(ctx context.Context, parser providers.CallbackParser, cb ledger.Callback, res Result, from origin) (Result, error) {
+	now := p.now()
+	ev, perr := parse(parser, cb)
 	res.Kind, res.Ack = ev.Kind, ev.Ack
 	err := p.Store.InTx(ctx, func(tx ledger.Tx) error {
+		res.NewTxns, res.NewSources = 0, 0
 		if perr != nil {
-			return p.reject(ctx, tx, cb, perr, now)
+			return p.reject(ctx, tx, cb, perr, now, from)
 		}
 		for _, s := range ev.Sightings {
 			u, err := tx.UpsertProviderTxn(ctx, s.Txn, s.Source)
@@ -126,11 +193,15 @@ func (p *Processor) process(ctx context.Context, parser providers.CallbackParser
 		}
 		return tx.MarkCallbackProcessed(ctx, cb.ID, ev.Kind, "", now)
 	})
+	if err != nil {
+		// Nothing of the transaction was kept.
+		res.NewTxns, res.NewSources = 0, 0
+	}
 	var rej errRejected
 	if errors.As(err, &rej) {
 		// The transaction rolled back; quarantine in a fresh one.
 		perr = rej.err
-		err = p.Store.InTx(ctx, func(tx ledger.Tx) error { return p.reject(ctx, tx, cb, perr, now) })
+		err = p.Store.InTx(ctx, func(tx ledger.Tx) error { return p.reject(ctx, tx, cb, perr, now, from) })
 	}
 	if err != nil {
 		return res, fmt.Errorf("intake: process %s callback %d: %w", cb.Provider, cb.ID, err)
@@ -148,7 +219,7 @@ type errRejected struct{ err error }
 
 func (e errRejected) Error() string { return e.err.Error() }
 
-func (p *Processor) reject(ctx context.Context, tx ledger.Tx, cb ledger.Callback, perr error, now time.Time) error {
+func (p *Processor) reject(ctx context.Context, tx ledger.Tx, cb ledger.Callback, perr error, now time.Time, from origin) error {
 	field := ""
 	var pe *ledger.ParseError
 	var fe *ledger.FieldError
@@ -158,8 +229,11 @@ func (p *Processor) reject(ctx context.Context, tx ledger.Tx, cb ledger.Callback
 	case errors.As(perr, &fe):
 		field = fe.Field
 	}
-	if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: cb.Provider + "_callback", Origin: callbackRef(cb),
-		Field: field, Reason: perr.Error(), Raw: cb.Body, At: now}); err != nil {
+	if from.name == "" {
+		from = origin{name: callbackRef(cb)}
+	}
+	if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: cb.Provider + "_callback", Origin: from.name,
+		Line: from.line, Field: field, Reason: perr.Error(), Raw: cb.Body, At: now}); err != nil {
 		return err
 	}
 	return tx.MarkCallbackProcessed(ctx, cb.ID, "", perr.Error(), now)

@@ -1,0 +1,209 @@
+package intake
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// DefaultMaxLineBytes bounds one body in a callbacks file: 1 MiB.
+const DefaultMaxLineBytes = 1 << 20
+
+// FileImport is a file of captured callback bodies, one document per line,
+// each exactly as the provider posted it.
+type FileImport struct {
+	Provider string
+	Parser   providers.CallbackParser
+	// Name is the file's name in errors and in the quarantine.
+	Name string
+	// Data is read twice: once to check every line, once to deliver them.
+	Data io.ReadSeeker
+	// MaxLineBytes bounds one body; DefaultMaxLineBytes when zero.
+	MaxLineBytes int
+}
+
+// FileCounts says what a file import did.
+type FileCounts struct {
+	// Lines counts the non-blank lines.
+	Lines int
+	// Duplicates counts bodies that had been delivered before.
+	Duplicates       int
+	NewTxns          int
+	NewSources       int
+	Kinds            map[string]int
+	QuarantinedLines int
+}
+
+// FileError lists the lines of a file that were rejected and quarantined.
+type FileError struct {
+	File     string
+	Problems []*ledger.ParseError
+}
+
+func (e *FileError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d line(s) rejected and quarantined", e.File, len(e.Problems))
+	for i, p := range e.Problems {
+		if i == 10 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-i)
+			break
+		}
+		b.WriteString("; ")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+// ImportFile replays a callbacks file through Deliver, the code path of the
+// HTTP endpoints. It first parses every line; if any line is rejected it
+// imports nothing, quarantines every rejected line (with file and line) and
+// returns a *FileError naming them. Otherwise each line is delivered as one
+// callback: replaying the same file again changes nothing.
+func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, error) {
+	max := f.MaxLineBytes
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	counts := FileCounts{Kinds: map[string]int{}}
+	var problems []*ledger.ParseError
+	var raws [][]byte
+	err := eachLine(f.Data, max, func(n int, line []byte, tooLong bool) error {
+		counts.Lines++
+		var perr *ledger.ParseError
+		if tooLong {
+			perr = &ledger.ParseError{File: f.Name, Line: n, Field: "body",
+				Err: fmt.Errorf("longer than %d bytes", max)}
+		} else if _, err := f.Parser.ParseCallback(line, fmt.Sprintf("%s:%d", f.Name, n), p.now()); err != nil {
+			perr = lineError(f.Name, n, err)
+		}
+		if perr != nil {
+			problems = append(problems, perr)
+			raws = append(raws, bytes.Clone(line))
+		}
+		return nil
+	})
+	if err != nil {
+		return counts, fmt.Errorf("intake: read %s: %w", f.Name, err)
+	}
+	if len(problems) > 0 {
+		now := p.now()
+		err := p.Store.InTx(ctx, func(tx ledger.Tx) error {
+			for i, pe := range problems {
+				if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: f.Provider + "_callback", Origin: f.Name,
+					Line: pe.Line, Field: pe.Field, Reason: pe.Error(), Raw: raws[i], At: now}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return counts, fmt.Errorf("intake: quarantine lines of %s: %w", f.Name, err)
+		}
+		counts.QuarantinedLines = len(problems)
+		return counts, &FileError{File: f.Name, Problems: problems}
+	}
+	if _, err := f.Data.Seek(0, io.SeekStart); err != nil {
+		return counts, fmt.Errorf("intake: rewind %s: %w", f.Name, err)
+	}
+	err = eachLine(f.Data, max, func(n int, line []byte, _ bool) error {
+		res, err := p.Deliver(ctx, Delivery{Provider: f.Provider, Parser: f.Parser, Body: bytes.Clone(line),
+			RemoteAddr: "file:" + f.Name, Origin: f.Name, Line: n})
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		if res.Duplicate {
+			counts.Duplicates++
+		}
+		if res.Rejected != nil {
+			counts.QuarantinedLines++
+			problems = append(problems, lineError(f.Name, n, res.Rejected))
+		}
+		if res.Kind != "" {
+			counts.Kinds[res.Kind]++
+		}
+		counts.NewTxns += res.NewTxns
+		counts.NewSources += res.NewSources
+		return nil
+	})
+	if err != nil {
+		return counts, fmt.Errorf("intake: import %s: %w", f.Name, err)
+	}
+	if len(problems) > 0 {
+		return counts, &FileError{File: f.Name, Problems: problems}
+	}
+	return counts, nil
+}
+
+// lineError re-addresses a parser's error to a file line, keeping the field.
+func lineError(file string, line int, err error) *ledger.ParseError {
+	out := &ledger.ParseError{File: file, Line: line, Err: err}
+	var pe *ledger.ParseError
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(err, &pe):
+		out.Field, out.Err = pe.Field, pe.Err
+	case errors.As(err, &fe):
+		out.Field, out.Err = fe.Field, fe.Err
+	}
+	return out
+}
+
+// eachLine calls fn with every non-blank line of r, numbered from 1, without
+// its line ending. A line longer than max is passed cut to max bytes with
+// tooLong set; reading goes on after it.
+func eachLine(r io.Reader, max int, fn func(n int, line []byte, tooLong bool) error) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	n := 0
+	var buf []byte
+	for {
+		buf = buf[:0]
+		tooLong := false
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if len(buf)+len(chunk) > max+2 {
+				room := max + 2 - len(buf)
+				if room > 0 {
+					buf = append(buf, chunk[:room]...)
+				}
+				tooLong = true
+			} else {
+				buf = append(buf, chunk...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(buf) == 0 && err == io.EOF {
+			return nil
+		}
+		n++
+		line := bytes.TrimRight(buf, "\r\n")
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		if len(line) > max {
+			tooLong = true
+			line = line[:max]
+		}
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			if ferr := fn(n, line, tooLong); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}

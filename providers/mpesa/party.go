@@ -1,0 +1,108 @@
+package mpesa
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// counterparty renders a payer or payee for the books: the masked MSISDN (or
+// hash) and the first name only, "2547****0845 - PETER". id may be a plain,
+// masked or hashed MSISDN; the full number never leaves this function.
+func counterparty(id, name string) string {
+	id = strings.TrimSpace(id)
+	first := ""
+	if f := strings.Fields(name); len(f) > 0 {
+		first = f[0]
+	}
+	masked := ""
+	if id != "" {
+		masked = ledger.MaskCustomer(id)
+	}
+	switch {
+	case masked != "" && first != "":
+		return maskDigitRuns(masked + " - " + first)
+	case masked != "":
+		return maskDigitRuns(masked)
+	}
+	return maskDigitRuns(first)
+}
+
+var digitRun = regexp.MustCompile(`\d{9,}`)
+
+// maskDigitRuns masks any run of nine or more digits left in a name: a
+// phone number written into a name field is masked like any other.
+func maskDigitRuns(s string) string {
+	return digitRun.ReplaceAllStringFunc(s, ledger.MaskCustomer)
+}
+
+// splitParty splits "254705912645 - NICHOLAS JOHN SONGOK" (or "0712****678 -
+// JOHN DOE", "600310 - Safaricom333") into the identifier and the name.
+func splitParty(s string) (id, name string) {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, " - "); i >= 0 {
+		return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+3:])
+	}
+	if i := strings.IndexByte(s, '-'); i > 0 && looksLikePhone(strings.TrimSpace(s[:i])) {
+		return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
+	}
+	if looksLikePhone(s) {
+		return s, ""
+	}
+	return "", s
+}
+
+// looksLikePhone reports whether s is a customer MSISDN (plain, masked with
+// stars and spaces, or a 64-hex-digit hash) rather than a business shortcode.
+func looksLikePhone(s string) bool {
+	s = strings.TrimSpace(s)
+	if len(s) == 64 && strings.Trim(strings.ToLower(s), "0123456789abcdef") == "" {
+		return true
+	}
+	n := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9' || r == '*':
+			n++
+		case r == ' ' || r == '+':
+		default:
+			return false
+		}
+	}
+	return n >= 9
+}
+
+// partyCounterparty renders a "<id> - <name>" party of a result callback or
+// statement.
+func partyCounterparty(s string) string {
+	id, name := splitParty(s)
+	if id == "" || !looksLikePhone(id) {
+		// A business (shortcode and name) is not personal data, but keep the
+		// books uniform: the name's first word only.
+		if id != "" {
+			return counterparty("", id+" "+name)
+		}
+		return counterparty("", name)
+	}
+	return counterparty(id, name)
+}
+
+var phoneDigits = regexp.MustCompile(`^(?:\+?254|0)?([17]\d{8})$`)
+
+// normalizePhone turns 0712345678, +254712345678, 254712345678 or 712345678
+// into 254712345678, the form STK push wants.
+func normalizePhone(s string) (string, error) {
+	c := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+	m := phoneDigits.FindStringSubmatch(c)
+	if m == nil {
+		return "", fmt.Errorf("%s is not a Kenyan mobile number (want 2547XXXXXXXX or 2541XXXXXXXX)", ledger.MaskCustomer(s))
+	}
+	return "254" + m[1], nil
+}

@@ -1,0 +1,392 @@
+package mpesa
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// ChannelStatement is the Source.Channel of portal statement rows.
+const ChannelStatement = "statement"
+
+// StatementParser reads the M-Pesa organisation portal's statement export
+// (CSV). It scans past preamble rows to the header, tolerates a UTF-8 BOM
+// and CRLF line ends, thousands separators in quoted amounts, several date
+// forms (all EAT), a negative or positive Withdrawn, and lower-case receipts.
+// Columns are found by name; unknown columns are ignored.
+//
+// Each row's source ref is "statement:<receipt>": the same row in two
+// exports of overlapping periods is one sighting, so re-importing either
+// export changes nothing.
+//
+// Clock stamps each sighting's ReceivedAt; time.Now when nil.
+type StatementParser struct {
+	Clock func() time.Time
+}
+
+var _ providers.StatementParser = StatementParser{}
+
+// column identifies a statement column.
+type column int
+
+const (
+	colReceipt column = iota
+	colCompletion
+	colInitiation
+	colDetails
+	colStatus
+	colPaidIn
+	colWithdrawn
+	colReason
+	colOther
+	colLinked
+	colAccount
+	numColumns
+)
+
+// columnNames are the header names of each column, normalised by normHeader;
+// the first is the one used in errors.
+var columnNames = [numColumns][]string{
+	colReceipt:    {"Receipt No.", "receipt no", "receipt", "receipt number"},
+	colCompletion: {"Completion Time", "completion time", "date", "completion date"},
+	colInitiation: {"Initiation Time", "initiation time"},
+	colDetails:    {"Details", "details"},
+	colStatus:     {"Transaction Status", "transaction status", "status"},
+	colPaidIn:     {"Paid In", "paid in"},
+	colWithdrawn:  {"Withdrawn", "withdrawn"},
+	colReason:     {"Reason Type", "reason type", "transaction type"},
+	colOther:      {"Other Party Info", "other party info"},
+	colLinked:     {"Linked Transaction ID", "linked transaction id"},
+	colAccount:    {"A/C No.", "a/c no", "account no", "acc no", "account number"},
+}
+
+var requiredColumns = []column{colReceipt, colCompletion, colStatus, colPaidIn, colWithdrawn}
+
+func normHeader(s string) string {
+	s = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(s, "\ufeff")))
+	s = strings.TrimSuffix(s, ".")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// header maps columns to their index in a row; -1 when absent.
+type header struct {
+	idx   [numColumns]int
+	width int
+}
+
+// findHeader recognises the header row: it names every required column.
+func findHeader(rec []string) (header, bool) {
+	var h header
+	for i := range h.idx {
+		h.idx[i] = -1
+	}
+	for i, cell := range rec {
+		n := normHeader(cell)
+		for c, names := range columnNames {
+			for _, name := range names[1:] {
+				if n == name && h.idx[c] < 0 {
+					h.idx[c] = i
+				}
+			}
+		}
+	}
+	for _, c := range requiredColumns {
+		if h.idx[c] < 0 {
+			return h, false
+		}
+	}
+	h.width = len(rec)
+	return h, true
+}
+
+// ParseStatement implements providers.StatementParser.
+func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(providers.Sighting) error,
+	reject func(perr *ledger.ParseError, raw []byte) error) error {
+	br := bufio.NewReader(r)
+	if bom, err := br.Peek(3); err == nil && bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		_, _ = br.Discard(3)
+	}
+	rec := &recorder{r: br}
+	cr := csv.NewReader(rec)
+	cr.FieldsPerRecord = -1
+	now := time.Now
+	if sp.Clock != nil {
+		now = sp.Clock
+	}
+	st := &statementState{file: file, receivedAt: now().UTC(), seen: map[string]seenRow{}}
+	var (
+		h     header
+		found bool
+		lines int
+	)
+	for {
+		start := cr.InputOffset()
+		fields, err := cr.Read()
+		end := cr.InputOffset()
+		if err == io.EOF {
+			break
+		}
+		raw := bytes.Clone(bytes.TrimRight(rec.take(start, end), "\r\n"))
+		rec.discard(end)
+		lines++
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			if !found {
+				continue
+			}
+			if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: fmt.Errorf("bad CSV: %w", pe.Err)}, raw); rerr != nil {
+				return rerr
+			}
+			if end == start {
+				return fmt.Errorf("mpesa: read statement %s: no progress after line %d", file, pe.StartLine)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("mpesa: read statement %s: %w", file, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if !found {
+			h, found = findHeader(fields)
+			continue
+		}
+		if blankRow(fields) {
+			continue
+		}
+		if _, again := findHeader(fields); again {
+			// Exports pasted together repeat the header.
+			continue
+		}
+		s, perr := st.row(h, fields, line, raw)
+		if perr != nil {
+			if err := reject(perr, raw); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := emit(s); err != nil {
+			return err
+		}
+	}
+	if !found {
+		want := make([]string, len(requiredColumns))
+		for i, c := range requiredColumns {
+			want[i] = columnNames[c][0]
+		}
+		return &ledger.ParseError{File: file, Field: "header", Err: fmt.Errorf("no header row in %d line(s) (want columns %s)",
+			lines, strings.Join(want, ", "))}
+	}
+	return nil
+}
+
+func blankRow(fields []string) bool {
+	for _, f := range fields {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// seenRow remembers a receipt within one file.
+type seenRow struct {
+	line int
+	sig  string
+}
+
+type statementState struct {
+	file       string
+	receivedAt time.Time
+	seen       map[string]seenRow
+}
+
+func (st *statementState) fail(line int, c column, err error) *ledger.ParseError {
+	return &ledger.ParseError{File: st.file, Line: line, Field: columnNames[c][0], Err: err}
+}
+
+var accRef = regexp.MustCompile(`(?i)\bAcc\.\s*(.+)$`)
+
+func (st *statementState) row(h header, fields []string, line int, raw []byte) (providers.Sighting, *ledger.ParseError) {
+	if len(fields) < h.width {
+		// A short row is fine only if what is missing lies past every column we read.
+		for _, i := range h.idx {
+			if i >= len(fields) {
+				return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line,
+					Err: fmt.Errorf("has %d fields, the header has %d", len(fields), h.width)}
+			}
+		}
+	}
+	if len(fields) > h.width && !blankRow(fields[h.width:]) {
+		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line,
+			Err: fmt.Errorf("has %d fields, the header has %d", len(fields), h.width)}
+	}
+	get := func(c column) string {
+		if i := h.idx[c]; i >= 0 && i < len(fields) {
+			return strings.TrimSpace(fields[i])
+		}
+		return ""
+	}
+	id, err := receipt(get(colReceipt))
+	if err != nil {
+		return providers.Sighting{}, st.fail(line, colReceipt, err)
+	}
+	status, ok := statusOf(get(colStatus))
+	if !ok {
+		if get(colStatus) == "" {
+			return providers.Sighting{}, st.fail(line, colStatus, errMissing)
+		}
+		return providers.Sighting{}, st.fail(line, colStatus, fmt.Errorf("%q is not a known status (want Completed or Failed)", get(colStatus)))
+	}
+	amt, paidIn, perr := st.amount(line, get(colPaidIn), get(colWithdrawn), status)
+	if perr != nil {
+		return providers.Sighting{}, perr
+	}
+	whenCol := colCompletion
+	when := get(colCompletion)
+	if when == "" && get(colInitiation) != "" {
+		whenCol, when = colInitiation, get(colInitiation)
+	}
+	if when == "" {
+		return providers.Sighting{}, st.fail(line, colCompletion, errMissing)
+	}
+	at, err := parseStatementTime(when)
+	if err != nil {
+		return providers.Sighting{}, st.fail(line, whenCol, err)
+	}
+	linked := ""
+	if l := get(colLinked); l != "" {
+		if linked, err = receipt(l); err != nil {
+			return providers.Sighting{}, st.fail(line, colLinked, err)
+		}
+	}
+	details := get(colDetails)
+	reason := get(colReason)
+	if reason == "" {
+		// Details ends with the payer's account reference, which must not
+		// decide the type ("Acc. DELIVERY CHARGE").
+		reason = accRef.ReplaceAllString(details, "")
+	}
+	ref := get(colAccount)
+	if ref == "" {
+		if m := accRef.FindStringSubmatch(details); m != nil {
+			ref = strings.TrimSpace(m[1])
+		}
+	}
+	t := ledger.ProviderTxn{Provider: Provider, ID: id, Type: typeOfReason(reason, paidIn), Status: status, Amount: amt,
+		OccurredAt: at, Reference: ref, Counterparty: partyCounterparty(get(colOther)), LinkedID: linked}
+	if linked == id {
+		t.LinkedID = ""
+	}
+	if err := ledger.ValidateTxn(t); err != nil {
+		var fe *ledger.FieldError
+		if errors.As(err, &fe) {
+			return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line, Field: fe.Field, Err: fe.Err}
+		}
+		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line, Err: err}
+	}
+	sig := fmt.Sprintf("%s|%s|%s|%s", t.Type, t.Status, t.Amount.Text(), t.OccurredAt.Format(time.RFC3339))
+	if prev, ok := st.seen[id]; ok && prev.sig != sig {
+		return providers.Sighting{}, st.fail(line, colReceipt,
+			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
+	} else if !ok {
+		st.seen[id] = seenRow{line: line, sig: sig}
+	}
+	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: "statement:" + id,
+		Raw: raw, ReceivedAt: st.receivedAt}}, nil
+}
+
+// amount reads Paid In and Withdrawn: exactly one carries the amount.
+// Withdrawn may be written negative or positive; its column gives the
+// direction.
+func (st *statementState) amount(line int, in, out string, status ledger.TxnStatus) (money.Amount, bool, *ledger.ParseError) {
+	var inA, outA money.Amount
+	var err error
+	if in != "" {
+		if inA, err = statementAmount(in); err != nil {
+			return money.Amount{}, false, st.fail(line, colPaidIn, err)
+		}
+		if inA.Value.IsNegative() {
+			return money.Amount{}, false, st.fail(line, colPaidIn, fmt.Errorf("%s is negative", in))
+		}
+	}
+	if out != "" {
+		if outA, err = statementAmount(out); err != nil {
+			return money.Amount{}, false, st.fail(line, colWithdrawn, err)
+		}
+		outA.Value = outA.Value.Abs()
+	}
+	inSet := in != "" && !inA.Value.IsZero()
+	outSet := out != "" && !outA.Value.IsZero()
+	switch {
+	case inSet && outSet:
+		return money.Amount{}, false, st.fail(line, colPaidIn, fmt.Errorf("both Paid In (%s) and Withdrawn (%s) are set", in, out))
+	case inSet:
+		return inA, true, nil
+	case outSet:
+		return outA, false, nil
+	case in == "" && out == "":
+		return money.Amount{}, false, st.fail(line, colPaidIn, errors.New("both Paid In and Withdrawn are empty"))
+	case status == ledger.TxnSucceeded:
+		return money.Amount{}, false, st.fail(line, colPaidIn, errors.New("a completed row moves no money (Paid In and Withdrawn are zero)"))
+	}
+	if in != "" {
+		return inA, true, nil
+	}
+	return outA, false, nil
+}
+
+var grouped = regexp.MustCompile(`^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$`)
+
+// statementAmount parses a statement amount: "1000.00", "-15.00" or, with
+// thousands separators, "1,131,340.00". Misplaced separators are an error.
+func statementAmount(s string) (money.Amount, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, ",") {
+		if !grouped.MatchString(s) {
+			return money.Amount{}, fmt.Errorf("%q has misplaced thousands separators", s)
+		}
+		s = strings.ReplaceAll(s, ",", "")
+	}
+	return money.Parse(s, Currency)
+}
+
+// recorder keeps the bytes read through it from a base offset on, so that
+// the raw text of each CSV record can be kept for the quarantine.
+type recorder struct {
+	r    io.Reader
+	buf  []byte
+	base int64
+}
+
+func (rc *recorder) Read(p []byte) (int, error) {
+	n, err := rc.r.Read(p)
+	rc.buf = append(rc.buf, p[:n]...)
+	return n, err
+}
+
+func (rc *recorder) take(from, to int64) []byte {
+	lo, hi := from-rc.base, to-rc.base
+	if lo < 0 || hi > int64(len(rc.buf)) || lo > hi {
+		return nil
+	}
+	return rc.buf[lo:hi]
+}
+
+func (rc *recorder) discard(upto int64) {
+	k := upto - rc.base
+	if k <= 0 || k > int64(len(rc.buf)) {
+		return
+	}
+	rc.buf = append(rc.buf[:0], rc.buf[k:]...)
+	rc.base = upto
+}

@@ -1,0 +1,197 @@
+package statement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// maxKeptFile bounds how much of a file that cannot be read at all (no
+// header, not CSV) is kept in the quarantine.
+const maxKeptFile = 1 << 20
+
+// Importer applies statement files to a store.
+type Importer struct {
+	Store ledger.Store
+	// Clock stamps sightings that carry no receipt time and quarantine
+	// items; time.Now when nil.
+	Clock func() time.Time
+}
+
+// File is one statement file to import.
+type File struct {
+	// Name is the file's name in errors and in the quarantine (Origin).
+	Name   string
+	Reader io.Reader
+	Parser providers.StatementParser
+	// Source names the input path in the quarantine, e.g. "mpesa_statement".
+	Source string
+}
+
+// Counts says what an import did.
+type Counts struct {
+	// Lines counts data lines, good and rejected.
+	Lines int
+	// NewTxns counts provider transactions the file added; NewSources counts
+	// sightings it added (a row for a transaction already known through a
+	// callback adds a source, not a transaction).
+	NewTxns    int
+	NewSources int
+	// Duplicates counts rows whose sighting was already stored (a re-import,
+	// an overlapping export, a repeated row).
+	Duplicates int
+	// Rejected counts the lines put in the quarantine.
+	Rejected int
+}
+
+// ImportError reports a file that was not imported: the problems of every
+// rejected line, or of the file as a whole.
+type ImportError struct {
+	File     string
+	Problems []*ledger.ParseError
+}
+
+func (e *ImportError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: nothing imported, %d problem(s) quarantined", e.File, len(e.Problems))
+	for i, p := range e.Problems {
+		if i == 10 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-i)
+			break
+		}
+		b.WriteString("; ")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems, so errors.As finds a *ledger.ParseError.
+func (e *ImportError) Unwrap() []error {
+	out := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		out[i] = p
+	}
+	return out
+}
+
+type rejected struct {
+	perr *ledger.ParseError
+	raw  []byte
+}
+
+var errRollback = errors.New("statement: rejected lines")
+
+// Import reads f in one transaction. When every line is good it commits and
+// returns the counts. When any line is rejected (or the file cannot be read
+// as a statement) nothing is imported: the rejected lines are quarantined in
+// a transaction of their own and an *ImportError lists them. Other errors
+// (the database) are returned as they are, with nothing imported.
+func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
+	now := time.Now
+	if im.Clock != nil {
+		now = im.Clock
+	}
+	at := now().UTC()
+	head := &headKeeper{max: maxKeptFile}
+	r := io.TeeReader(f.Reader, head)
+	var (
+		counts   Counts
+		problems []rejected
+		fileErr  *ledger.ParseError
+	)
+	err := im.Store.InTx(ctx, func(tx ledger.Tx) error {
+		counts, problems = Counts{}, nil
+		perr := f.Parser.ParseStatement(r, f.Name, func(s providers.Sighting) error {
+			counts.Lines++
+			if len(problems) > 0 {
+				// The transaction will be rolled back; read on only to
+				// find every problem.
+				return nil
+			}
+			if s.Source.ReceivedAt.IsZero() {
+				s.Source.ReceivedAt = at
+			}
+			u, err := tx.UpsertProviderTxn(ctx, s.Txn, s.Source)
+			if err != nil {
+				var fe *ledger.FieldError
+				if errors.As(err, &fe) {
+					problems = append(problems, rejected{&ledger.ParseError{File: f.Name, Field: fe.Field,
+						Err: fmt.Errorf("transaction %s: %w", s.Txn.ID, fe.Err)}, s.Source.Raw})
+					return nil
+				}
+				return err
+			}
+			if u.Created {
+				counts.NewTxns++
+			}
+			if u.SourceAdded {
+				counts.NewSources++
+			} else {
+				counts.Duplicates++
+			}
+			return nil
+		}, func(perr *ledger.ParseError, raw []byte) error {
+			counts.Lines++
+			problems = append(problems, rejected{perr, raw})
+			return nil
+		})
+		if perr != nil {
+			if errors.As(perr, &fileErr) {
+				return errRollback
+			}
+			return perr
+		}
+		if len(problems) > 0 {
+			return errRollback
+		}
+		return nil
+	})
+	if err == nil {
+		return counts, nil
+	}
+	if !errors.Is(err, errRollback) {
+		return Counts{}, fmt.Errorf("statement: import %s: %w", f.Name, err)
+	}
+	if fileErr != nil {
+		if fileErr.File == "" {
+			fileErr.File = f.Name
+		}
+		problems = append(problems, rejected{fileErr, head.buf})
+	}
+	err = im.Store.InTx(ctx, func(tx ledger.Tx) error {
+		for _, p := range problems {
+			if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: f.Source, Origin: f.Name, Line: p.perr.Line,
+				Field: p.perr.Field, Reason: p.perr.Error(), Raw: p.raw, At: at}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Counts{}, fmt.Errorf("statement: quarantine rejected lines of %s: %w", f.Name, err)
+	}
+	ie := &ImportError{File: f.Name}
+	for _, p := range problems {
+		ie.Problems = append(ie.Problems, p.perr)
+	}
+	return Counts{Lines: counts.Lines, Rejected: len(problems)}, ie
+}
+
+// headKeeper keeps the first max bytes written to it.
+type headKeeper struct {
+	buf []byte
+	max int
+}
+
+func (h *headKeeper) Write(p []byte) (int, error) {
+	if room := h.max - len(h.buf); room > 0 {
+		h.buf = append(h.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
