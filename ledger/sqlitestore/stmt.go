@@ -18,15 +18,23 @@ func (c *stmtCache) lookup(query string) (*sql.Stmt, bool) {
 	return st, ok
 }
 
+// get returns the cached statement for query, preparing it first if needed.
+// It prepares without holding the lock: preparing waits for the one
+// connection, which a transaction on another goroutine may hold while it
+// looks a statement up.
 func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.stmts[query]; ok {
+	if st, ok := c.lookup(query); ok {
 		return st, nil
 	}
 	st, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.stmts[query]; ok {
+		_ = st.Close()
+		return old, nil
 	}
 	if c.stmts == nil {
 		c.stmts = make(map[string]*sql.Stmt)
