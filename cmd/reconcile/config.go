@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers/csvfile"
 )
 
 // Config is the whole configuration. Precedence: flags > RECONCILE_*
@@ -34,6 +37,9 @@ type Config struct {
 	Events      EventsConfig    `mapstructure:"events"`
 	Reconcile   ReconcileConfig `mapstructure:"reconcile"`
 	Alerts      AlertsConfig    `mapstructure:"alerts"`
+	Providers   ProvidersConfig `mapstructure:"providers"`
+	// Statements are generic CSV statement layouts, each a provider of its own.
+	Statements []csvfile.Mapping `mapstructure:"statements"`
 	// Schedules reconcile providers periodically in `reconcile serve`, by
 	// provider name.
 	Schedules map[string]ScheduleConfig `mapstructure:"schedules"`
@@ -146,54 +152,90 @@ func (c LogConfig) level() slog.Level {
 // defaults are every key with its default value; listing every key also lets
 // RECONCILE_* variables reach keys the config file does not mention.
 var defaults = map[string]any{
-	"database_url":                 database.DefaultURL,
-	"database.max_conns":           0,
-	"log.level":                    "info",
-	"log.format":                   "auto",
-	"http.listen":                  ":8080",
-	"http.read_timeout":            "10s",
-	"http.write_timeout":           "30s",
-	"http.max_body_bytes":          1 << 20,
-	"http.api_token":               "",
-	"roles.http":                   true,
-	"roles.workers":                true,
-	"roles.scheduler":              true,
-	"workers.charges":              8,
-	"workers.events":               4,
-	"workers.alerts":               1,
-	"workers.runs":                 2,
-	"queue.job_timeout":            "90s",
-	"queue.rescue_after":           "5m",
-	"queue.shutdown_grace":         "30s",
-	"charges.lease":                "2m",
-	"charges.max_attempts":         8,
-	"charges.retry_base":           "2s",
-	"charges.retry_max":            "10m",
-	"charges.pending_poll":         "30s",
-	"charges.pending_give_up":      "10m",
-	"events.endpoints":             []string{},
-	"events.signing_secret":        "",
-	"reconcile.tolerance":          "2h",
-	"reconcile.lease":              "15m",
-	"reconcile.fuzzy":              false,
-	"alerts.mode":                  "off",
-	"alerts.channel":               "",
-	"alerts.severity_channels":     map[string]string{},
-	"alerts.immediate_severity":    "high",
-	"alerts.immediate_min_at_risk": []string{},
-	"alerts.summary_when_clean":    false,
-	"alerts.summary_top":           5,
-	"alerts.findings_url":          "",
-	"alerts.zone":                  "UTC",
-	"alerts.channel_interval":      "1s",
-	"alerts.max_attempts":          10,
-	"alerts.api_url":               "https://slack.com/api/",
-	"alerts.bot_token":             "",
-	"alerts.webhook_url":           "",
+	"database_url":                               database.DefaultURL,
+	"database.max_conns":                         0,
+	"log.level":                                  "info",
+	"log.format":                                 "auto",
+	"http.listen":                                ":8080",
+	"http.read_timeout":                          "10s",
+	"http.write_timeout":                         "30s",
+	"http.max_body_bytes":                        1 << 20,
+	"http.api_token":                             "",
+	"roles.http":                                 true,
+	"roles.workers":                              true,
+	"roles.scheduler":                            true,
+	"workers.charges":                            8,
+	"workers.events":                             4,
+	"workers.alerts":                             1,
+	"workers.runs":                               2,
+	"queue.job_timeout":                          "90s",
+	"queue.rescue_after":                         "5m",
+	"queue.shutdown_grace":                       "30s",
+	"charges.lease":                              "2m",
+	"charges.max_attempts":                       8,
+	"charges.retry_base":                         "2s",
+	"charges.retry_max":                          "10m",
+	"charges.pending_poll":                       "30s",
+	"charges.pending_give_up":                    "10m",
+	"events.endpoints":                           []string{},
+	"events.signing_secret":                      "",
+	"reconcile.tolerance":                        "2h",
+	"reconcile.lease":                            "15m",
+	"reconcile.fuzzy":                            false,
+	"alerts.mode":                                "off",
+	"alerts.channel":                             "",
+	"alerts.severity_channels":                   map[string]string{},
+	"alerts.immediate_severity":                  "high",
+	"alerts.immediate_min_at_risk":               []string{},
+	"alerts.summary_when_clean":                  false,
+	"alerts.summary_top":                         5,
+	"alerts.findings_url":                        "",
+	"alerts.zone":                                "UTC",
+	"alerts.channel_interval":                    "1s",
+	"alerts.max_attempts":                        10,
+	"alerts.api_url":                             "https://slack.com/api/",
+	"alerts.bot_token":                           "",
+	"alerts.webhook_url":                         "",
+	"providers.mpesa.zone":                       "Africa/Nairobi",
+	"providers.mpesa.settlement_grace":           "30m",
+	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
+	"providers.mpesa.short_code":                 "",
+	"providers.mpesa.party_b":                    "",
+	"providers.mpesa.transaction_type":           "CustomerPayBillOnline",
+	"providers.mpesa.http_timeout":               "30s",
+	"providers.mpesa.consumer_key":               "",
+	"providers.mpesa.consumer_secret":            "",
+	"providers.mpesa.pass_key":                   "",
+	"providers.mpesa.callbacks.path_token":       "",
+	"providers.mpesa.callbacks.public_url":       "",
+	"providers.mpesa.callbacks.prefix":           "/daraja",
+	"providers.mpesa.callbacks.allow_ips":        []string{},
+	"providers.mpesa.callbacks.allow_any_ip":     false,
+	"providers.mpesa.callbacks.trusted_proxies":  []string{},
+	"providers.mpesa.callbacks.max_body_bytes":   64 << 10,
+	"providers.mpesa.callbacks.read_timeout":     "10s",
+	"providers.mpesa.pull.enabled":               false,
+	"providers.mpesa.pull.nominated_number":      "",
+	"providers.mpesa.pull.max_pages":             1000,
+	"providers.stripe.zone":                      "UTC",
+	"providers.stripe.settlement_grace":          "2h",
+	"providers.stripe.api_key":                   "",
+	"providers.stripe.base_url":                  "",
+	"providers.stripe.max_network_retries":       2,
+	"providers.stripe.timeout":                   "30s",
+	"providers.stripe.payment_method":            "",
+	"providers.stripe.pull_balance_transactions": true,
+	"providers.stripe.page_size":                 100,
+	"providers.stripe.report_timezone":           "UTC",
+	"providers.stripe.webhook_secrets":           []string{},
+	"providers.stripe.webhook_tolerance":         "5m",
 }
 
 // secretKeys may only come from the environment.
-var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url"}
+var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url",
+	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
+	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
+	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
 
 func envName(key string) string {
 	return "RECONCILE_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(key))
@@ -363,9 +405,15 @@ func (c *Config) Validate() error {
 	} else if _, _, err := c.Alerts.slack(); err != nil {
 		errs = append(errs, err)
 	}
+	setups, err := buildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
+	if err != nil {
+		errs = append(errs, err)
+	}
 	for name, sc := range c.Schedules {
 		if _, err := sc.spec(name, time.UTC); err != nil {
 			bad("schedules."+name, "%v", err)
+		} else if _, ok := setups[name]; !ok && err == nil {
+			bad("schedules."+name, "no provider %q is configured", name)
 		}
 	}
 	for i, ep := range c.Events.Endpoints {
@@ -386,7 +434,10 @@ func (c *Config) secretValues() []string {
 	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
 		out = append(out, u)
 	}
-	for _, v := range []string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL} {
+	m := c.Providers.Mpesa
+	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
+		m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
+		c.Providers.Stripe.WebhookSecrets...) {
 		if v != "" {
 			out = append(out, v)
 		}

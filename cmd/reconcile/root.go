@@ -31,6 +31,7 @@ type app struct {
 	clock  func() time.Time
 	store  ledger.Store
 	q      *queue.Queue
+	setups map[string]providerSetup
 }
 
 func newRootCmd(a *app) *cobra.Command {

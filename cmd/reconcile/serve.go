@@ -20,6 +20,10 @@ import (
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/intake"
+	"github.com/reconcilehq/reconcile/providers/mpesa"
+	"github.com/reconcilehq/reconcile/providers/stripe"
 	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/schedule"
 )
@@ -53,8 +57,11 @@ type server struct {
 	queue    *queue.Queue
 	charges  *charge.Service
 	registry *prometheus.Registry
-	mux      *http.ServeMux
-	logger   *slog.Logger
+	intake   *intake.Processor
+	// callbackMetric counts callback intake.
+	callbackMetric *prometheus.CounterVec
+	mux            *http.ServeMux
+	logger         *slog.Logger
 }
 
 func newServer(ctx context.Context, a *app) (*server, error) {
@@ -118,11 +125,17 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 		return nil, err
 	}
 	s.registry.MustRegister(&depthCollector{q: s.queue})
-	s.routes()
+	s.callbackMetric = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reconcile_callbacks_total",
+		Help: "Provider callbacks received, by provider, kind and result (stored, duplicate, quarantined, error)."},
+		[]string{"provider", "kind", "result"})
+	s.registry.MustRegister(s.callbackMetric)
+	if err := s.routes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-func (s *server) routes() {
+func (s *server) routes() error {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -136,11 +149,77 @@ func (s *server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if err := s.callbackRoutes(); err != nil {
+		return err
+	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}
+	return nil
+}
+
+// callbackRoutes serves the M-Pesa callback endpoints and the Stripe webhook
+// when their secrets are configured.
+func (s *server) callbackRoutes() error {
+	cfg := s.a.cfg
+	s.intake = &intake.Processor{Store: s.store, Applier: s.charges, Clock: s.a.clock, Logger: s.logger}
+	m := cfg.Providers.Mpesa
+	if m.Callbacks.PathToken != "" {
+		h, err := mpesa.NewHandler(mpesaHandlerConfig(m, s.store, s.a.clock), countingReceiver{s.intake, s.callbackMetric}, s.logger)
+		if err != nil {
+			return fmt.Errorf("config providers.mpesa.callbacks: %w", err)
+		}
+		s.mux.Handle(h.Pattern(), h)
+		s.logger.Info("m-pesa callbacks served", "prefix", h.Pattern())
+	} else {
+		s.logger.Info("m-pesa callbacks off: set RECONCILE_PROVIDERS_MPESA_CALLBACKS_PATH_TOKEN to serve them")
+	}
+	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
+		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.callbackMetric},
+			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger})
+		if err != nil {
+			return fmt.Errorf("config providers.stripe: %w", err)
+		}
+		s.mux.Handle("POST /webhooks/stripe", h)
+	}
+	return nil
+}
+
+// countingReceiver counts callback intake by provider, kind and result.
+type countingReceiver struct {
+	p *intake.Processor
+	c *prometheus.CounterVec
+}
+
+func (r countingReceiver) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (intake.Result, error) {
+	res, err := r.p.Receive(ctx, provider, parser, body, remote)
+	r.count(provider, res, err)
+	return res, err
+}
+
+func (r countingReceiver) Deliver(ctx context.Context, d intake.Delivery) (intake.Result, error) {
+	res, err := r.p.Deliver(ctx, d)
+	r.count(d.Provider, res, err)
+	return res, err
+}
+
+func (r countingReceiver) count(provider string, res intake.Result, err error) {
+	result := "stored"
+	switch {
+	case err != nil:
+		result = "error"
+	case res.Duplicate:
+		result = "duplicate"
+	case res.Rejected != nil:
+		result = "quarantined"
+	}
+	kind := res.Kind
+	if kind == "" {
+		kind = "unknown"
+	}
+	r.c.WithLabelValues(provider, kind, result).Inc()
 }
 
 // run serves until ctx ends, then shuts down softly, then hard.
@@ -166,6 +245,11 @@ func (s *server) run(ctx context.Context) error {
 		go func() { errc <- httpSrv.Serve(ln) }()
 		s.logger.Info("serving", "addr", ln.Addr().String(), "workers", cfg.Roles.Workers, "scheduler", cfg.Roles.Scheduler)
 	}
+	reprocessDone := make(chan struct{})
+	go func() {
+		defer close(reprocessDone)
+		s.reprocessLoop(ctx)
+	}()
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
@@ -190,8 +274,34 @@ func (s *server) run(ctx context.Context) error {
 			_ = s.queue.StopAndCancel(hard)
 		}
 	}
+	<-reprocessDone
 	s.logger.Info("stopped")
 	return nil
+}
+
+// reprocessLoop interprets callbacks that were stored but not processed (the
+// process died between the two), at start and then every minute.
+func (s *server) reprocessLoop(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		for _, name := range sortedNames(s.a.providerSetups()) {
+			p := s.a.providerSetups()[name]
+			if p.Callbacks == nil {
+				continue
+			}
+			if n, err := s.intake.Reprocess(ctx, name, p.Callbacks); err != nil && ctx.Err() == nil {
+				s.logger.Warn("reprocessing stored callbacks", "provider", name, "error", err)
+			} else if n > 0 {
+				s.logger.Info("reprocessed stored callbacks", "provider", name, "count", n)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // riverID names this process among replicas (River's leader table shows it).
