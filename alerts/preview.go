@@ -159,3 +159,26 @@ func writeMessages(w io.Writer, msgs []message, heads []string) error {
 	}
 	return nil
 }
+
+// PreviewText writes only the notification text of each message
+// PreviewFindings would show: what a phone's lock screen says.
+func PreviewText(w io.Writer, cfg Config, run ledger.Run, findings []ledger.Finding) error {
+	cfg = cfg.WithDefaults()
+	var open []ledger.Finding
+	for _, f := range findings {
+		if f.Status != ledger.FindingResolved {
+			open = append(open, f)
+		}
+	}
+	msgs := firstRunMessages(cfg, run, open)
+	if len(msgs) == 0 {
+		_, err := fmt.Fprintln(w, "  (nothing to announce)")
+		return err
+	}
+	for _, m := range msgs {
+		if _, err := fmt.Fprintf(w, "  [%s] %s\n", m.Channel, m.Text); err != nil {
+			return err
+		}
+	}
+	return nil
+}

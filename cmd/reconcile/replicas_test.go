@@ -87,7 +87,29 @@ alerts:
 	close(stopPlanting)
 	planted.Wait()
 	plantedUntil := time.Now()
-	time.Sleep(7 * time.Second) // the last windows close and are run
+	// Let the last windows close, be run and be announced.
+	first := start.UTC().Truncate(4 * time.Second).Add(4 * time.Second)
+	settled := func() bool {
+		for w := first; w.Add(4 * time.Second).Before(plantedUntil); w = w.Add(4 * time.Second) {
+			r, err := store.GetRunByKey(ctx, ledger.RunKey("mpesa", w, w.Add(4*time.Second)))
+			if err != nil || r.State != ledger.RunFinished {
+				return false
+			}
+		}
+		as, err := store.ListAlerts(ctx, 0, 10000)
+		if err != nil {
+			return false
+		}
+		for _, a := range as {
+			if a.State != ledger.AlertDelivered {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(90 * time.Second); !settled() && time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+	}
 	for _, r := range replicas {
 		r.term()
 	}
@@ -97,14 +119,19 @@ alerts:
 		t.Fatal(err)
 	}
 	byFrom := map[time.Time]ledger.Run{}
+	retried := 0
 	for _, r := range runs {
-		if r.State != ledger.RunFinished || r.Attempt != 1 {
-			t.Errorf("window %s..%s: state %s after %d attempt(s), want finished once", r.From, r.To, r.State, r.Attempt)
+		if r.State != ledger.RunFinished {
+			t.Errorf("window %s..%s: state %s after %d attempt(s) (%s)", r.From, r.To, r.State, r.Attempt, r.Error)
+		}
+		if r.Attempt > 1 {
+			// A claim taken over after its holder died or failed: the
+			// window still finished once.
+			retried++
 		}
 		byFrom[r.From] = r
 	}
 	// Every 4-second window from the start to the end of planting was run.
-	first := start.UTC().Truncate(4 * time.Second).Add(4 * time.Second)
 	var windows int
 	for w := first; w.Add(4 * time.Second).Before(plantedUntil); w = w.Add(4 * time.Second) {
 		windows++
@@ -141,8 +168,8 @@ alerts:
 	if len(summaries) < windows/2 {
 		t.Errorf("only %d windows with evidence were announced (of %d windows)", len(summaries), windows)
 	}
-	t.Logf("3 replicas, the leader killed and restarted: %d windows checked, %d runs, each once; %d alerts, %d posts, each once",
-		windows, len(runs), len(alertsSent), len(bot.Posts()))
+	t.Logf("3 replicas, the leader killed and restarted: %d windows checked, %d runs, each finished once (%d taken over); %d alerts, %d posts, each once",
+		windows, len(runs), retried, len(alertsSent), len(bot.Posts()))
 }
 
 // leaderIndex finds which replica River elected leader.

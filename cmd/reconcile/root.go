@@ -64,6 +64,7 @@ or a config file (see config.example.yaml).`,
 		newServeCmd(a),
 		newRunCmd(a),
 		newAlertsCmd(a),
+		newDemoCmd(a),
 	)
 	for _, c := range root.Commands() {
 		setUsageArgs(c)

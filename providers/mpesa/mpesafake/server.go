@@ -138,8 +138,12 @@ type Config struct {
 type Server struct {
 	cfg Config
 
-	mu         sync.Mutex
-	rng        *rand.Rand
+	mu  sync.Mutex
+	rng *rand.Rand
+	// noise draws ids that depend on how often a client asks (error and
+	// pull request ids), so that polling does not change outcomes or
+	// receipts drawn from rng.
+	noise      *rand.Rand
 	seq        int
 	tokens     map[string]time.Time
 	pushes     map[string]*Push
@@ -200,6 +204,7 @@ func New(cfg Config) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		noise:  rand.New(rand.NewPCG(cfg.Seed+1, cfg.Seed^0x632be59bd9b4e019)),
 		tokens: map[string]time.Time{}, pushes: map[string]*Push{}, faults: map[string][]Fault{},
 		requests: map[string]int{}, registered: map[string]bool{}, ctx: ctx, cancel: cancel}
 }
@@ -283,7 +288,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *Server) requestID() string {
 	s.seq++
-	return fmt.Sprintf("%d-%d-%d", 10000+s.rng.IntN(90000), 10000000+s.rng.IntN(90000000), s.seq)
+	return fmt.Sprintf("%d-%d-%d", 10000+s.noise.IntN(90000), 10000000+s.noise.IntN(90000000), s.seq)
 }
 
 func (s *Server) darajaError(w http.ResponseWriter, status int, code, msg string) {
@@ -363,7 +368,7 @@ func (s *Server) oauth(w http.ResponseWriter, r *http.Request) {
 		s.darajaError(w, http.StatusBadRequest, "400.008.01", "Invalid Authentication passed")
 		return
 	}
-	tok := fmt.Sprintf("%016x%016x", s.rng.Uint64(), s.rng.Uint64())
+	tok := fmt.Sprintf("%016x%016x", s.noise.Uint64(), s.noise.Uint64())
 	s.tokens[tok] = s.cfg.Clock().Add(s.cfg.TokenTTL)
 	writeJSON(w, http.StatusOK, map[string]string{"access_token": tok,
 		"expires_in": strconv.Itoa(int(s.cfg.TokenTTL / time.Second))})

@@ -1,0 +1,57 @@
+package demo_test
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reconcilehq/reconcile/internal/demo"
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// findingsOf lists a demo's findings as "provider kind intent txn,txn".
+func findingsOf(t *testing.T, store ledger.Store) []string {
+	t.Helper()
+	out, err := demo.Run(context.Background(), demo.Options{Store: store, Out: io.Discard, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out.Outcomes["mpesa"].Settled; len(s) != 1 {
+		t.Errorf("the dead worker's M-Pesa intent was not settled by evidence: %+v", s)
+	}
+	var list []string
+	for _, o := range out.Outcomes {
+		for _, f := range o.Findings {
+			list = append(list, f.Provider+" "+string(f.Kind)+" "+f.IntentKey+" "+strings.Join(f.ProviderTxnIDs, ","))
+		}
+	}
+	slices.Sort(list)
+	return list
+}
+
+// TestDemo runs the demonstration twice on SQLite and once on PostgreSQL:
+// every finding kind is found, nothing else is, and every run finds the same.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	first := findingsOf(t, dbtest.SQLite(t))
+	kinds := map[string]bool{}
+	for _, f := range first {
+		kinds[strings.Fields(f)[1]] = true
+	}
+	for _, k := range ledger.Kinds {
+		if !kinds[string(k)] {
+			t.Errorf("the demo shows no %s", k)
+		}
+	}
+	if len(first) != 8 {
+		t.Errorf("findings = %d, want 8:\n%s", len(first), strings.Join(first, "\n"))
+	}
+	for name, s := range map[string]ledger.Store{"sqlite again": dbtest.SQLite(t), "postgres": dbtest.Postgres(t)} {
+		if again := findingsOf(t, s); !slices.Equal(again, first) {
+			t.Errorf("%s found\n%s\nwant\n%s", name, strings.Join(again, "\n"), strings.Join(first, "\n"))
+		}
+	}
+}

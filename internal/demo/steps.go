@@ -1,0 +1,296 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/mpesa"
+	"github.com/reconcilehq/reconcile/providers/mpesa/mpesafake"
+	"github.com/reconcilehq/reconcile/providers/stripe/stripefake"
+)
+
+const (
+	mpesaIntents  = 24
+	stripeIntents = 16
+)
+
+var (
+	shillings = []string{"150", "2500", "480", "1200", "75", "3200", "999", "60", "1850", "430", "5000", "220"}
+	dollars   = []string{"19.99", "249.00", "5.50", "72.10", "1200.00", "33.33", "18.00", "99.95"}
+)
+
+func (d *demo) createIntents(ctx context.Context) error {
+	for i := range mpesaIntents {
+		amount, _ := money.Parse(shillings[i%len(shillings)], "KES")
+		n := ledger.NewIntent{CreatedAt: Day.Add(6*time.Hour + time.Duration(i)*20*time.Minute).UTC(),
+			IntentParams: ledger.IntentParams{Key: fmt.Sprintf("mpesa:order-%d", 2001+i), Provider: mpesa.Provider,
+				Amount: amount, Customer: fmt.Sprintf("2547%08d", 12340000+i*7919)}}
+		if _, _, err := d.svc.CreateIntent(ctx, n); err != nil {
+			return err
+		}
+		d.keys = append(d.keys, n.Key)
+	}
+	stripeDay := time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC)
+	for i := range stripeIntents {
+		amount, _ := money.Parse(dollars[i%len(dollars)], "USD")
+		n := ledger.NewIntent{CreatedAt: stripeDay.Add(time.Duration(i) * 20 * time.Minute),
+			IntentParams: ledger.IntentParams{Key: fmt.Sprintf("stripe:order-%d", 3001+i), Provider: "stripe",
+				Amount: amount, Customer: fmt.Sprintf("buyer%d@example.com", i)}}
+		if i == 5 {
+			n.Metadata = map[string]string{"payment_method": "pm_card_chargeDeclined"}
+		}
+		if _, _, err := d.svc.CreateIntent(ctx, n); err != nil {
+			return err
+		}
+		d.keys = append(d.keys, n.Key)
+	}
+	d.say("%d M-Pesa intents (KES, STK push) and %d Stripe intents (USD), keys like mpesa:order-2001", mpesaIntents, stripeIntents)
+	return nil
+}
+
+// crash claims an intent per provider, records the attempt, calls the
+// provider and then records nothing more, as a worker killed at that instant.
+func (d *demo) crash(ctx context.Context) error {
+	d.crashed = map[string]string{}
+	for _, key := range []string{"mpesa:order-2003", "stripe:order-3002"} {
+		in, err := d.opt.Store.ClaimIntent(ctx, ledger.ClaimParams{Key: key, Owner: "worker-that-dies", Lease: time.Second, Now: d.clk.now()})
+		if err != nil {
+			return err
+		}
+		a, err := d.opt.Store.StartAttempt(ctx, ledger.AttemptParams{IntentKey: key, ClaimToken: in.ClaimToken, Now: d.clk.now()})
+		if err != nil {
+			return err
+		}
+		res, err := d.chargers[in.Provider].Charge(ctx, providers.ChargeRequest{IntentKey: in.Key, Amount: in.Amount,
+			Customer: in.Customer, Reference: in.Reference, Metadata: in.Metadata, Attempt: a.Number})
+		if err != nil {
+			return err
+		}
+		d.crashed[key] = res.ProviderRef
+		d.say("%s: attempt %d sent to %s (%s), then the worker died before recording it", key, a.Number, in.Provider, res.Status)
+	}
+	d.say("when its lease runs out, the next worker resumes: Stripe gets the same idempotency key again;")
+	d.say("M-Pesa has no idempotency keys, so the intent goes to unknown instead of prompting the customer twice")
+	return nil
+}
+
+func (d *demo) charge(ctx context.Context) error {
+	if err := d.q.Start(ctx); err != nil {
+		return err
+	}
+	var stripeKeys []string
+	for _, k := range d.keys {
+		if k[:6] == "stripe" {
+			stripeKeys = append(stripeKeys, k)
+		}
+	}
+	if err := d.waitFinal(ctx, stripeKeys, 40*time.Second); err != nil {
+		return err
+	}
+	// Every M-Pesa intent has prompted its customer (or gone unknown).
+	deadline := time.Now().Add(40 * time.Second)
+	for len(d.mfake.Pushes()) < mpesaIntents {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d STK pushes sent: %w", len(d.mfake.Pushes()), mpesaIntents, errTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := d.waitState(ctx, "mpesa:order-2003", ledger.StateUnknown, 20*time.Second); err != nil {
+		return err
+	}
+	t, err := d.tally(ctx)
+	if err != nil {
+		return err
+	}
+	charges := 0
+	for _, pi := range d.sfake.PaymentIntents() {
+		if pi.Metadata["intent_key"] == "stripe:order-3002" && pi.Status == "succeeded" {
+			charges++
+		}
+	}
+	d.say("Stripe: %d succeeded, %d failed (a declined card); stripe:order-3002 resumed and was charged %d time(s)",
+		t["stripe"][ledger.StateSucceeded], t["stripe"][ledger.StateFailed], charges)
+	d.say("M-Pesa: %d STK prompts on customers' phones, waiting for answers; mpesa:order-2003 is %s",
+		len(d.mfake.Pushes())-1, ledger.StateUnknown)
+	return nil
+}
+
+func (d *demo) waitState(ctx context.Context, key string, want ledger.State, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		in, err := d.opt.Store.GetIntent(ctx, key)
+		if err != nil {
+			return err
+		}
+		if in.State == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is %s, not %s: %w", key, in.State, want, errTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (d *demo) callbacks(ctx context.Context) error {
+	if err := d.mfake.SettleAll(ctx); err != nil {
+		return err
+	}
+	var mpesaKeys []string
+	for _, k := range d.keys {
+		if k[:5] == "mpesa" {
+			mpesaKeys = append(mpesaKeys, k)
+		}
+	}
+	if err := d.waitFinal(ctx, mpesaKeys, 40*time.Second); err != nil {
+		return err
+	}
+	twice, never := 0, 0
+	for _, p := range d.mfake.Pushes() {
+		switch p.Outcome.Callback {
+		case mpesafake.DeliverTwice:
+			twice++
+		case mpesafake.DeliverNever:
+			never++
+		}
+	}
+	t, err := d.tally(ctx)
+	if err != nil {
+		return err
+	}
+	d.say("%d callbacks delivered twice (stored once), %d never delivered (the worker asked with an STK query)", twice, never)
+	d.say("M-Pesa: %d succeeded, %d failed (cancelled or insufficient funds), %d unknown",
+		t[mpesa.Provider][ledger.StateSucceeded], t[mpesa.Provider][ledger.StateFailed], t[mpesa.Provider][ledger.StateUnknown])
+	return nil
+}
+
+// anomalies plants what a reconciler exists to find, and what it must not
+// flag.
+func (d *demo) anomalies(ctx context.Context) error {
+	now := d.clk.now()
+	// M-Pesa: a payment to the PayBill that no intent asked for.
+	if _, _, err := d.mfake.AddC2B(ctx, mpesafake.C2BPayment{Amount: "750.00", BillRef: "WALKIN", At: now,
+		MSISDN: "2547****8812", FirstName: "MARY"}, true); err != nil {
+		return err
+	}
+	d.say("M-Pesa: a KES 750 payment nobody asked for (account WALKIN)")
+	// M-Pesa: a success callback for an intent that had failed.
+	if key, ref, amount, ok := d.failedMpesa(ctx); ok {
+		body := mpesafake.STKCallbackBody(mpesafake.STKResult{MerchantRequestID: "late-1", CheckoutRequestID: ref,
+			ResultCode: 0, Amount: amount, Receipt: "SKL9DEMO7Q", At: now, Phone: "254712345678"})
+		if err := d.post("stk", body); err != nil {
+			return err
+		}
+		d.say("M-Pesa: a late success callback for %s, which had failed (kept as evidence; the intent stays failed)", key)
+	}
+	// Intents from the old system: one paid a different amount, one never
+	// paid, one too young to judge.
+	kes := func(s string) money.Amount { a, _ := money.Parse(s, "KES"); return a }
+	legacy := []struct {
+		key, ref, amount string
+		at               time.Time
+	}{
+		{"mpesa:legacy-1", "INVOLD1", "1200", Day.Add(8*time.Hour + 15*time.Minute)},
+		{"mpesa:legacy-2", "INVOLD2", "300", Day.Add(7*time.Hour + 30*time.Minute)},
+		{"mpesa:legacy-3", "INVNEW3", "640", now.Add(-5 * time.Minute)},
+	}
+	for _, l := range legacy {
+		if _, _, err := d.opt.Store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded, CreatedAt: l.at.UTC(),
+			IntentParams: ledger.IntentParams{Key: l.key, Provider: mpesa.Provider, Amount: kes(l.amount), Reference: l.ref}}); err != nil {
+			return err
+		}
+	}
+	if _, _, err := d.mfake.AddC2B(ctx, mpesafake.C2BPayment{Amount: "1000.00", BillRef: "INVOLD1",
+		At: Day.Add(8*time.Hour + 16*time.Minute), MSISDN: "2547****0845", FirstName: "PETER"}, true); err != nil {
+		return err
+	}
+	d.say("M-Pesa: legacy intents marked paid in the old system: one paid KES 1,000 of 1,200, one with no payment,")
+	d.say("        one created 5 minutes ago (inside the settlement grace: not yet missing)")
+
+	// Stripe: a second charge for one intent, a second one that was refunded,
+	// a charge in the wrong currency, one nobody asked for, and an intent a
+	// worker left processing long ago.
+	pis := d.succeededStripe()
+	if len(pis) < 2 {
+		return fmt.Errorf("expected succeeded Stripe payments, found %d", len(pis))
+	}
+	d.sfake.AddCharge(stripefake.Charge{Amount: pis[0].Amount, Currency: pis[0].Currency, Status: "succeeded", Captured: true,
+		Created: now, Metadata: map[string]string{"intent_key": pis[0].Metadata["intent_key"]}})
+	rev := d.sfake.AddCharge(stripefake.Charge{Amount: pis[1].Amount, Currency: pis[1].Currency, Status: "succeeded", Captured: true,
+		Created: now, Metadata: map[string]string{"intent_key": pis[1].Metadata["intent_key"]}})
+	if _, err := d.sfake.AddRefund(rev.ID, rev.Amount); err != nil {
+		return err
+	}
+	usd := func(s string) money.Amount { a, _ := money.Parse(s, "USD"); return a }
+	if _, _, err := d.opt.Store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded,
+		CreatedAt: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
+		IntentParams: ledger.IntentParams{Key: "stripe:legacy-7", Provider: "stripe", Amount: usd("49.00")}}); err != nil {
+		return err
+	}
+	d.sfake.AddCharge(stripefake.Charge{Amount: 4900, Currency: "eur", Status: "succeeded", Captured: true,
+		Created: time.Date(2026, 11, 2, 9, 1, 0, 0, time.UTC), Metadata: map[string]string{"intent_key": "stripe:legacy-7"}})
+	d.sfake.AddCharge(stripefake.Charge{Amount: 2500, Currency: "usd", Status: "succeeded", Captured: true,
+		Created: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC), Email: "walkin@example.com"})
+	if _, _, err := d.opt.Store.CreateIntent(ctx, ledger.NewIntent{CreatedAt: time.Date(2026, 11, 2, 7, 0, 0, 0, time.UTC),
+		IntentParams: ledger.IntentParams{Key: "stripe:stuck-1", Provider: "stripe", Amount: usd("15.00")}}); err != nil {
+		return err
+	}
+	if _, err := d.opt.Store.ClaimIntent(ctx, ledger.ClaimParams{Key: "stripe:stuck-1", Owner: "a-worker-lost-at-07:01",
+		Lease: 2 * time.Minute, Now: time.Date(2026, 11, 2, 7, 1, 0, 0, time.UTC)}); err != nil {
+		return err
+	}
+	d.say("Stripe: %s charged twice, %s charged twice and refunded once, stripe:legacy-7 paid in EUR,",
+		pis[0].Metadata["intent_key"], pis[1].Metadata["intent_key"])
+	d.say("        a USD 25 charge nobody asked for, and stripe:stuck-1 left processing by a worker at 07:01")
+	return nil
+}
+
+// failedMpesa finds an M-Pesa intent whose customer cancelled, with the
+// CheckoutRequestID its attempt recorded.
+func (d *demo) failedMpesa(ctx context.Context) (key, ref, amount string, ok bool) {
+	for _, k := range d.keys {
+		in, err := d.opt.Store.GetIntent(ctx, k)
+		if err != nil || in.Provider != mpesa.Provider || in.State != ledger.StateFailed {
+			continue
+		}
+		attempts, err := d.opt.Store.ListAttempts(ctx, k)
+		if err == nil && len(attempts) > 0 && attempts[len(attempts)-1].ProviderRef != "" {
+			return k, attempts[len(attempts)-1].ProviderRef, in.Amount.Text(), true
+		}
+	}
+	return "", "", "", false
+}
+
+func (d *demo) succeededStripe() []stripefake.PaymentIntent {
+	var out []stripefake.PaymentIntent
+	for _, pi := range d.sfake.PaymentIntents() {
+		if pi.Status == "succeeded" && pi.Metadata["intent_key"] != "stripe:order-3002" {
+			out = append(out, pi)
+		}
+	}
+	return out
+}
+
+// post delivers a callback body to the endpoint like Safaricom would.
+func (d *demo) post(path string, body []byte) error {
+	url := d.cbSrv.URL + "/daraja/" + pathToken + "/" + path
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("callback endpoint answered %d", resp.StatusCode)
+	}
+	return nil
+}
