@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reconcilehq/reconcile/internal/demo"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/demo"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 

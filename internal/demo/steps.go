@@ -233,7 +233,7 @@ func (d *demo) anomalies(ctx context.Context) error {
 	}
 	usd := func(s string) money.Amount { a, _ := money.Parse(s, "USD"); return a }
 	if _, _, err := d.opt.Store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded,
-		CreatedAt: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
+		CreatedAt:    time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
 		IntentParams: ledger.IntentParams{Key: "stripe:legacy-7", Provider: "stripe", Amount: usd("49.00")}}); err != nil {
 		return err
 	}
