@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"context"
-	"time"
 
 	"github.com/riverqueue/river"
 
@@ -18,8 +17,6 @@ type Worker struct {
 	Deliverer *Deliverer
 }
 
-// Timeout leaves room for the history lookup and one post.
-func (w *Worker) Timeout(*river.Job[JobArgs]) time.Duration { return 2 * time.Minute }
 
 // Work delivers one alert.
 func (w *Worker) Work(ctx context.Context, job *river.Job[JobArgs]) error {
