@@ -17,7 +17,6 @@ type Worker struct {
 	Deliverer *Deliverer
 }
 
-
 // Work delivers one alert.
 func (w *Worker) Work(ctx context.Context, job *river.Job[JobArgs]) error {
 	err := w.Deliverer.Deliver(ctx, job.Args.AlertID, job.Attempt)
