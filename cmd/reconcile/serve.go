@@ -230,7 +230,10 @@ func (s *server) run(ctx context.Context) error {
 		errc    = make(chan error, 1)
 	)
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
-		if err := s.queue.Start(ctx); err != nil {
+		// Jobs run on a context the signal does not cancel: on SIGTERM they
+		// get queue.shutdown_grace to finish (Stop), and only then are they
+		// cancelled (StopAndCancel).
+		if err := s.queue.Start(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
 	}
