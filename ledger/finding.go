@@ -185,3 +185,11 @@ type ResolveUnseenParams struct {
 	Note      string
 	Now       time.Time
 }
+
+// FindingCount is how many findings share a provider, kind and status.
+type FindingCount struct {
+	Provider string
+	Kind     Kind
+	Status   FindingStatus
+	N        int64
+}

@@ -87,6 +87,8 @@ type FindingStore interface {
 	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)
 	// UpdateFinding acknowledges or resolves a finding by hand.
 	UpdateFinding(ctx context.Context, u FindingUpdate) (Finding, error)
+	// CountFindings counts findings by provider, kind and status.
+	CountFindings(ctx context.Context) ([]FindingCount, error)
 }
 
 // QuarantineStore keeps rejected input.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -170,10 +171,12 @@ func lastFinished(ctx context.Context, store ledger.Store, provider string) (tim
 // same window, and a first pass of a window already finished does nothing.
 type runWorker struct {
 	river.WorkerDefaults[RunWindowArgs]
-	store  ledger.Store
-	rec    *reconciler.Reconciler
-	lease  time.Duration
-	logger *slog.Logger
+	store    ledger.Store
+	rec      *reconciler.Reconciler
+	lease    time.Duration
+	logger   *slog.Logger
+	runs     *prometheus.CounterVec
+	duration *prometheus.HistogramVec
 }
 
 func (w *runWorker) Timeout(*river.Job[RunWindowArgs]) time.Duration { return w.lease }
@@ -186,16 +189,25 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunWindowArgs]) err
 			return err
 		}
 		if finished {
+			w.runs.WithLabelValues(args.Provider, "skipped").Inc()
 			w.logger.Info("skipped duplicate delivery", "what", "reconcile run", "provider", args.Provider,
 				"from", args.From, "to", args.To)
 			return nil
 		}
 	}
+	start := time.Now()
 	_, err := w.rec.Run(ctx, reconciler.Params{Provider: args.Provider, From: args.From, To: args.To})
-	if errors.Is(err, reconciler.ErrBusy) {
+	switch {
+	case errors.Is(err, reconciler.ErrBusy):
+		w.runs.WithLabelValues(args.Provider, "busy").Inc()
 		return river.JobSnooze(time.Minute) // another replica is running this window now
+	case err != nil:
+		w.runs.WithLabelValues(args.Provider, "failed").Inc()
+		return err
 	}
-	return err
+	w.runs.WithLabelValues(args.Provider, "finished").Inc()
+	w.duration.WithLabelValues(args.Provider).Observe(time.Since(start).Seconds())
+	return nil
 }
 
 func windowFinished(ctx context.Context, store ledger.Store, args RunWindowArgs) (bool, error) {

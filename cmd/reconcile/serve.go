@@ -88,7 +88,12 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 		ticks.specs[sp.Provider] = sp
 	}
 	river.AddWorker(workers, ticks)
-	runs := &runWorker{store: store, lease: cfg.Reconcile.Lease, logger: a.logger}
+	runs := &runWorker{store: store, lease: cfg.Reconcile.Lease, logger: a.logger,
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reconcile_runs_total",
+			Help: "Scheduled reconcile runs by provider and result (finished, failed, busy, skipped)."}, []string{"provider", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "reconcile_run_duration_seconds",
+			Help: "Duration of scheduled reconcile runs.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, []string{"provider"})}
+	s.registry.MustRegister(runs.runs, runs.duration, &findingsCollector{store: store})
 	river.AddWorker(workers, runs)
 	slack, alertsOn, err := cfg.Alerts.slack()
 	if err != nil {
@@ -319,6 +324,28 @@ func riverID(host string, pid int) string {
 		clean = clean[:60]
 	}
 	return fmt.Sprintf("%s_pid%d", clean, pid)
+}
+
+// findingsCollector exports the findings by provider, kind and status at
+// scrape time.
+type findingsCollector struct{ store ledger.Store }
+
+var findingsDesc = prometheus.NewDesc("reconcile_findings", "Findings by provider, kind and status.",
+	[]string{"provider", "kind", "status"}, nil)
+
+func (f *findingsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- findingsDesc }
+
+func (f *findingsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := f.store.CountFindings(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(findingsDesc, err)
+		return
+	}
+	for _, c := range counts {
+		ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(c.N), c.Provider, string(c.Kind), string(c.Status))
+	}
 }
 
 // depthCollector exports River's queue depth at scrape time.

@@ -93,6 +93,11 @@ func exerciseFindings(t *testing.T, newStore NewStore) {
 	if err != nil || len(dups) != 1 || dups[0].Counterparty != "2547****0845" || !dups[0].Expected.Equal(kes(t, "100")) {
 		t.Fatalf("by kind = %+v, %v", dups, err)
 	}
+	counts, err := s.CountFindings(ctx)
+	if err != nil || len(counts) != 2 || counts[0].Kind != ledger.KindDuplicateCharge || counts[0].N != 1 ||
+		counts[1].Kind != ledger.KindMissingAtProvider || counts[1].Status != ledger.FindingOpen {
+		t.Fatalf("counts = %+v, %v", counts, err)
+	}
 	byRun, err := s.ListFindings(ctx, ledger.FindingFilter{RunID: 4})
 	if err != nil || len(byRun) != 1 || byRun[0].ID != "f_missing" || !byRun[0].Actual.IsZero() {
 		t.Fatalf("by run = %+v, %v", byRun, err)

@@ -173,3 +173,16 @@ func (e executor) UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (le
 	}
 	return f, ledger.Wrap("update finding", u.ID, translate(err))
 }
+
+func (e executor) CountFindings(ctx context.Context) ([]ledger.FindingCount, error) {
+	rows, err := e.db.Query(ctx, `SELECT provider, kind, status, count(*) FROM findings GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`)
+	if err != nil {
+		return nil, ledger.Wrap("count findings", "", translate(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.FindingCount, error) {
+		var c ledger.FindingCount
+		err := r.Scan(&c.Provider, &c.Kind, &c.Status, &c.N)
+		return c, err
+	})
+	return out, ledger.Wrap("count findings", "", translate(err))
+}
