@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 )
@@ -93,7 +95,17 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: to, Note: note, Now: a.clock()})
+			var f ledger.Finding
+			err = s.InTx(ctx, func(tx ledger.Tx) error {
+				var err error
+				if f, err = tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: to, Note: note, Now: a.clock()}); err != nil {
+					return err
+				}
+				if to == ledger.FindingResolved {
+					return a.announceResolution(ctx, tx, f)
+				}
+				return nil
+			})
 			if errors.Is(err, ledger.ErrNotFound) {
 				return fmt.Errorf("finding %s: no such finding (see `reconcile findings list`)", args[0])
 			}
@@ -123,4 +135,26 @@ func kindNames() string {
 		names[i] = string(k)
 	}
 	return strings.Join(names, ", ")
+}
+
+// announceResolution plans the Slack follow-up of a finding a person
+// resolved, in the resolving transaction, when alerts are on.
+func (a *app) announceResolution(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
+	slack, enabled, err := a.cfg.Alerts.slack()
+	if err != nil || !enabled {
+		return err
+	}
+	planner, err := alerts.NewPlanner(slack, a.clock)
+	if err != nil {
+		return err
+	}
+	planned, err := planner.PlanResolution(ctx, tx, f)
+	if err != nil {
+		return err
+	}
+	q, err := a.queue(ctx)
+	if err != nil {
+		return err
+	}
+	return alerts.EnqueueFunc(q, slack)(ctx, tx, planned)
 }
