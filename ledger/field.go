@@ -81,3 +81,37 @@ func (e *ParseError) Error() string {
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
+
+// RejectedFileError reports a file that was refused as a whole: nothing of it
+// was imported, and every problem (each naming its line and field) was put in
+// the quarantine with the rejected line.
+type RejectedFileError struct {
+	File     string
+	Problems []*ParseError
+}
+
+// maxListedProblems bounds how many problems an error message lists.
+const maxListedProblems = 20
+
+func (e *RejectedFileError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: rejected, nothing imported (%d problem(s), kept in quarantine)", e.File, len(e.Problems))
+	for i, p := range e.Problems {
+		if i == maxListedProblems {
+			fmt.Fprintf(&b, "\n  ... and %d more (reconcile keeps them all in the quarantine table)", len(e.Problems)-i)
+			break
+		}
+		b.WriteString("\n  ")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems, so errors.As finds a *ParseError.
+func (e *RejectedFileError) Unwrap() []error {
+	out := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		out[i] = p
+	}
+	return out
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -18,23 +17,6 @@ type Result struct {
 	Existing int
 }
 
-// RejectedError lists every problem of a rejected file. Nothing was imported;
-// every rejected row is in quarantine.
-type RejectedError struct {
-	File     string
-	Problems []*ledger.ParseError
-}
-
-func (e *RejectedError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: rejected, nothing imported (%d problem(s), rows kept in quarantine)", e.File, len(e.Problems))
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p.Error())
-	}
-	return b.String()
-}
-
 type rejected struct {
 	perr *ledger.ParseError
 	raw  []byte
@@ -44,7 +26,7 @@ var errRollback = errors.New("rollback")
 
 // Import reads the intents CSV r (named file in messages) into store in one
 // transaction. If any row is bad, nothing is imported, the bad rows are
-// quarantined, and a *RejectedError lists them.
+// quarantined, and a *ledger.RejectedFileError lists them.
 func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, now time.Time) (Result, error) {
 	var (
 		res  Result
@@ -108,7 +90,7 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 	if qerr != nil {
 		return Result{}, fmt.Errorf("import intents %s: quarantine rejected rows: %w", file, qerr)
 	}
-	rej := &RejectedError{File: file}
+	rej := &ledger.RejectedFileError{File: file}
 	for _, b := range bad {
 		rej.Problems = append(rej.Problems, b.perr)
 	}

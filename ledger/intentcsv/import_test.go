@@ -71,7 +71,7 @@ func TestImportRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := importFile(t, s, "bad.csv")
-			var rej *intentcsv.RejectedError
+			var rej *ledger.RejectedFileError
 			if !errors.As(err, &rej) {
 				t.Fatalf("err = %v, want RejectedError", err)
 			}
@@ -122,7 +122,7 @@ func TestImportBadHeader(t *testing.T) {
 	t.Parallel()
 	s := dbtest.SQLite(t)
 	_, err := importFile(t, s, "unknown-column.csv")
-	var rej *intentcsv.RejectedError
+	var rej *ledger.RejectedFileError
 	if !errors.As(err, &rej) || len(rej.Problems) != 1 || rej.Problems[0].Line != 1 || rej.Problems[0].Field != "colour" {
 		t.Fatalf("err = %v", err)
 	}

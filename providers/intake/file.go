@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
@@ -41,30 +40,10 @@ type FileCounts struct {
 	QuarantinedLines int
 }
 
-// FileError lists the lines of a file that were rejected and quarantined.
-type FileError struct {
-	File     string
-	Problems []*ledger.ParseError
-}
-
-func (e *FileError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d line(s) rejected and quarantined", e.File, len(e.Problems))
-	for i, p := range e.Problems {
-		if i == 10 {
-			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-i)
-			break
-		}
-		b.WriteString("; ")
-		b.WriteString(p.Error())
-	}
-	return b.String()
-}
-
 // ImportFile replays a callbacks file through Deliver, the code path of the
 // HTTP endpoints. It first parses every line; if any line is rejected it
 // imports nothing, quarantines every rejected line (with file and line) and
-// returns a *FileError naming them. Otherwise each line is delivered as one
+// returns a *ledger.RejectedFileError naming them. Otherwise each line is delivered as one
 // callback: replaying the same file again changes nothing.
 func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, error) {
 	max := f.MaxLineBytes
@@ -107,7 +86,7 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 			return counts, fmt.Errorf("intake: quarantine lines of %s: %w", f.Name, err)
 		}
 		counts.QuarantinedLines = len(problems)
-		return counts, &FileError{File: f.Name, Problems: problems}
+		return counts, &ledger.RejectedFileError{File: f.Name, Problems: problems}
 	}
 	if _, err := f.Data.Seek(0, io.SeekStart); err != nil {
 		return counts, fmt.Errorf("intake: rewind %s: %w", f.Name, err)
@@ -136,7 +115,7 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		return counts, fmt.Errorf("intake: import %s: %w", f.Name, err)
 	}
 	if len(problems) > 0 {
-		return counts, &FileError{File: f.Name, Problems: problems}
+		return counts, &ledger.RejectedFileError{File: f.Name, Problems: problems}
 	}
 	return counts, nil
 }

@@ -284,7 +284,7 @@ func TestImportFile(t *testing.T) {
 			`{"id":"FILE000005","amount":"` + strings.Repeat("9", 200) + `"}` + "\n"
 		counts, err = b.proc.ImportFile(ctx, intake.FileImport{Provider: "mpesa", Parser: b.parser, Name: "bad.jsonl",
 			Data: strings.NewReader(bad), MaxLineBytes: 100})
-		var fe *intake.FileError
+		var fe *ledger.RejectedFileError
 		if !errors.As(err, &fe) || len(fe.Problems) != 3 {
 			t.Fatalf("err = %v, want a FileError with 3 problems", err)
 		}

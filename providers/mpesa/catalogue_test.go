@@ -201,7 +201,7 @@ func runBadInput(t *testing.T, e env, bi badInput, origin string) (string, strin
 		im := &statement.Importer{Store: e.store, Clock: func() time.Time { return t0 }}
 		_, err := im.Import(ctx, statement.File{Name: origin, Reader: strings.NewReader(bi.body),
 			Parser: StatementParser{Clock: func() time.Time { return t0 }}, Source: "mpesa_statement"})
-		var ie *statement.ImportError
+		var ie *ledger.RejectedFileError
 		if err != nil && !errors.As(err, &ie) {
 			t.Fatalf("import failed: %v", err)
 		}
@@ -212,7 +212,7 @@ func runBadInput(t *testing.T, e env, bi badInput, origin string) (string, strin
 	case "callbacks_file":
 		_, err := e.proc.ImportFile(ctx, intake.FileImport{Provider: Provider, Parser: CallbackParser{}, Name: origin,
 			Data: bytes.NewReader([]byte(bi.body))})
-		var fe *intake.FileError
+		var fe *ledger.RejectedFileError
 		if err != nil && !errors.As(err, &fe) {
 			t.Fatalf("import failed: %v", err)
 		}

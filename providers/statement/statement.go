@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -50,36 +49,6 @@ type Counts struct {
 	Rejected int
 }
 
-// ImportError reports a file that was not imported: the problems of every
-// rejected line, or of the file as a whole.
-type ImportError struct {
-	File     string
-	Problems []*ledger.ParseError
-}
-
-func (e *ImportError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: nothing imported, %d problem(s) quarantined", e.File, len(e.Problems))
-	for i, p := range e.Problems {
-		if i == 10 {
-			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-i)
-			break
-		}
-		b.WriteString("; ")
-		b.WriteString(p.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the problems, so errors.As finds a *ledger.ParseError.
-func (e *ImportError) Unwrap() []error {
-	out := make([]error, len(e.Problems))
-	for i, p := range e.Problems {
-		out[i] = p
-	}
-	return out
-}
-
 type rejected struct {
 	perr *ledger.ParseError
 	raw  []byte
@@ -90,7 +59,7 @@ var errRollback = errors.New("statement: rejected lines")
 // Import reads f in one transaction. When every line is good it commits and
 // returns the counts. When any line is rejected (or the file cannot be read
 // as a statement) nothing is imported: the rejected lines are quarantined in
-// a transaction of their own and an *ImportError lists them. Other errors
+// a transaction of their own and a *ledger.RejectedFileError lists them. Other errors
 // (the database) are returned as they are, with nothing imported.
 func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 	now := time.Now
@@ -176,7 +145,7 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 	if err != nil {
 		return Counts{}, fmt.Errorf("statement: quarantine rejected lines of %s: %w", f.Name, err)
 	}
-	ie := &ImportError{File: f.Name}
+	ie := &ledger.RejectedFileError{File: f.Name}
 	for _, p := range problems {
 		ie.Problems = append(ie.Problems, p.perr)
 	}

@@ -96,7 +96,7 @@ func TestRejectedFileImportsNothing(t *testing.T) {
 				"SB62A1SVRM,06-02-2024 17:52:04,,Pay Bill,Completed,10.00,,,true,Pay Bill Online,,,INV-3\n" +
 				"SB62A1SVRN,31-02-2024 17:52:04,,Pay Bill,Completed,10.00,,,true,Pay Bill Online,,,INV-4\n"
 			c, err := importString(t, im, "feb.csv", data)
-			var ie *statement.ImportError
+			var ie *ledger.RejectedFileError
 			if !errors.As(err, &ie) || len(ie.Problems) != 2 {
 				t.Fatalf("err = %v, want an ImportError with 2 problems", err)
 			}
@@ -136,7 +136,7 @@ func TestFileWithoutHeader(t *testing.T) {
 	t.Parallel()
 	im, s := setup(t, dbtest.SQLite)
 	_, err := importString(t, im, "raw.csv", "SB62A1SVRK,06-02-2024 17:52:04,,Pay Bill,Completed,1000.00,,,true,,,,\n")
-	var ie *statement.ImportError
+	var ie *ledger.RejectedFileError
 	if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Field != "header" {
 		t.Fatalf("err = %v", err)
 	}
