@@ -37,7 +37,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List jobs (by default everything not completed)",
+		Short: "List jobs (by default everything not completed: waiting, running, retrying, discarded, cancelled)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			params := river.NewJobListParams().First(limit).OrderBy(river.JobListOrderByID, river.SortOrderAsc)
@@ -55,7 +55,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 			}
 			if len(st) == 0 {
 				st = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
-					rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStatePending}
+					rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStatePending}
 			}
 			params = params.States(st...)
 			if len(kinds) > 0 {
