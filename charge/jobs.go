@@ -15,9 +15,10 @@ type ChargeArgs struct {
 func (ChargeArgs) Kind() string { return "charge" }
 
 func (s *Service) chargeOpts() *river.InsertOpts {
-	// Unique by intent key while the job is live: a second enqueue of the
-	// same intent is a no-op. The ledger's claims, not River, are what stop a
-	// second charge.
+	// Unique by intent key within River's retention of its jobs (completed
+	// ones are kept 24 hours): a second enqueue of the same intent is a no-op
+	// meanwhile. The ledger's claims, not River, are what stop a second
+	// charge.
 	return &river.InsertOpts{Queue: queue.QueueCharges, MaxAttempts: s.cfg.MaxAttempts,
 		UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }

@@ -37,6 +37,9 @@ func (s *Service) ApplyOutcome(ctx context.Context, tx ledger.Tx, provider strin
 	case providers.StatusFailed:
 		outcome, to = ledger.OutcomeFailed, ledger.StateFailed
 	case providers.StatusPending:
+		if a.Outcome != ledger.OutcomeStarted {
+			return nil // a pending verdict never replaces a later one
+		}
 		_, err := tx.UpdateAttempt(ctx, ledger.AttemptUpdate{ID: a.ID, Outcome: ledger.OutcomePending})
 		return err
 	default:

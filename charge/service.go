@@ -98,9 +98,6 @@ func New(d Deps, cfg Config) *Service {
 // UseQueue sets the queue jobs are enqueued on.
 func (s *Service) UseQueue(q Enqueuer) { s.queue = q }
 
-// Config returns the effective configuration.
-func (s *Service) Config() Config { return s.cfg }
-
 // CreateIntentTx creates the intent inside the caller's transaction and, when
 // it is new and pending, enqueues its charge job in the same transaction: the
 // job exists exactly when the intent does. A replay of the same request
@@ -133,10 +130,4 @@ func (s *Service) CreateIntent(ctx context.Context, n ledger.NewIntent) (in ledg
 		return err
 	})
 	return in, created, err
-}
-
-// Chargeable reports whether intents of provider can be charged here.
-func (s *Service) Chargeable(provider string) bool {
-	_, ok := s.chargers[provider]
-	return ok
 }

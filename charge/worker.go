@@ -73,9 +73,20 @@ func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) err
 	}
 	c := &call{svc: s, job: job, in: in, charger: charger}
 	if last, ok := lastUnsettled(attempts); ok {
-		return c.resume(ctx, last)
+		return c.resume(ctx, last, firstSent(attempts))
 	}
 	return c.fresh(ctx)
+}
+
+// firstSent is when the intent key first went to the provider: its age is
+// what the provider's key retention counts.
+func firstSent(attempts []ledger.Attempt) time.Time {
+	for _, a := range attempts {
+		if a.Outcome != ledger.OutcomeImported {
+			return a.StartedAt
+		}
+	}
+	return time.Time{}
 }
 
 // lastUnsettled returns the latest attempt whose outcome was never learned.
@@ -125,66 +136,75 @@ func (c *call) fresh(ctx context.Context) error {
 func (c *call) charge(ctx context.Context, a ledger.Attempt) error {
 	res, err := c.charger.Charge(ctx, c.request(a.Number))
 	c.svc.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "charge", resultLabel(res, err)).Inc()
-	return c.record(ctx, a, res, err)
+	return c.record(ctx, a, res, err, false)
 }
 
 // resume continues after a try whose outcome was never recorded. It never
 // re-initiates a charge at a provider that does not honour keys.
-func (c *call) resume(ctx context.Context, last ledger.Attempt) error {
+func (c *call) resume(ctx context.Context, last ledger.Attempt, firstSent time.Time) error {
 	s := c.svc
 	now := s.clock()
-	if c.honoursKeys() {
-		if kr, ok := c.charger.(providers.KeyRetention); ok && now.Sub(last.StartedAt) >= kr.IdempotencyKeyRetention() {
-			// The provider may have forgotten the key: look the payment up
-			// before sending the key again.
-			finder, ok := c.charger.(providers.ChargeFinder)
-			if !ok {
-				return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{},
-					"the idempotency key has expired and the provider cannot be searched")
+	q, canQuery := c.charger.(providers.StatusQuerier)
+	if last.ProviderRef != "" && canQuery {
+		// The provider knows the attempt by its reference: ask.
+		res, err := q.QueryStatus(ctx, last.ProviderRef)
+		s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "status", resultLabel(res, err)).Inc()
+		switch {
+		case err != nil && providers.KindOf(err) == providers.Permanent && !c.honoursKeys():
+			return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{}, "status query refused: "+err.Error())
+		case err != nil && !c.honoursKeys():
+			return c.retryLater(ctx, last, err)
+		case err == nil && res.Status != providers.StatusUnknown:
+			if res.ProviderRef == "" {
+				res.ProviderRef = last.ProviderRef
 			}
-			res, found, err := finder.FindCharge(ctx, c.in.Key)
-			s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "find", resultLabel(res, err)).Inc()
-			if err != nil {
-				return c.retryLater(ctx, last, err)
-			}
-			if found {
-				return c.record(ctx, last, res, nil)
-			}
+			return c.record(ctx, last, res, nil, true)
+		case !c.honoursKeys():
+			return c.finish(ctx, last, ledger.StateUnknown, res, "the provider does not know the attempt")
 		}
-		s.logger.Info("resuming charge with the same idempotency key", "intent", c.in.Key, "attempt", last.Number)
-		return c.charge(ctx, last)
+		// A provider that honours keys can be asked again with the key.
 	}
-	q, ok := c.charger.(providers.StatusQuerier)
-	if last.ProviderRef == "" || !ok {
+	if !c.honoursKeys() {
 		// The previous try may or may not have reached the provider, and
 		// nothing can tell: a new push could charge twice.
 		return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{},
 			"the previous attempt's outcome cannot be learned; evidence will settle it")
 	}
-	res, err := q.QueryStatus(ctx, last.ProviderRef)
-	s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "status", resultLabel(res, err)).Inc()
-	if err != nil {
-		if providers.KindOf(err) == providers.Permanent {
-			return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{}, "status query refused: "+err.Error())
+	if kr, ok := c.charger.(providers.KeyRetention); ok && now.Sub(firstSent) >= kr.IdempotencyKeyRetention() {
+		// The provider may have forgotten the key: look the payment up
+		// before sending the key again.
+		finder, ok := c.charger.(providers.ChargeFinder)
+		if !ok {
+			return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{},
+				"the idempotency key has expired and the provider cannot be searched")
 		}
-		return c.retryLater(ctx, last, err)
+		res, found, err := finder.FindCharge(ctx, c.in.Key)
+		s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "find", resultLabel(res, err)).Inc()
+		if err != nil {
+			return c.retryLater(ctx, last, err)
+		}
+		if found {
+			return c.record(ctx, last, res, nil, true)
+		}
 	}
-	if res.ProviderRef == "" {
-		res.ProviderRef = last.ProviderRef
-	}
-	if res.Status == providers.StatusUnknown {
-		return c.finish(ctx, last, ledger.StateUnknown, res, "the provider does not know the attempt")
-	}
-	return c.record(ctx, last, res, nil)
+	s.logger.Info("resuming charge with the same idempotency key", "intent", c.in.Key, "attempt", last.Number)
+	res, err := c.charger.Charge(ctx, c.request(last.Number))
+	s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "charge", resultLabel(res, err)).Inc()
+	return c.record(ctx, last, res, err, true)
 }
 
-// record turns a provider answer into the intent's next state.
-func (c *call) record(ctx context.Context, a ledger.Attempt, res providers.ChargeResult, err error) error {
+// record turns a provider answer into the intent's next state. resumed says
+// the attempt had been sent before: a retryable refusal now does not mean
+// the earlier send did nothing, so the attempt stays unsettled.
+func (c *call) record(ctx context.Context, a ledger.Attempt, res providers.ChargeResult, err error, resumed bool) error {
 	if err != nil {
 		switch providers.KindOf(err) {
 		case providers.Permanent:
 			return c.finish(ctx, a, ledger.StateFailed, res, err.Error())
 		case providers.Retryable:
+			if resumed {
+				return c.retryLater(ctx, a, err)
+			}
 			return c.release(ctx, a, ledger.OutcomeFailed, err)
 		default:
 			if c.honoursKeys() {
@@ -206,9 +226,18 @@ func (c *call) record(ctx context.Context, a ledger.Attempt, res providers.Charg
 	}
 }
 
+// recordCtx is for writing down what a provider call did: once the call is
+// made, its outcome must be recorded even if the try's deadline has passed or
+// shutdown cancelled it.
+func recordCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}
+
 // finish records the outcome, moves the intent to state, writes its event and
 // completes the job, all in one transaction.
 func (c *call) finish(ctx context.Context, a ledger.Attempt, state ledger.State, res providers.ChargeResult, reason string) error {
+	ctx, cancel := recordCtx(ctx)
+	defer cancel()
 	s := c.svc
 	now := s.clock()
 	outcome := ledger.Outcome(state)
@@ -244,6 +273,8 @@ func (c *call) finish(ctx context.Context, a ledger.Attempt, state ledger.State,
 // release records a try that did not charge (or that can be repeated
 // safely), gives the lease back and lets River retry with backoff.
 func (c *call) release(ctx context.Context, a ledger.Attempt, outcome ledger.Outcome, cause error) error {
+	ctx, cancel := recordCtx(ctx)
+	defer cancel()
 	s := c.svc
 	now := s.clock()
 	err := s.store.InTx(ctx, func(tx ledger.Tx) error {
@@ -267,6 +298,8 @@ func (c *call) release(ctx context.Context, a ledger.Attempt, outcome ledger.Out
 // retryLater gives the lease back without touching the attempt: its outcome
 // is still to be learned.
 func (c *call) retryLater(ctx context.Context, a ledger.Attempt, cause error) error {
+	ctx, cancel := recordCtx(ctx)
+	defer cancel()
 	s := c.svc
 	_, err := s.store.TransitionIntent(ctx, ledger.TransitionParams{Key: c.in.Key, From: []ledger.State{ledger.StateProcessing},
 		To: ledger.StateProcessing, ClaimToken: c.in.ClaimToken, Now: s.clock()})
@@ -285,6 +318,8 @@ func (c *call) wait(ctx context.Context, a ledger.Attempt, res providers.ChargeR
 	if now.Sub(a.StartedAt) >= s.cfg.PendingGiveUp {
 		return c.finish(ctx, a, ledger.StateUnknown, res, fmt.Sprintf("still pending after %s", s.cfg.PendingGiveUp))
 	}
+	ctx, cancel := recordCtx(ctx)
+	defer cancel()
 	err := s.store.InTx(ctx, func(tx ledger.Tx) error {
 		if _, err := tx.UpdateAttempt(ctx, ledger.AttemptUpdate{ID: a.ID, ProviderRef: res.ProviderRef, Outcome: ledger.OutcomePending}); err != nil {
 			return err
