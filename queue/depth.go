@@ -19,6 +19,28 @@ func (q *Queue) Depth(ctx context.Context) (map[DepthKey]int64, error) {
 	return q.depth(ctx)
 }
 
+// rowsOf is what both engines' result sets can do.
+type rowsOf interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+func scanDepth(rows rowsOf) (map[DepthKey]int64, error) {
+	out := map[DepthKey]int64{}
+	for rows.Next() {
+		var (
+			k DepthKey
+			n int64
+		)
+		if err := rows.Scan(&k.Queue, &k.State, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}
+
 func pgDepth(pool *pgxpool.Pool) func(context.Context) (map[DepthKey]int64, error) {
 	return func(ctx context.Context) (map[DepthKey]int64, error) {
 		rows, err := pool.Query(ctx, depthSQL)
@@ -26,18 +48,7 @@ func pgDepth(pool *pgxpool.Pool) func(context.Context) (map[DepthKey]int64, erro
 			return nil, err
 		}
 		defer rows.Close()
-		out := map[DepthKey]int64{}
-		for rows.Next() {
-			var (
-				k DepthKey
-				n int64
-			)
-			if err := rows.Scan(&k.Queue, &k.State, &n); err != nil {
-				return nil, err
-			}
-			out[k] = n
-		}
-		return out, rows.Err()
+		return scanDepth(rows)
 	}
 }
 
@@ -48,17 +59,6 @@ func sqlDepth(db *sql.DB) func(context.Context) (map[DepthKey]int64, error) {
 			return nil, err
 		}
 		defer rows.Close()
-		out := map[DepthKey]int64{}
-		for rows.Next() {
-			var (
-				k DepthKey
-				n int64
-			)
-			if err := rows.Scan(&k.Queue, &k.State, &n); err != nil {
-				return nil, err
-			}
-			out[k] = n
-		}
-		return out, rows.Err()
+		return scanDepth(rows)
 	}
 }

@@ -51,6 +51,10 @@ type Config struct {
 	ErrorHandler      river.ErrorHandler
 	// CompletedJobRetention keeps completed jobs this long; default River's 24 h.
 	CompletedJobRetention time.Duration
+	// NoLeader keeps this client out of leader election: it schedules no
+	// periodic jobs and runs no maintenance (a replica without the
+	// scheduler role).
+	NoLeader bool
 }
 
 // Queue is a River client on the ledger's engine.
@@ -74,6 +78,7 @@ func New(store ledger.Store, cfg Config) (*Queue, error) {
 		ErrorHandler:                cfg.ErrorHandler,
 		CompletedJobRetentionPeriod: cfg.CompletedJobRetention,
 		FetchPollInterval:           cfg.FetchPollInterval,
+		LeaderElectionDisabled:      cfg.NoLeader,
 	}
 	if rc.RescueStuckJobsAfter < rc.JobTimeout {
 		rc.RescueStuckJobsAfter = rc.JobTimeout

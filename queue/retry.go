@@ -25,8 +25,9 @@ func (b Backoff) NextRetry(job *rivertype.JobRow) time.Time {
 	return now().Add(b.Delay(job.Attempt))
 }
 
-// Delay is the wait before retry number attempt (1 = first retry).
-func (b Backoff) Delay(attempt int) time.Duration {
+// Nominal is the wait before retry number attempt (1 = first retry),
+// without jitter.
+func (b Backoff) Nominal(attempt int) time.Duration {
 	base, maxWait := b.Base, b.Max
 	if base <= 0 {
 		base = time.Second
@@ -38,7 +39,13 @@ func (b Backoff) Delay(attempt int) time.Duration {
 	for i := 1; i < attempt && d < maxWait; i++ {
 		d *= 2
 	}
-	d = min(d, maxWait)
+	return min(d, maxWait)
+}
+
+// Delay is the wait before retry number attempt (1 = first retry), give or
+// take a fifth.
+func (b Backoff) Delay(attempt int) time.Duration {
+	d := b.Nominal(attempt)
 	spread := int64(d / 5)
 	if spread > 0 {
 		d += time.Duration(rand.Int64N(2*spread+1) - spread) // jitter

@@ -52,6 +52,9 @@ func (s Spec) Validate() error {
 	if size <= 0 || (24*time.Hour)%size != 0 {
 		return fmt.Errorf("window %s must divide a day (e.g. 1h, 6h, 24h)", size)
 	}
+	if size < 24*time.Hour && hasDST(s.zone()) {
+		return fmt.Errorf("window %s is shorter than a day, which needs a zone without daylight saving (%s has it); use 24h windows there", size, s.zone())
+	}
 	if s.Lookback < 0 || s.CatchUp < 0 {
 		return errors.New("lookback and catch_up must not be negative")
 	}
@@ -115,4 +118,12 @@ func (s Spec) Missed(lastTo, t time.Time) []Window {
 // zone, so days of 23 or 25 hours still align.
 func (s Spec) prev(w Window) Window {
 	return s.Containing(w.From.Add(-time.Nanosecond))
+}
+
+// hasDST reports whether loc's offset changes during a year.
+func hasDST(loc *time.Location) bool {
+	y := time.Now().Year()
+	_, jan := time.Date(y, 1, 1, 12, 0, 0, 0, loc).Zone()
+	_, jul := time.Date(y, 7, 1, 12, 0, 0, 0, loc).Zone()
+	return jan != jul
 }

@@ -67,4 +67,11 @@ func TestWindows(t *testing.T) {
 	if w.To.Sub(w.From) != 23*time.Hour {
 		t.Fatalf("spring-forward day = %s", w.To.Sub(w.From))
 	}
+	// Windows shorter than a day would overlap across a clock change.
+	if err := (Spec{Zone: ny, Size: 6 * time.Hour}).Validate(); err == nil {
+		t.Fatal("6h windows in a zone with daylight saving were accepted")
+	}
+	if err := (Spec{Zone: eat, Size: 6 * time.Hour}).Validate(); err != nil {
+		t.Fatalf("6h windows in Nairobi: %v", err)
+	}
 }

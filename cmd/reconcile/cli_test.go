@@ -68,13 +68,28 @@ func TestOutOfDateSchemaIsRefused(t *testing.T) {
 func TestImportIntentsExitCodes(t *testing.T) {
 	t.Parallel()
 	url := dbtest.PostgresURL(t)
-	code, out, errOut := cli(t, "import", "intents", "--database-url", url, "../../ledger/intentcsv/testdata/good.csv")
-	if code != 0 || !strings.Contains(out, "3 intent(s) created") {
-		t.Fatalf("good: %d %q %q", code, out, errOut)
+	// A pending intent needs a charger for its provider: none is configured.
+	code, _, errOut := cli(t, "import", "intents", "--database-url", url, "../../ledger/intentcsv/testdata/good.csv")
+	if code != 1 || !strings.Contains(errOut, "good.csv line 3: field provider: no charger is configured for provider \"mpesa\"") {
+		t.Fatalf("pending without a charger: %d %q", code, errOut)
+	}
+	history := filepath.Join(t.TempDir(), "history.csv")
+	if err := os.WriteFile(history, []byte("key,provider,amount,currency,status,created_at\n"+
+		"charge:order-4472,mpesa,250.50,KES,succeeded,2026-11-02T06:35:00Z\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "import", "intents", "--database-url", url, history)
+	if code != 0 || !strings.Contains(out, "1 intent(s) created") {
+		t.Fatalf("history: %d %q %q", code, out, errOut)
 	}
 	code, _, errOut = cli(t, "import", "intents", "--database-url", url, "../../ledger/intentcsv/testdata/bad.csv")
-	if code != 1 || !strings.Contains(errOut, "bad.csv line 3: field amount") || !strings.Contains(errOut, "line 7: field key: key reused") {
+	if code != 1 || !strings.Contains(errOut, "bad.csv line 3: field amount") || !strings.Contains(errOut, "line 7: field key: key reused") ||
+		!strings.Contains(errOut, "line 2: field provider: no charger") {
 		t.Fatalf("bad: %d %q", code, errOut)
+	}
+	code, out, _ = cli(t, "quarantine", "list", "--database-url", url, "--source", "intents_csv")
+	if code != 0 || !strings.Contains(out, "bad.csv") || !strings.Contains(out, "more decimal places") {
+		t.Fatalf("quarantine list: %d %s", code, out)
 	}
 	code, _, errOut = cli(t, "import", "intents", "--database-url", url, "missing.csv")
 	if code != 1 || !strings.Contains(errOut, "missing.csv") {
@@ -90,6 +105,8 @@ func TestUsageErrors(t *testing.T) {
 		{"import", "intents"},
 		{"findings", "list", "--status", "closed"},
 		{"findings", "resolve", "f_1"},
+		{"run", "--provider", "mpesa"},
+		{"quarantine", "list", "--format", "yaml"},
 	} {
 		args = append(args, "--database-url", "sqlite:"+filepath.Join(t.TempDir(), "r.db"))
 		if code, _, errOut := cli(t, args...); code != 2 {

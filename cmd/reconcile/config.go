@@ -19,6 +19,7 @@ import (
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
+	"github.com/reconcilehq/reconcile/queue"
 )
 
 // Config is the whole configuration. Precedence: flags > RECONCILE_*
@@ -100,20 +101,21 @@ type QueueConfig struct {
 	// ShutdownGrace is how long serve lets running jobs finish on SIGTERM
 	// before cancelling them; default 30s.
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
+	// RetryBase is the first retry's wait of a failed job (any kind),
+	// doubled each time up to RetryMax, with jitter; default 2s and 10m.
+	RetryBase time.Duration `mapstructure:"retry_base"`
+	RetryMax  time.Duration `mapstructure:"retry_max"`
 }
 
 // ChargesConfig tunes charge jobs.
 type ChargesConfig struct {
 	// Lease is how long a worker holds an intent; default 2m.
 	Lease time.Duration `mapstructure:"lease"`
-	// MaxAttempts caps the tries of a charge job; default 8.
+	// MaxAttempts caps the tries of a charge job; default 12. With the
+	// queue's default backoff they span about 40 minutes, far inside
+	// Stripe's 24-hour idempotency key retention; the span must stay under
+	// 20 hours.
 	MaxAttempts int `mapstructure:"max_attempts"`
-	// RetryBase is the first retry's wait, doubled each time; default 2s.
-	RetryBase time.Duration `mapstructure:"retry_base"`
-	// RetryMax caps the wait between retries; default 10m. With the
-	// defaults every retry happens within about 30 minutes, far inside
-	// Stripe's 24-hour idempotency key retention.
-	RetryMax time.Duration `mapstructure:"retry_max"`
 	// PendingPoll is how often an accepted, unfinished charge is asked about; default 30s.
 	PendingPoll time.Duration `mapstructure:"pending_poll"`
 	// PendingGiveUp is when a still-pending attempt is marked unknown; default 10m.
@@ -171,10 +173,10 @@ var defaults = map[string]any{
 	"queue.job_timeout":                          "90s",
 	"queue.rescue_after":                         "5m",
 	"queue.shutdown_grace":                       "30s",
+	"queue.retry_base":                           "2s",
+	"queue.retry_max":                            "10m",
 	"charges.lease":                              "2m",
-	"charges.max_attempts":                       8,
-	"charges.retry_base":                         "2s",
-	"charges.retry_max":                          "10m",
+	"charges.max_attempts":                       12,
 	"charges.pending_poll":                       "30s",
 	"charges.pending_give_up":                    "10m",
 	"events.endpoints":                           []string{},
@@ -283,8 +285,11 @@ func loadConfig(cmd *cobra.Command, file string) (*Config, error) {
 	if err := v.Unmarshal(&cfg, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		mapstructure.StringToTimeDurationHookFunc(),
 		mapstructure.StringToSliceHookFunc(","),
-	))); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+	)), func(dc *mapstructure.DecoderConfig) {
+		// Keys inside lists and maps (statements, schedules) are checked here.
+		dc.ErrorUnused = true
+	}); err != nil {
+		return nil, fmt.Errorf("config %s: %w", v.ConfigFileUsed(), err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -386,17 +391,53 @@ func (c *Config) Validate() error {
 		bad("queue.rescue_after", "must be at least queue.job_timeout (%s)", c.Queue.JobTimeout)
 	}
 	positive("charges.lease", c.Charges.Lease)
-	positive("charges.retry_base", c.Charges.RetryBase)
-	positive("charges.retry_max", c.Charges.RetryMax)
+	positive("queue.retry_base", c.Queue.RetryBase)
+	positive("queue.retry_max", c.Queue.RetryMax)
+	if c.Queue.RetryBase > 0 && c.Queue.RetryMax > 0 {
+		var span time.Duration
+		b := queue.Backoff{Base: c.Queue.RetryBase, Max: c.Queue.RetryMax}
+		for n := 1; n < c.Charges.MaxAttempts; n++ {
+			span += b.Nominal(n)
+		}
+		if span > 20*time.Hour {
+			bad("charges.max_attempts", "%d tries with this backoff span %s; charges must stay well inside Stripe's 24-hour idempotency key retention (at most 20h)", c.Charges.MaxAttempts, span.Round(time.Minute))
+		}
+	}
 	positive("charges.pending_poll", c.Charges.PendingPoll)
 	positive("charges.pending_give_up", c.Charges.PendingGiveUp)
 	if c.Charges.MaxAttempts < 1 {
 		bad("charges.max_attempts", "must be at least 1")
 	}
-	if c.Charges.Lease > 0 && c.Queue.JobTimeout > 0 && c.Charges.Lease <= c.Queue.JobTimeout/2 {
-		// A charge try is bounded by 3/4 of the lease; the queue's timeout
-		// must not cut it shorter than that.
-		bad("charges.lease", "must be more than half of queue.job_timeout (%s)", c.Queue.JobTimeout)
+	for key, n := range map[string]int{"workers.charges": c.Workers.Charges, "workers.events": c.Workers.Events} {
+		if c.Roles.Workers && n < 1 {
+			bad(key, "must be at least 1 when roles.workers is on")
+		}
+	}
+	if c.Roles.Workers && c.Alerts.Mode != "off" && c.Workers.Alerts < 1 {
+		bad("workers.alerts", "must be at least 1 when alerts are on")
+	}
+	if c.Roles.Workers && len(c.Schedules) > 0 && c.Workers.Runs < 1 {
+		bad("workers.runs", "must be at least 1 when schedules are set")
+	}
+	for key, d := range map[string]time.Duration{"providers.mpesa.settlement_grace": c.Providers.Mpesa.SettlementGrace,
+		"providers.stripe.settlement_grace": c.Providers.Stripe.SettlementGrace} {
+		if d < 0 {
+			bad(key, "must not be negative")
+		}
+	}
+	for key, d := range map[string]time.Duration{"providers.mpesa.http_timeout": c.Providers.Mpesa.HTTPTimeout,
+		"providers.mpesa.callbacks.read_timeout": c.Providers.Mpesa.Callbacks.ReadTimeout,
+		"providers.stripe.timeout":               c.Providers.Stripe.Timeout, "providers.stripe.webhook_tolerance": c.Providers.Stripe.WebhookTolerance} {
+		positive(key, d)
+	}
+	if c.Providers.Stripe.PageSize < 1 || c.Providers.Stripe.PageSize > 100 {
+		bad("providers.stripe.page_size", "must be 1 to 100")
+	}
+	if c.Providers.Stripe.MaxNetworkRetries < 0 {
+		bad("providers.stripe.max_network_retries", "must not be negative")
+	}
+	if c.Providers.Mpesa.Callbacks.MaxBodyBytes <= 0 {
+		bad("providers.mpesa.callbacks.max_body_bytes", "must be positive")
 	}
 	positive("reconcile.tolerance", c.Reconcile.Tolerance)
 	positive("reconcile.lease", c.Reconcile.Lease)

@@ -42,7 +42,16 @@ postgres://... it runs on PostgreSQL in a schema of its own, reconcile_demo (rep
 			}
 			defer store.Close()
 			fmt.Fprintf(a.stdout, "reconcile demo on %s\n", database.Redact(shown))
-			_, err = demo.Run(ctx, demo.Options{Store: store, Out: a.stdout, TempDir: os.TempDir(), DatabaseURL: database.Redact(shown)})
+			dir, err := os.MkdirTemp("", "reconcile-demo-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			next := shown
+			if database.Redact(shown) != shown {
+				next = "'<your database URL>&search_path=" + demoSchema + "'" // the password is not printed
+			}
+			_, err = demo.Run(ctx, demo.Options{Store: store, Out: a.stdout, TempDir: dir, DatabaseURL: next})
 			return err
 		},
 	}

@@ -130,17 +130,11 @@ func (a *app) setup(provider string) (providerSetup, error) {
 // processor is the callback intake, applying STK results through the charge
 // service.
 func (a *app) processor(ctx context.Context) (*intake.Processor, error) {
-	s, err := a.open(ctx, false)
+	svc, _, err := a.chargesWithQueue(ctx)
 	if err != nil {
 		return nil, err
 	}
-	q, err := a.queue(ctx)
-	if err != nil {
-		return nil, err
-	}
-	svc := a.chargeService(s, nil)
-	svc.UseQueue(q)
-	return &intake.Processor{Store: s, Applier: svc, Clock: a.clock, Logger: a.logger}, nil
+	return &intake.Processor{Store: a.store, Applier: svc, Clock: a.clock, Logger: a.logger}, nil
 }
 
 func newImportIntentsCmd(a *app) *cobra.Command {
@@ -155,7 +149,9 @@ Times are RFC 3339 with a zone. An unknown column is an error.
 
 The whole file is imported in one transaction, or nothing is: every bad row is reported with
 its line and column and kept in quarantine. Importing the same file again changes nothing.
-Imported intents are history: importing never charges anyone.`,
+Intents in a final state (succeeded, failed, unknown) are history. A pending intent gets its
+charge job in the same transaction, as if created through the API; its provider must have a
+charger configured.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -168,7 +164,11 @@ Imported intents are history: importing never charges anyone.`,
 				return err
 			}
 			defer f.Close()
-			res, err := intentcsv.Import(ctx, s, args[0], f, a.clock())
+			svc, _, err := a.chargesWithQueue(ctx)
+			if err != nil {
+				return err
+			}
+			res, err := intentcsv.Import(ctx, s, args[0], f, a.clock(), svc.CreateIntentTx)
 			if err != nil {
 				return err
 			}

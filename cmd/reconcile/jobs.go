@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -80,7 +81,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&states, "state", nil, "states to list (available, running, retryable, scheduled, discarded, cancelled, completed, pending)")
-	f.StringSliceVar(&kinds, "kind", nil, "job kinds to list (charge, deliver_event, deliver_alert, reconcile_run)")
+	f.StringSliceVar(&kinds, "kind", nil, "job kinds to list (charge, deliver_event, alerts.deliver, reconcile_tick, reconcile_run)")
 	f.IntVar(&limit, "limit", 100, "at most this many")
 	f.StringVar(&format, "format", "text", "text or json")
 	return cmd
@@ -175,10 +176,36 @@ func writeJobsJSON(a *app, jobs []*rivertype.JobRow) error {
 	out := make([]row, 0, len(jobs))
 	for _, j := range jobs {
 		out = append(out, row{ID: j.ID, Kind: j.Kind, State: string(j.State), Queue: j.Queue, Attempt: j.Attempt,
-			MaxAttempts: j.MaxAttempts, Args: j.EncodedArgs, ScheduledAt: j.ScheduledAt.UTC(), FinalizedAt: j.FinalizedAt,
+			MaxAttempts: j.MaxAttempts, Args: redactArgs(j.EncodedArgs), ScheduledAt: j.ScheduledAt.UTC(), FinalizedAt: j.FinalizedAt,
 			LastError: redactAll(lastError(j), a.secrets())})
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"jobs": out})
+}
+
+// redactArgs hides URLs in job arguments (an event endpoint may carry a
+// token in its query).
+func redactArgs(raw json.RawMessage) json.RawMessage {
+	var args map[string]any
+	if json.Unmarshal(raw, &args) != nil {
+		return raw
+	}
+	changed := false
+	for k, v := range args {
+		if s, ok := v.(string); ok && (strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")) {
+			if u, err := url.Parse(s); err == nil {
+				args[k] = u.Scheme + "://" + u.Host + "/..."
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return raw
+	}
+	out, err := json.Marshal(args)
+	if err != nil {
+		return raw
+	}
+	return out
 }

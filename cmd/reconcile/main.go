@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintln(stderr, "reconcile:", redactAll(err.Error(), a.secrets()))
 	var ue *usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "required flag") {
 		fmt.Fprintln(stderr, "Run 'reconcile --help' for usage.")
 		return exitUsage
 	}

@@ -65,6 +65,7 @@ or a config file (see config.example.yaml).`,
 		newRunCmd(a),
 		newAlertsCmd(a),
 		newDemoCmd(a),
+		newQuarantineCmd(a),
 	)
 	for _, c := range root.Commands() {
 		setUsageArgs(c)

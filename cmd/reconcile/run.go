@@ -127,12 +127,10 @@ func (a *app) reconciler(ctx context.Context) (*reconciler.Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := a.queue(ctx)
+	svc, q, err := a.chargesWithQueue(ctx)
 	if err != nil {
 		return nil, err
 	}
-	svc := a.chargeService(store, nil)
-	svc.UseQueue(q)
 	return a.newReconciler(store, q, svc)
 }
 
@@ -169,6 +167,22 @@ func (a *app) chargeService(store ledger.Store, m *charge.Metrics) *charge.Servi
 			PendingGiveUp: cfg.Charges.PendingGiveUp, Owner: fmt.Sprintf("%s-%d", host, os.Getpid()),
 			Endpoints: cfg.Events.Endpoints, SigningSecret: cfg.Events.SigningSecret})
 	return svc
+}
+
+// chargesWithQueue is the charge service of a CLI command, enqueuing (events)
+// through an insert-only queue client.
+func (a *app) chargesWithQueue(ctx context.Context) (*charge.Service, *queue.Queue, error) {
+	store, err := a.open(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := a.queue(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc := a.chargeService(store, nil)
+	svc.UseQueue(q)
+	return svc, q, nil
 }
 
 // previewDryRun shows the Slack messages a real run would send.

@@ -110,7 +110,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	host, _ := os.Hostname()
 	qcfg := queue.Config{ID: riverID(host, os.Getpid()), Logger: slog.New(minLevel{a.logger.Handler(), slog.LevelWarn}).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
-		RescueStuckJobsAfter: cfg.Queue.RescueAfter, RetryPolicy: queue.Backoff{Base: cfg.Charges.RetryBase, Max: cfg.Charges.RetryMax}}
+		RescueStuckJobsAfter: cfg.Queue.RescueAfter, RetryPolicy: queue.Backoff{Base: cfg.Queue.RetryBase, Max: cfg.Queue.RetryMax}}
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		qcfg.Workers = workers
 	}
@@ -120,6 +120,10 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	if cfg.Roles.Scheduler {
 		qcfg.PeriodicJobs = periodicJobs(specs)
+	} else {
+		// Only scheduler replicas stand for leader: the leader is the one
+		// that schedules (and runs River's maintenance).
+		qcfg.NoLeader = true
 	}
 	if s.queue, err = queue.New(store, qcfg); err != nil {
 		return nil, err
@@ -258,11 +262,12 @@ func (s *server) run(ctx context.Context) error {
 		defer close(reprocessDone)
 		s.reprocessLoop(ctx)
 	}()
+	var failed error
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
-			s.logger.Error("http server failed", "error", err)
+			failed = fmt.Errorf("http server: %w", err)
 		}
 	}
 	s.logger.Info("shutting down", "grace", cfg.Queue.ShutdownGrace.String())
@@ -284,7 +289,7 @@ func (s *server) run(ctx context.Context) error {
 	}
 	<-reprocessDone
 	s.logger.Info("stopped")
-	return nil
+	return failed
 }
 
 // reprocessLoop interprets callbacks that were stored but not processed (the

@@ -38,6 +38,21 @@ func (a Applied) Empty() bool { return len(a.Ledger) == 0 && len(a.River) == 0 }
 // PostgreSQL a session lock keeps concurrent migrators from interleaving.
 func Migrate(ctx context.Context, store ledger.Store) (Applied, error) {
 	var out Applied
+	if pg, ok := store.(*pgstore.Store); ok {
+		// One migrator at a time across replicas, for the ledger's and
+		// River's migrations together.
+		conn, err := pg.Pool().Acquire(ctx)
+		if err != nil {
+			return out, fmt.Errorf("migrate: %w", err)
+		}
+		defer conn.Release()
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('reconcile.migrate'))`); err != nil {
+			return out, fmt.Errorf("migrate: lock: %w", err)
+		}
+		defer func() {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('reconcile.migrate'))`)
+		}()
+	}
 	p, closeDB, err := gooseProvider(store)
 	if err != nil {
 		return out, err

@@ -2,5 +2,6 @@
 // section 6) and imports them into the ledger atomically: the whole file is
 // accepted, or nothing is imported and every rejected row is quarantined with
 // the line, column and reason. Re-importing the same file changes nothing.
-// It never charges: imported intents are history, not work.
+// Intents imported in a final state are history; the caller decides how a
+// pending one is created (the CLI enqueues its charge in the same transaction).
 package intentcsv

@@ -24,10 +24,20 @@ type rejected struct {
 
 var errRollback = errors.New("rollback")
 
+// CreateFunc creates one intent inside the import's transaction; the charge
+// service's CreateIntentTx also enqueues the charge of a pending intent.
+type CreateFunc func(ctx context.Context, tx ledger.Tx, n ledger.NewIntent) (ledger.Intent, bool, error)
+
 // Import reads the intents CSV r (named file in messages) into store in one
-// transaction. If any row is bad, nothing is imported, the bad rows are
-// quarantined, and a *ledger.RejectedFileError lists them.
-func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, now time.Time) (Result, error) {
+// transaction, creating each intent with create (tx.CreateIntent when nil).
+// If any row is bad, nothing is imported, the bad rows are quarantined, and a
+// *ledger.RejectedFileError lists them.
+func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, now time.Time, create CreateFunc) (Result, error) {
+	if create == nil {
+		create = func(ctx context.Context, tx ledger.Tx, n ledger.NewIntent) (ledger.Intent, bool, error) {
+			return tx.CreateIntent(ctx, n)
+		}
+	}
 	var (
 		res  Result
 		bad  []rejected
@@ -40,11 +50,16 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 		}
 		fail = Read(r, file, func(row Row) error {
 			res.Rows++
-			in, created, err := tx.CreateIntent(ctx, row.Intent)
-			var kr *ledger.KeyReuseError
+			in, created, err := create(ctx, tx, row.Intent)
+			var (
+				kr *ledger.KeyReuseError
+				fe *ledger.FieldError
+			)
 			switch {
 			case errors.As(err, &kr):
 				return reject(&ledger.ParseError{File: file, Line: row.Line, Field: "key", Err: kr}, row.Raw)
+			case errors.As(err, &fe):
+				return reject(&ledger.ParseError{File: file, Line: row.Line, Field: fe.Field, Err: fe.Err}, row.Raw)
 			case err != nil:
 				return err
 			case !created:

@@ -23,7 +23,7 @@ func importFile(t *testing.T, s ledger.Store, name string) (intentcsv.Result, er
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return intentcsv.Import(context.Background(), s, name, f, now)
+	return intentcsv.Import(context.Background(), s, name, f, now, nil)
 }
 
 func TestImport(t *testing.T) {
@@ -132,7 +132,7 @@ func TestImportBadHeader(t *testing.T) {
 	}
 	for _, body := range []string{"", "key,provider,amount,currency,status\n"} {
 		err := func() error {
-			_, err := intentcsv.Import(context.Background(), s, "x.csv", strings.NewReader(body), now)
+			_, err := intentcsv.Import(context.Background(), s, "x.csv", strings.NewReader(body), now, nil)
 			return err
 		}()
 		if err == nil || !strings.Contains(err.Error(), "x.csv line 1") {

@@ -33,13 +33,15 @@ type Store struct {
 var _ ledger.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the SQLite database at path with WAL, a busy
-// timeout, foreign keys and immediate write transactions.
+// timeout, foreign keys, immediate write transactions and synchronous=FULL: a
+// commit (an acknowledged callback, an attempt recorded before a provider
+// call) survives a power loss.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlitestore: empty path")
 	}
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(FULL)"} {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")

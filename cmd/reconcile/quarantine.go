@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+func newQuarantineCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "quarantine",
+		Short: "Inspect rejected input kept for audit",
+		Long: `Input reconcile refused (a bad row of an imported file, a callback body it could not read, a
+body from an address outside the allowlist) is kept in the quarantine with the file, line, field
+and reason. Nothing is dropped silently.`,
+	}
+	var (
+		source, format string
+		limit          int
+	)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List quarantined input, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "text" && format != "json" {
+				return usagef("--format %q: want text or json", format)
+			}
+			s, err := a.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			items, err := s.ListQuarantine(cmd.Context(), source, limit)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeQuarantineJSON(a, items)
+			}
+			if len(items) == 0 {
+				fmt.Fprintln(a.stdout, "Nothing quarantined.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tAT\tSOURCE\tORIGIN\tLINE\tFIELD\tREASON")
+			for _, q := range items {
+				line := ""
+				if q.Line > 0 {
+					line = fmt.Sprint(q.Line)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, q.At.Format(time.RFC3339), q.Source, q.Origin, line,
+					q.Field, firstLine(q.Reason))
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&source, "source", "", "only this input path (intents_csv, mpesa_statement, mpesa_callback, ...)")
+	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
+	list.Flags().StringVar(&format, "format", "text", "text or json (json includes the raw input)")
+	cmd.AddCommand(list)
+	return cmd
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func writeQuarantineJSON(a *app, items []ledger.QuarantineItem) error {
+	type row struct {
+		ID     int64     `json:"id"`
+		At     time.Time `json:"at"`
+		Source string    `json:"source"`
+		Origin string    `json:"origin"`
+		Line   int       `json:"line,omitempty"`
+		Field  string    `json:"field,omitempty"`
+		Reason string    `json:"reason"`
+		Raw    string    `json:"raw"`
+	}
+	out := make([]row, 0, len(items))
+	for _, q := range items {
+		out = append(out, row{ID: q.ID, At: q.At, Source: q.Source, Origin: q.Origin, Line: q.Line, Field: q.Field,
+			Reason: q.Reason, Raw: string(q.Raw)})
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"quarantine": out})
+}
