@@ -78,8 +78,9 @@ func newImportCallbacksCmd(a *app) *cobra.Command {
 as the HTTP endpoints: each is stored, then interpreted; M-Pesa STK results settle their intents.
 Kinds are detected by shape (STK callback, C2B confirmation, B2C, reversal and transaction-status
 results for M-Pesa; events for Stripe). Every line is checked first: if any is bad, nothing is
-imported and the bad lines are quarantined with their line numbers. Replaying the same file again
-changes nothing.`,
+imported and the bad lines are quarantined with their line numbers. Lines are then delivered one
+by one, each in its own transaction as over HTTP; if the database fails midway, running the same
+file again completes it (a delivered line is a duplicate and changes nothing).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			setup, err := a.setup(provider)

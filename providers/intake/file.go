@@ -59,8 +59,17 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		if tooLong {
 			perr = &ledger.ParseError{File: f.Name, Line: n, Field: "body",
 				Err: fmt.Errorf("longer than %d bytes", max)}
-		} else if _, err := f.Parser.ParseCallback(line, fmt.Sprintf("%s:%d", f.Name, n), p.now()); err != nil {
+		} else if ev, err := f.Parser.ParseCallback(line, fmt.Sprintf("%s:%d", f.Name, n), p.now()); err != nil {
 			perr = lineError(f.Name, n, err)
+		} else {
+			// What the books would refuse is refused here, before anything
+			// of the file is imported.
+			for _, s := range ev.Sightings {
+				if err := ledger.ValidateTxn(s.Txn); err != nil {
+					perr = lineError(f.Name, n, err)
+					break
+				}
+			}
 		}
 		if perr != nil {
 			problems = append(problems, perr)
