@@ -104,6 +104,7 @@ type Executor interface {
 	CallbackStore
 	AlertStore
 	EventStore
+	ScanStore
 }
 
 // Tx is an Executor inside one database transaction.
