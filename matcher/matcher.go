@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"math"
 	"strings"
+	"time"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -186,10 +188,16 @@ type Matcher struct {
 	lastCur string
 	lastIdx uint8
 
-	seed                     maphash.Seed
-	indexed                  bool
-	byPref                   refTable
-	byRef, byKey             table
+	seed    maphash.Seed
+	indexed bool
+	byPref  refTable
+	byRef   table
+	// byKey indexes intents by key as they are added, so that provider
+	// references can be attached by key; dupKey is the first key added
+	// twice, reported when indexing.
+	byKey                    table
+	nKeys                    int
+	dupKey                   string
 	nIntents, nTxns, nLinked int
 	err                      error
 }
@@ -209,6 +217,7 @@ func New(opt Options) (*Matcher, error) {
 		tolerance:    int64(opt.Tolerance),
 		seed:         maphash.MakeSeed(),
 		unlinkedRefs: map[int32][2]sref{},
+		byKey:        newTable(1024),
 	}
 	m.lo, m.hi = m.from-m.tolerance, m.to+m.tolerance
 	return m, nil
@@ -285,13 +294,13 @@ func (m *Matcher) AddIntent(in ledger.Intent) error {
 	if in.Provider != m.opt.Provider {
 		return fmt.Errorf("matcher: intent %q is of provider %q, not %q", in.Key, in.Provider, m.opt.Provider)
 	}
-	if err := m.addIntent(&in); err != nil {
+	if err := m.addIntentStruct(&in); err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", in.Key, err)
 	}
 	return nil
 }
 
-func (m *Matcher) addIntent(in *ledger.Intent) error {
+func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 	st, ok := stateCode(in.State)
 	if !ok {
 		return fmt.Errorf("unknown state %q", in.State)
@@ -304,54 +313,157 @@ func (m *Matcher) addIntent(in *ledger.Intent) error {
 	if err != nil {
 		return err
 	}
-	if m.intents.len() >= math.MaxInt32-1 {
-		return errors.New("too many intents")
+	idx, err := m.addIntent(intentIn{key: in.Key, ref: in.Reference, cust: in.Customer, minor: minor, cur: cur, state: st,
+		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt})
+	if err != nil {
+		return err
 	}
-	r := intentRec{minor: minor, created: in.CreatedAt.UnixNano(), head: noIdx, cur: cur, state: st}
+	for _, p := range in.ProviderRefs {
+		if err := m.addPref(p, idx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddIntentRow adds an intent read in compact form (ledger.ScanStore),
+// copying what it keeps of the row. Its provider references come through
+// AddProviderRef. Every intent must be added before the first transaction.
+func (m *Matcher) AddIntentRow(r *ledger.IntentRow) error {
+	if m.indexed {
+		return ErrOrder
+	}
+	st, ok := stateCode(r.State)
+	if !ok {
+		return fmt.Errorf("matcher: intent %q: unknown state %q", r.Key, r.State)
+	}
+	cur, _, err := m.currency(r.Currency)
+	if err != nil {
+		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
+	}
+	_, err = m.addIntent(intentIn{key: view(r.Key), ref: view(r.Reference), cust: view(r.Customer), minor: r.Minor, cur: cur,
+		state: st, created: r.CreatedAt, updated: r.UpdatedAt, lease: r.LeaseExpiresAt})
+	if err != nil {
+		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
+	}
+	return nil
+}
+
+// AddProviderRef records that an attempt of the intent keyed key recorded
+// the provider reference ref. The intent must have been added; references
+// of intents never added are ignored, and so are empty ones. References
+// must all be added before the first transaction.
+func (m *Matcher) AddProviderRef(key, ref []byte) error {
+	if m.indexed {
+		return ErrOrder
+	}
+	if len(ref) == 0 {
+		return nil
+	}
+	idx := m.lookupKey(view(key))
+	if idx == noIdx {
+		return nil
+	}
+	if err := m.addPref(view(ref), idx); err != nil {
+		return fmt.Errorf("matcher: intent %q: %w", key, err)
+	}
+	return nil
+}
+
+// intentIn is an intent as addIntent takes it, whatever form it came in.
+// Its strings may alias a caller's buffer: what is kept is copied.
+type intentIn struct {
+	key, ref, cust          string
+	minor                   int64
+	cur, state              uint8
+	created, updated, lease time.Time
+}
+
+func (m *Matcher) addIntent(in intentIn) (int32, error) {
+	if in.key == "" {
+		return noIdx, errors.New("empty key")
+	}
+	if m.intents.len() >= math.MaxInt32-1 {
+		return noIdx, errors.New("too many intents")
+	}
+	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state}
 	r.owned = r.created >= m.from && r.created < m.to
-	switch st {
+	switch in.state {
 	case stSucceeded, stUnknown:
-		r.due = in.UpdatedAt.UnixNano() + m.grace
+		r.due = in.updated.UnixNano() + m.grace
 	case stProcessing:
-		base := in.LeaseExpiresAt
+		base := in.lease
 		if base.IsZero() {
-			base = in.UpdatedAt
+			base = in.updated
 		}
 		r.due = base.UnixNano() + m.grace
 	}
-	if r.key, err = m.ar.add(in.Key); err != nil {
-		return err
+	var err error
+	if r.key, err = m.ar.add(in.key); err != nil {
+		return noIdx, err
 	}
-	if in.Key == "" {
-		return errors.New("empty key")
+	if r.ref, err = m.ar.add(strings.ToUpper(in.ref)); err != nil {
+		return noIdx, err
 	}
-	if r.ref, err = m.ar.add(strings.ToUpper(in.Reference)); err != nil {
-		return err
-	}
-	if r.cust, err = m.ar.add(in.Customer); err != nil {
-		return err
+	if r.cust, err = m.ar.add(in.cust); err != nil {
+		return noIdx, err
 	}
 	idx := int32(m.intents.len())
-	for _, p := range in.ProviderRefs {
-		if p == "" {
-			continue
-		}
-		s, err := m.ar.add(p)
-		if err != nil {
-			return err
-		}
-		m.prefs.push(prefRec{ref: s, intent: idx})
-	}
 	m.intents.push(r)
+	m.indexKey(in.key, idx)
 	if r.owned {
 		m.nIntents++
 	}
+	return idx, nil
+}
+
+func (m *Matcher) addPref(p string, idx int32) error {
+	if p == "" {
+		return nil
+	}
+	s, err := m.ar.add(p)
+	if err != nil {
+		return err
+	}
+	m.prefs.push(prefRec{ref: s, intent: idx})
 	return nil
+}
+
+// indexKey enters intent idx in byKey, growing the table to keep its load
+// at most 2/3. A key already present is remembered as a duplicate.
+func (m *Matcher) indexKey(key string, idx int32) {
+	if (m.nKeys+1)*3 > len(m.byKey.slots)*2 {
+		m.byKey = m.byKey.grown(func(j int32) uint64 { return maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(j).key)) })
+	}
+	h := maphash.String(m.seed, key)
+	if !m.byKey.insertUnique(h, idx, func(j int32) bool { return m.ar.eq(m.intents.at(j).key, key) }) {
+		if m.dupKey == "" {
+			m.dupKey = strings.Clone(key) // key may alias the caller's buffer
+		}
+		return
+	}
+	m.nKeys++
+}
+
+// lookupKey returns the intent keyed key, or noIdx.
+func (m *Matcher) lookupKey(key string) int32 {
+	found := noIdx
+	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
+		if m.ar.eq(m.intents.at(j).key, key) {
+			found = j
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 // index builds the reference tables once every intent is known.
 func (m *Matcher) index() error {
 	m.indexed = true
+	if m.dupKey != "" {
+		return fmt.Errorf("matcher: intent %q given twice", m.dupKey)
+	}
 	n := m.intents.len()
 	m.byPref = newRefTable(m.prefs.len())
 	for i := range m.prefs.len() {
@@ -359,14 +471,9 @@ func (m *Matcher) index() error {
 		m.byPref.insert(maphash.Bytes(m.seed, m.ar.bytes(p.ref)), p.ref, p.intent)
 	}
 	m.prefs = chunked[prefRec]{}
-	m.byRef, m.byKey = newTable(n), newTable(n)
+	m.byRef = newTable(n)
 	for i := range n {
 		r := m.intents.at(int32(i))
-		kb := m.ar.bytes(r.key)
-		h := maphash.Bytes(m.seed, kb)
-		if !m.byKey.insertUnique(h, int32(i), func(j int32) bool { return m.ar.eq(m.intents.at(j).key, string(kb)) }) {
-			return fmt.Errorf("matcher: intent %q given twice", string(kb))
-		}
 		if r.ref != 0 {
 			m.byRef.insert(maphash.Bytes(m.seed, m.ar.bytes(r.ref)), int32(i))
 		}
@@ -377,25 +484,19 @@ func (m *Matcher) index() error {
 // AddTxn adds a provider transaction and links it. Each transaction must be
 // added once.
 func (m *Matcher) AddTxn(t ledger.ProviderTxn) error {
-	if m.err != nil {
-		return m.err
-	}
-	if !m.indexed {
-		if err := m.index(); err != nil {
-			m.err = err
-			return err
-		}
+	if err := m.ready(); err != nil {
+		return err
 	}
 	if t.Provider != m.opt.Provider {
 		return fmt.Errorf("matcher: provider txn %q is of provider %q, not %q", t.ID, t.Provider, m.opt.Provider)
 	}
-	if err := m.addTxn(&t); err != nil {
+	if err := m.addTxnStruct(&t); err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", t.ID, err)
 	}
 	return nil
 }
 
-func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
+func (m *Matcher) addTxnStruct(t *ledger.ProviderTxn) error {
 	typ, ok := typeCode(t.Type)
 	if !ok {
 		return fmt.Errorf("unknown type %q", t.Type)
@@ -415,27 +516,86 @@ func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
 	if err != nil {
 		return err
 	}
+	return m.addTxn(txnIn{id: t.ID, ref: t.Reference, pref: t.ProviderRef, cp: t.Counterparty, linked: t.LinkedID,
+		minor: minor, at: t.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
+}
+
+// AddTxnRow adds a provider transaction read in compact form
+// (ledger.ScanStore) and links it, copying what it keeps of the row. Each
+// transaction must be added once.
+func (m *Matcher) AddTxnRow(r *ledger.TxnRow) error {
+	if err := m.ready(); err != nil {
+		return err
+	}
+	typ, ok := typeCode(r.Type)
+	if !ok {
+		return fmt.Errorf("matcher: provider txn %q: unknown type %q", r.ID, r.Type)
+	}
+	status, ok := statusCode(r.Status)
+	if !ok {
+		return fmt.Errorf("matcher: provider txn %q: unknown status %q", r.ID, r.Status)
+	}
+	if len(r.ID) == 0 {
+		return errors.New("matcher: provider txn: empty id")
+	}
+	cur, _, err := m.currency(r.Currency)
+	if err != nil {
+		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
+	}
+	err = m.addTxn(txnIn{id: view(r.ID), ref: view(r.Reference), pref: view(r.ProviderRef), cp: view(r.Counterparty),
+		linked: view(r.LinkedID), minor: r.Minor, at: r.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
+	if err != nil {
+		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// ready indexes the intents before the first transaction.
+func (m *Matcher) ready() error {
+	if m.err != nil {
+		return m.err
+	}
+	if !m.indexed {
+		if err := m.index(); err != nil {
+			m.err = err
+			return err
+		}
+	}
+	return nil
+}
+
+// txnIn is a provider transaction as addTxn takes it. Its strings may alias
+// a caller's buffer: what is kept is copied.
+type txnIn struct {
+	id, ref, pref, cp, linked string
+	minor, at                 int64
+	cur, typ, status          uint8
+}
+
+func (m *Matcher) addTxn(t txnIn) error {
+	minor := t.minor
 	if minor < 0 {
 		minor = -minor
 	}
 	if m.txns.len() >= math.MaxInt32-1 {
 		return errors.New("too many provider transactions")
 	}
-	r := txnRec{minor: minor, at: t.OccurredAt.UnixNano(), intent: noIdx, next: noIdx, cur: cur, typ: typ, status: status}
+	r := txnRec{minor: minor, at: t.at, intent: noIdx, next: noIdx, cur: t.cur, typ: t.typ, status: t.status}
 	r.owned = r.at >= m.from && r.at < m.to
-	if r.id, err = m.ar.add(t.ID); err != nil {
+	var err error
+	if r.id, err = m.ar.add(t.id); err != nil {
 		return err
 	}
-	if r.cp, err = m.ar.add(t.Counterparty); err != nil {
+	if r.cp, err = m.ar.add(t.cp); err != nil {
 		return err
 	}
 	idx := int32(m.txns.len())
-	if typ != tyPayout {
-		r.intent, r.method = m.link(t, minor, cur, r.at)
+	if t.typ != tyPayout {
+		r.intent, r.method = m.link(t.pref, t.id, t.ref, minor, t.cur, r.at)
 	}
-	isChild := t.LinkedID != "" && (typ == tyRefund || typ == tyReversal || typ == tyFee)
+	isChild := t.linked != "" && (t.typ == tyRefund || t.typ == tyReversal || t.typ == tyFee)
 	if isChild {
-		s, err := m.ar.add(t.LinkedID)
+		s, err := m.ar.add(t.linked)
 		if err != nil {
 			return err
 		}
@@ -443,12 +603,12 @@ func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
 	} else if r.intent != noIdx {
 		m.chain(&r, idx)
 	}
-	if r.intent == noIdx && typ == tyCharge {
+	if r.intent == noIdx && t.typ == tyCharge {
 		var refs [2]sref
-		if refs[0], err = m.ar.add(t.Reference); err != nil {
+		if refs[0], err = m.ar.add(t.ref); err != nil {
 			return err
 		}
-		if refs[1], err = m.ar.add(t.ProviderRef); err != nil {
+		if refs[1], err = m.ar.add(t.pref); err != nil {
 			return err
 		}
 		m.unlinkedRefs[idx] = refs
@@ -467,8 +627,8 @@ func (m *Matcher) chain(r *txnRec, idx int32) {
 }
 
 // link finds the intent of a transaction by the linking order.
-func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) (int32, Method) {
-	for _, p := range [2]string{t.ProviderRef, t.ID} {
+func (m *Matcher) link(pref, id, reference string, minor int64, cur uint8, at int64) (int32, Method) {
+	for _, p := range [2]string{pref, id} {
 		if p == "" {
 			continue
 		}
@@ -487,10 +647,10 @@ func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) 
 			return best, ByProviderRef
 		}
 	}
-	if t.Reference == "" {
+	if reference == "" {
 		return noIdx, Unlinked
 	}
-	ref := strings.ToUpper(strings.TrimSpace(t.Reference))
+	ref := strings.ToUpper(strings.TrimSpace(reference))
 	best := noIdx
 	m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
 		if m.ar.eq(m.intents.at(j).ref, ref) {
@@ -501,7 +661,7 @@ func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) 
 	if best != noIdx {
 		return best, ByReference
 	}
-	key := strings.TrimSpace(t.Reference)
+	key := strings.TrimSpace(reference)
 	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
 		if m.ar.eq(m.intents.at(j).key, key) {
 			best = j
@@ -550,3 +710,8 @@ func absDiff(a, b int64) uint64 {
 	}
 	return uint64(b - a)
 }
+
+// view returns b as a string without copying. The string aliases b: it must
+// not outlive the call it was made for, and whatever is kept of it is
+// copied (into the arena).
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -108,9 +108,10 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 	return nil
 }
 
-// load streams the window plus the tolerance into m: intents first (those
-// created in the span, then older ones still processing or unknown, which
-// late evidence may settle), then provider transactions.
+// load streams the window plus the tolerance into m with the store's bulk
+// scans: intents first (those created in the span with their provider
+// references, then older ones still processing or unknown, which late
+// evidence may settle), then provider transactions.
 func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) error {
 	n := 0
 	tick := func(stage string) {
@@ -119,11 +120,15 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 			p.Progress(stage, n)
 		}
 	}
-	err := r.store.ListIntents(ctx, ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}, func(in ledger.Intent) error {
+	span := ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}
+	err := r.store.ScanIntents(ctx, span, func(row *ledger.IntentRow) error {
 		tick("intents")
-		return m.AddIntent(in)
+		return m.AddIntentRow(row)
 	})
 	if err != nil {
+		return err
+	}
+	if err := r.store.ScanProviderRefs(ctx, span, m.AddProviderRef); err != nil {
 		return err
 	}
 	// Open intents of any age: those outside the span are added (their
@@ -152,9 +157,9 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 			return err
 		}
 	}
-	err = r.store.ListProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(t ledger.ProviderTxn) error {
+	err = r.store.ScanProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(row *ledger.TxnRow) error {
 		tick("transactions")
-		return m.AddTxn(t)
+		return m.AddTxnRow(row)
 	})
 	if err != nil {
 		return err
