@@ -77,6 +77,11 @@ type FindingStore interface {
 	// a known one gets last seen updated, its amounts and severity refreshed,
 	// and reopens if it was resolved.
 	UpsertFinding(ctx context.Context, f Finding, runID int64, now time.Time) (FindingChange, error)
+	// UpsertFindings records that run runID saw each of fs, with the effect
+	// and the changes of UpsertFinding called for each in order, in as few
+	// round trips as the engine allows. The changes come back in the order
+	// of fs.
+	UpsertFindings(ctx context.Context, fs []Finding, runID int64, now time.Time) ([]FindingChange, error)
 	// ResolveUnseen resolves the open and acknowledged findings of a provider
 	// whose evidence lies in the window and that were last seen before
 	// SeenSince (the start of the run that no longer sees them).

@@ -175,15 +175,13 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 	run := out.Run
 	err := r.store.InTx(ctx, func(tx ledger.Tx) error {
 		now := r.cfg.Clock().UTC()
-		changes := make([]ledger.FindingChange, 0, len(res.Findings))
-		findings := make([]ledger.Finding, 0, len(res.Findings))
-		for _, f := range res.Findings {
-			ch, err := tx.UpsertFinding(ctx, f, run.ID, now)
-			if err != nil {
-				return err
-			}
-			changes = append(changes, ch)
-			findings = append(findings, ch.Finding)
+		changes, err := tx.UpsertFindings(ctx, res.Findings, run.ID, now)
+		if err != nil {
+			return err
+		}
+		findings := make([]ledger.Finding, len(changes))
+		for i, ch := range changes {
+			findings[i] = ch.Finding
 		}
 		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, From: run.From, To: run.To,
 			SeenSince: run.StartedAt, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})

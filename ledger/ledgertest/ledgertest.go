@@ -20,6 +20,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("ProviderTxns", func(t *testing.T) { t.Parallel(); exerciseTxns(t, newStore) })
 	t.Run("Runs", func(t *testing.T) { t.Parallel(); exerciseRuns(t, newStore) })
 	t.Run("Findings", func(t *testing.T) { t.Parallel(); exerciseFindings(t, newStore) })
+	t.Run("FindingsBatch", func(t *testing.T) { t.Parallel(); exerciseFindingsBatch(t, newStore) })
 	t.Run("Quarantine", func(t *testing.T) { t.Parallel(); exerciseQuarantine(t, newStore) })
 	t.Run("Callbacks", func(t *testing.T) { t.Parallel(); exerciseCallbacks(t, newStore) })
 	t.Run("Alerts", func(t *testing.T) { t.Parallel(); exerciseAlerts(t, newStore) })
