@@ -192,15 +192,31 @@ type Matcher struct {
 	indexed bool
 	byPref  refTable
 	byRef   table
-	// byKey indexes intents by key as they are added, so that provider
-	// references can be attached by key; dupKey is the first key added
-	// twice, reported when indexing.
+	// byKey indexes intents by key, so that provider references can be
+	// attached by key. It is built when the first reference comes (or at
+	// indexing), sized for the intents known then; nKeyed intents are in
+	// it. dupKey is the first key added twice, reported when indexing.
 	byKey                    table
-	nKeys                    int
+	nKeyed                   int
 	dupKey                   string
 	nIntents, nTxns, nLinked int
 	err                      error
+
+	// pending holds transactions accepted but not linked yet: they are
+	// linked in batches of linkBatch, their first table probes issued
+	// together so that the cache misses overlap. pendBuf holds copies of
+	// their strings; sink keeps the probes from being optimised away.
+	pending []txnIn
+	pendBuf []byte
+	sink    uint32
+	// pendRefs are provider references waiting to be attached, batched
+	// the same way; refBuf holds copies of their bytes.
+	pendRefs []refIn
+	refBuf   []byte
 }
+
+// linkBatch is how many transactions are linked together.
+const linkBatch = 32
 
 // New returns a Matcher for opt.
 func New(opt Options) (*Matcher, error) {
@@ -217,7 +233,6 @@ func New(opt Options) (*Matcher, error) {
 		tolerance:    int64(opt.Tolerance),
 		seed:         maphash.MakeSeed(),
 		unlinkedRefs: map[int32][2]sref{},
-		byKey:        newTable(1024),
 	}
 	m.lo, m.hi = m.from-m.tolerance, m.to+m.tolerance
 	return m, nil
@@ -294,6 +309,7 @@ func (m *Matcher) AddIntent(in ledger.Intent) error {
 	if in.Provider != m.opt.Provider {
 		return fmt.Errorf("matcher: intent %q is of provider %q, not %q", in.Key, in.Provider, m.opt.Provider)
 	}
+	m.flushRefs() // references given so far are of the intents added so far
 	if err := m.addIntentStruct(&in); err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", in.Key, err)
 	}
@@ -337,6 +353,7 @@ func (m *Matcher) AddIntentRow(r *ledger.IntentRow) error {
 	if !ok {
 		return fmt.Errorf("matcher: intent %q: unknown state %q", r.Key, r.State)
 	}
+	m.flushRefs()
 	cur, _, err := m.currency(r.Currency)
 	if err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
@@ -360,14 +377,50 @@ func (m *Matcher) AddProviderRef(key, ref []byte) error {
 	if len(ref) == 0 {
 		return nil
 	}
-	idx := m.lookupKey(view(key))
-	if idx == noIdx {
-		return nil
+	if len(ref) > maxStrLen {
+		return fmt.Errorf("matcher: intent %q: provider reference of %d bytes is longer than %d", key, len(ref), maxStrLen)
 	}
-	if err := m.addPref(view(ref), idx); err != nil {
-		return fmt.Errorf("matcher: intent %q: %w", key, err)
+	if m.pendRefs == nil {
+		m.pendRefs = make([]refIn, 0, linkBatch)
+		m.refBuf = make([]byte, 0, linkBatch*64)
+	}
+	start := len(m.refBuf)
+	m.refBuf = append(append(m.refBuf, key...), ref...)
+	b := m.refBuf[start:]
+	m.pendRefs = append(m.pendRefs, refIn{key: view(b[:len(key)]), ref: view(b[len(key):])})
+	if len(m.pendRefs) == linkBatch {
+		m.flushRefs()
 	}
 	return nil
+}
+
+// refIn is a provider reference waiting to be attached to its intent.
+type refIn struct{ key, ref string }
+
+// flushRefs attaches the pending provider references to their intents,
+// the first key-table probes of the batch issued together.
+func (m *Matcher) flushRefs() {
+	if len(m.pendRefs) == 0 {
+		return
+	}
+	m.indexKeys()
+	if len(m.byKey.slots) == 0 {
+		m.pendRefs, m.refBuf = m.pendRefs[:0], m.refBuf[:0] // no intents: nothing to attach to
+		return
+	}
+	var hs [linkBatch]uint64
+	sink := uint64(0)
+	for k := range m.pendRefs {
+		hs[k] = maphash.String(m.seed, m.pendRefs[k].key)
+		sink += m.byKey.slots[m.byKey.start(hs[k])]
+	}
+	m.sink += uint32(sink)
+	for k, r := range m.pendRefs {
+		if idx := m.lookupKey(r.key, hs[k]); idx != noIdx {
+			_ = m.addPref(r.ref, idx) // lengths were checked when it was queued
+		}
+	}
+	m.pendRefs, m.refBuf = m.pendRefs[:0], m.refBuf[:0]
 }
 
 // intentIn is an intent as addIntent takes it, whatever form it came in.
@@ -410,7 +463,6 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 	}
 	idx := int32(m.intents.len())
 	m.intents.push(r)
-	m.indexKey(in.key, idx)
 	if r.owned {
 		m.nIntents++
 	}
@@ -429,26 +481,47 @@ func (m *Matcher) addPref(p string, idx int32) error {
 	return nil
 }
 
-// indexKey enters intent idx in byKey, growing the table to keep its load
-// at most 2/3. A key already present is remembered as a duplicate.
-func (m *Matcher) indexKey(key string, idx int32) {
-	if (m.nKeys+1)*3 > len(m.byKey.slots)*2 {
-		m.byKey = m.byKey.grown(func(j int32) uint64 { return maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(j).key)) })
-	}
-	h := maphash.String(m.seed, key)
-	if !m.byKey.insertUnique(h, idx, func(j int32) bool { return m.ar.eq(m.intents.at(j).key, key) }) {
-		if m.dupKey == "" {
-			m.dupKey = strings.Clone(key) // key may alias the caller's buffer
-		}
+// indexKeys enters the intents added since the last call in byKey. The
+// table is sized once for all intents when they all come before the first
+// reference (the usual order) and rebuilt larger when later intents would
+// load it past 2/3. The first key found twice is remembered.
+func (m *Matcher) indexKeys() {
+	n := m.intents.len()
+	if m.nKeyed == n {
 		return
 	}
-	m.nKeys++
+	from := m.nKeyed
+	if n*3 > len(m.byKey.slots)*2 {
+		m.byKey, from = newTable(max(n, 2*m.nKeyed)), 0
+	}
+	var ring [ahead]uint64
+	sink := uint64(0)
+	for i := from; i < n+ahead; i++ {
+		if j := i - ahead; j >= from {
+			kb := m.ar.bytes(m.intents.at(int32(j)).key)
+			same := func(k int32) bool { return m.ar.eq(m.intents.at(k).key, string(kb)) }
+			if !m.byKey.insertUnique(ring[j%ahead], int32(j), same) && m.dupKey == "" {
+				m.dupKey = string(kb)
+			}
+		}
+		if i < n {
+			h := maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(int32(i)).key))
+			ring[i%ahead] = h
+			sink += m.byKey.slots[m.byKey.start(h)]
+		}
+	}
+	m.sink += uint32(sink)
+	m.nKeyed = n
 }
 
-// lookupKey returns the intent keyed key, or noIdx.
-func (m *Matcher) lookupKey(key string) int32 {
+// ahead is how many entries ahead of the one being inserted a table build
+// touches the slot of, so that the cache misses of several inserts overlap.
+const ahead = 16
+
+// lookupKey returns the intent keyed key (of hash h), or noIdx.
+func (m *Matcher) lookupKey(key string, h uint64) int32 {
 	found := noIdx
-	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
+	m.byKey.each(h, func(j int32) bool {
 		if m.ar.eq(m.intents.at(j).key, key) {
 			found = j
 			return false
@@ -460,24 +533,45 @@ func (m *Matcher) lookupKey(key string) int32 {
 
 // index builds the reference tables once every intent is known.
 func (m *Matcher) index() error {
+	m.flushRefs()
 	m.indexed = true
+	m.indexKeys()
 	if m.dupKey != "" {
 		return fmt.Errorf("matcher: intent %q given twice", m.dupKey)
 	}
-	n := m.intents.len()
-	m.byPref = newRefTable(m.prefs.len())
-	for i := range m.prefs.len() {
-		p := m.prefs.at(int32(i))
-		m.byPref.insert(maphash.Bytes(m.seed, m.ar.bytes(p.ref)), p.ref, p.intent)
-	}
-	m.prefs = chunked[prefRec]{}
-	m.byRef = newTable(n)
-	for i := range n {
-		r := m.intents.at(int32(i))
-		if r.ref != 0 {
-			m.byRef.insert(maphash.Bytes(m.seed, m.ar.bytes(r.ref)), int32(i))
+	var ring [ahead]uint64
+	sink := uint64(0)
+	np := m.prefs.len()
+	m.byPref = newRefTable(np)
+	for i := range np + ahead {
+		if j := i - ahead; j >= 0 {
+			p := m.prefs.at(int32(j))
+			m.byPref.insert(ring[j%ahead], p.ref, p.intent)
+		}
+		if i < np {
+			h := maphash.Bytes(m.seed, m.ar.bytes(m.prefs.at(int32(i)).ref))
+			ring[i%ahead] = h
+			sink += uint64(m.byPref.slots[m.byPref.start(h)].idx)
 		}
 	}
+	m.prefs = chunked[prefRec]{}
+	n := m.intents.len()
+	m.byRef = newTable(n)
+	for i := range n + ahead {
+		if j := i - ahead; j >= 0 {
+			if r := m.intents.at(int32(j)); r.ref != 0 {
+				m.byRef.insert(ring[j%ahead], int32(j))
+			}
+		}
+		if i < n {
+			if r := m.intents.at(int32(i)); r.ref != 0 {
+				h := maphash.Bytes(m.seed, m.ar.bytes(r.ref))
+				ring[i%ahead] = h
+				sink += m.byRef.slots[m.byRef.start(h)]
+			}
+		}
+	}
+	m.sink += uint32(sink)
 	return nil
 }
 
@@ -516,7 +610,7 @@ func (m *Matcher) addTxnStruct(t *ledger.ProviderTxn) error {
 	if err != nil {
 		return err
 	}
-	return m.addTxn(txnIn{id: t.ID, ref: t.Reference, pref: t.ProviderRef, cp: t.Counterparty, linked: t.LinkedID,
+	return m.queue(txnIn{id: t.ID, ref: t.Reference, pref: t.ProviderRef, cp: t.Counterparty, linked: t.LinkedID,
 		minor: minor, at: t.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
 }
 
@@ -542,7 +636,7 @@ func (m *Matcher) AddTxnRow(r *ledger.TxnRow) error {
 	if err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
 	}
-	err = m.addTxn(txnIn{id: view(r.ID), ref: view(r.Reference), pref: view(r.ProviderRef), cp: view(r.Counterparty),
+	err = m.queue(txnIn{id: view(r.ID), ref: view(r.Reference), pref: view(r.ProviderRef), cp: view(r.Counterparty),
 		linked: view(r.LinkedID), minor: r.Minor, at: r.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
 	if err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
@@ -572,13 +666,76 @@ type txnIn struct {
 	cur, typ, status          uint8
 }
 
-func (m *Matcher) addTxn(t txnIn) error {
+// queue accepts a transaction for linking, copying its strings, and links
+// the batch once it is full. Everything that could make linking fail is
+// checked here, so that an error names the transaction it is about.
+func (m *Matcher) queue(t txnIn) error {
+	if m.txns.len()+len(m.pending) >= math.MaxInt32-1 {
+		return errors.New("too many provider transactions")
+	}
+	for _, v := range [...]string{t.id, t.ref, t.pref, t.cp, t.linked} {
+		if len(v) > maxStrLen {
+			return fmt.Errorf("value of %d bytes is longer than %d", len(v), maxStrLen)
+		}
+	}
+	if m.pending == nil {
+		m.pending = make([]txnIn, 0, linkBatch)
+		m.pendBuf = make([]byte, 0, linkBatch*128)
+	}
+	t.id, t.ref, t.pref, t.cp, t.linked = m.keep(t.id), m.keep(t.ref), m.keep(t.pref), m.keep(t.cp), m.keep(t.linked)
+	m.pending = append(m.pending, t)
+	if len(m.pending) == linkBatch {
+		return m.flush()
+	}
+	return nil
+}
+
+// keep copies s into pendBuf. When pendBuf must grow, the strings already
+// kept still point into (and keep alive) the old array.
+func (m *Matcher) keep(s string) string {
+	if s == "" {
+		return ""
+	}
+	start := len(m.pendBuf)
+	m.pendBuf = append(m.pendBuf, s...)
+	return view(m.pendBuf[start:])
+}
+
+// flush links the pending transactions in order. It first hashes each
+// one's first provider-reference probe and touches the slot it starts at,
+// so that those misses are in flight together, then links them one by one.
+func (m *Matcher) flush() error {
+	var hs [linkBatch]uint64
+	slots, sink := m.byPref.slots, uint32(0)
+	for k := range m.pending {
+		t := &m.pending[k]
+		p := t.pref
+		if p == "" {
+			p = t.id
+		}
+		if t.typ == tyPayout || p == "" {
+			continue
+		}
+		hs[k] = maphash.String(m.seed, p)
+		sink += slots[m.byPref.start(hs[k])].idx
+	}
+	m.sink += sink
+	for k := range m.pending {
+		if err := m.addTxn(m.pending[k], hs[k]); err != nil {
+			m.err = fmt.Errorf("matcher: provider txn %q: %w", m.pending[k].id, err)
+			return m.err
+		}
+	}
+	m.pending, m.pendBuf = m.pending[:0], m.pendBuf[:0]
+	return nil
+}
+
+// addTxn records and links one transaction; h is the hash of its first
+// provider-reference probe (its provider reference, or else its id).
+func (m *Matcher) addTxn(t txnIn, h uint64) error {
 	minor := t.minor
 	if minor < 0 {
 		minor = -minor
-	}
-	if m.txns.len() >= math.MaxInt32-1 {
-		return errors.New("too many provider transactions")
 	}
 	r := txnRec{minor: minor, at: t.at, intent: noIdx, next: noIdx, cur: t.cur, typ: t.typ, status: t.status}
 	r.owned = r.at >= m.from && r.at < m.to
@@ -591,7 +748,7 @@ func (m *Matcher) addTxn(t txnIn) error {
 	}
 	idx := int32(m.txns.len())
 	if t.typ != tyPayout {
-		r.intent, r.method = m.link(t.pref, t.id, t.ref, minor, t.cur, r.at)
+		r.intent, r.method = m.link(t.pref, t.id, t.ref, h, minor, t.cur, r.at)
 	}
 	isChild := t.linked != "" && (t.typ == tyRefund || t.typ == tyReversal || t.typ == tyFee)
 	if isChild {
@@ -627,13 +784,16 @@ func (m *Matcher) chain(r *txnRec, idx int32) {
 }
 
 // link finds the intent of a transaction by the linking order.
-func (m *Matcher) link(pref, id, reference string, minor int64, cur uint8, at int64) (int32, Method) {
-	for _, p := range [2]string{pref, id} {
+// h is the hash of the first provider-reference probe.
+func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur uint8, at int64) (int32, Method) {
+	for k, p := range [2]string{pref, id} {
 		if p == "" {
 			continue
 		}
 		best := noIdx
-		h := maphash.String(m.seed, p)
+		if k == 1 && pref != "" {
+			h = maphash.String(m.seed, p)
+		}
 		tag, slots := uint32(h>>32), m.byPref.slots
 		for i := m.byPref.start(h); slots[i].idx != 0; {
 			if s := &slots[i]; s.tag == tag && m.ar.eq(s.ref, p) {

@@ -63,6 +63,9 @@ func (m *Matcher) Result() (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := m.flush(); err != nil {
+		return nil, err
+	}
 	refunded := m.resolveChildren()
 	res := &Result{}
 	if m.opt.Fuzzy {
