@@ -494,29 +494,36 @@ func (m *Matcher) indexKeys() {
 	if n*3 > len(m.byKey.slots)*2 {
 		m.byKey, from = newTable(max(n, 2*m.nKeyed)), 0
 	}
-	var ring [ahead]uint64
-	sink := uint64(0)
-	for i := from; i < n+ahead; i++ {
-		if j := i - ahead; j >= from {
-			kb := m.ar.bytes(m.intents.at(int32(j)).key)
-			same := func(k int32) bool { return m.ar.eq(m.intents.at(k).key, string(kb)) }
-			if !m.byKey.insertUnique(ring[j%ahead], int32(j), same) && m.dupKey == "" {
-				m.dupKey = string(kb)
-			}
+	if n-from < buildChunk/4 {
+		// A few intents added since the last reference: insert directly.
+		for i := from; i < n; i++ {
+			m.insertKey(entry{h: maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(int32(i)).key)), idx: int32(i)})
 		}
-		if i < n {
-			h := maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(int32(i)).key))
-			ring[i%ahead] = h
-			sink += m.byKey.slots[m.byKey.start(h)]
-		}
+		m.nKeyed = n
+		return
 	}
-	m.sink += uint32(sink)
+	b := newBuilder(func(es []entry) {
+		for _, e := range es {
+			m.insertKey(e)
+		}
+	})
+	for i := from; i < n; i++ {
+		b.add(entry{h: maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(int32(i)).key)), idx: int32(i)})
+	}
+	b.flush()
 	m.nKeyed = n
 }
 
-// ahead is how many entries ahead of the one being inserted a table build
-// touches the slot of, so that the cache misses of several inserts overlap.
-const ahead = 16
+func (m *Matcher) insertKey(e entry) {
+	if !m.byKey.insertUnique(e.h, e.idx, func(k int32) bool { return m.sameKey(k, e.idx) }) && m.dupKey == "" {
+		m.dupKey = m.ar.str(m.intents.at(e.idx).key)
+	}
+}
+
+// sameKey reports whether intents i and j have the same key.
+func (m *Matcher) sameKey(i, j int32) bool {
+	return string(m.ar.bytes(m.intents.at(i).key)) == string(m.ar.bytes(m.intents.at(j).key))
+}
 
 // lookupKey returns the intent keyed key (of hash h), or noIdx.
 func (m *Matcher) lookupKey(key string, h uint64) int32 {
@@ -539,39 +546,32 @@ func (m *Matcher) index() error {
 	if m.dupKey != "" {
 		return fmt.Errorf("matcher: intent %q given twice", m.dupKey)
 	}
-	var ring [ahead]uint64
-	sink := uint64(0)
 	np := m.prefs.len()
 	m.byPref = newRefTable(np)
-	for i := range np + ahead {
-		if j := i - ahead; j >= 0 {
-			p := m.prefs.at(int32(j))
-			m.byPref.insert(ring[j%ahead], p.ref, p.intent)
+	b := newBuilder(func(es []entry) {
+		for _, e := range es {
+			m.byPref.insert(e.h, e.ref, e.idx)
 		}
-		if i < np {
-			h := maphash.Bytes(m.seed, m.ar.bytes(m.prefs.at(int32(i)).ref))
-			ring[i%ahead] = h
-			sink += uint64(m.byPref.slots[m.byPref.start(h)].idx)
-		}
+	})
+	for i := range np {
+		p := m.prefs.at(int32(i))
+		b.add(entry{h: maphash.Bytes(m.seed, m.ar.bytes(p.ref)), ref: p.ref, idx: p.intent})
 	}
+	b.flush()
 	m.prefs = chunked[prefRec]{}
 	n := m.intents.len()
 	m.byRef = newTable(n)
-	for i := range n + ahead {
-		if j := i - ahead; j >= 0 {
-			if r := m.intents.at(int32(j)); r.ref != 0 {
-				m.byRef.insert(ring[j%ahead], int32(j))
-			}
-		}
-		if i < n {
-			if r := m.intents.at(int32(i)); r.ref != 0 {
-				h := maphash.Bytes(m.seed, m.ar.bytes(r.ref))
-				ring[i%ahead] = h
-				sink += m.byRef.slots[m.byRef.start(h)]
-			}
+	b.insert = func(es []entry) {
+		for _, e := range es {
+			m.byRef.insert(e.h, e.idx)
 		}
 	}
-	m.sink += uint32(sink)
+	for i := range n {
+		if r := m.intents.at(int32(i)); r.ref != 0 {
+			b.add(entry{h: maphash.Bytes(m.seed, m.ar.bytes(r.ref)), idx: int32(i)})
+		}
+	}
+	b.flush()
 	return nil
 }
 
