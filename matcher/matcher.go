@@ -126,9 +126,10 @@ const noIdx int32 = -1
 
 // intentRec is an intent in compact form. It holds no pointers.
 type intentRec struct {
-	key, ref, cust sref
-	minor          int64
-	created        int64
+	// strs is the block of its key, upper-cased reference and customer.
+	strs    sref
+	minor   int64
+	created int64
 	// due is when the lack of evidence becomes a finding: the time it
 	// succeeded (or its lease ran out) plus the grace.
 	due   int64
@@ -140,7 +141,8 @@ type intentRec struct {
 
 // txnRec is a provider transaction in compact form. It holds no pointers.
 type txnRec struct {
-	id, cp sref
+	// strs is the block of its id and counterparty.
+	strs   sref
 	minor  int64
 	at     int64
 	intent int32
@@ -151,6 +153,13 @@ type txnRec struct {
 	method Method
 	owned  bool
 }
+
+// The strings of records.
+func (m *Matcher) key(r *intentRec) []byte  { return m.ar.field(r.strs, 0) }
+func (m *Matcher) ref(r *intentRec) []byte  { return m.ar.field(r.strs, 1) }
+func (m *Matcher) cust(r *intentRec) []byte { return m.ar.field(r.strs, 2) }
+func (m *Matcher) id(t *txnRec) []byte      { return m.ar.field(t.strs, 0) }
+func (m *Matcher) cp(t *txnRec) []byte      { return m.ar.field(t.strs, 1) }
 
 type prefRec struct {
 	ref    sref
@@ -452,13 +461,7 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 		r.due = base.UnixNano() + m.grace
 	}
 	var err error
-	if r.key, err = m.ar.add(in.key); err != nil {
-		return noIdx, err
-	}
-	if r.ref, err = m.ar.add(strings.ToUpper(in.ref)); err != nil {
-		return noIdx, err
-	}
-	if r.cust, err = m.ar.add(in.cust); err != nil {
+	if r.strs, err = m.ar.addBlock(in.key, strings.ToUpper(in.ref), in.cust); err != nil {
 		return noIdx, err
 	}
 	idx := int32(m.intents.len())
@@ -497,7 +500,7 @@ func (m *Matcher) indexKeys() {
 	if n-from < buildChunk/4 {
 		// A few intents added since the last reference: insert directly.
 		for i := from; i < n; i++ {
-			m.insertKey(entry{h: maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(int32(i)).key)), idx: int32(i)})
+			m.insertKey(entry{h: maphash.Bytes(m.seed, m.key(m.intents.ptr(int32(i)))), idx: int32(i)})
 		}
 		m.nKeyed = n
 		return
@@ -508,7 +511,7 @@ func (m *Matcher) indexKeys() {
 		}
 	})
 	for i := from; i < n; i++ {
-		b.add(entry{h: maphash.Bytes(m.seed, m.ar.bytes(m.intents.at(int32(i)).key)), idx: int32(i)})
+		b.add(entry{h: maphash.Bytes(m.seed, m.key(m.intents.ptr(int32(i)))), idx: int32(i)})
 	}
 	b.flush()
 	m.nKeyed = n
@@ -516,20 +519,20 @@ func (m *Matcher) indexKeys() {
 
 func (m *Matcher) insertKey(e entry) {
 	if !m.byKey.insertUnique(e.h, e.idx, func(k int32) bool { return m.sameKey(k, e.idx) }) && m.dupKey == "" {
-		m.dupKey = m.ar.str(m.intents.at(e.idx).key)
+		m.dupKey = string(m.key(m.intents.ptr(e.idx)))
 	}
 }
 
 // sameKey reports whether intents i and j have the same key.
 func (m *Matcher) sameKey(i, j int32) bool {
-	return string(m.ar.bytes(m.intents.at(i).key)) == string(m.ar.bytes(m.intents.at(j).key))
+	return string(m.key(m.intents.ptr(i))) == string(m.key(m.intents.ptr(j)))
 }
 
 // lookupKey returns the intent keyed key (of hash h), or noIdx.
 func (m *Matcher) lookupKey(key string, h uint64) int32 {
 	found := noIdx
 	m.byKey.each(h, func(j int32) bool {
-		if m.ar.eq(m.intents.at(j).key, key) {
+		if string(m.key(m.intents.ptr(j))) == key {
 			found = j
 			return false
 		}
@@ -567,8 +570,8 @@ func (m *Matcher) index() error {
 		}
 	}
 	for i := range n {
-		if r := m.intents.at(int32(i)); r.ref != 0 {
-			b.add(entry{h: maphash.Bytes(m.seed, m.ar.bytes(r.ref)), idx: int32(i)})
+		if ref := m.ref(m.intents.ptr(int32(i))); len(ref) > 0 {
+			b.add(entry{h: maphash.Bytes(m.seed, ref), idx: int32(i)})
 		}
 	}
 	b.flush()
@@ -740,10 +743,7 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 	r := txnRec{minor: minor, at: t.at, intent: noIdx, next: noIdx, cur: t.cur, typ: t.typ, status: t.status}
 	r.owned = r.at >= m.from && r.at < m.to
 	var err error
-	if r.id, err = m.ar.add(t.id); err != nil {
-		return err
-	}
-	if r.cp, err = m.ar.add(t.cp); err != nil {
+	if r.strs, err = m.ar.addBlock(t.id, t.cp); err != nil {
 		return err
 	}
 	idx := int32(m.txns.len())
@@ -813,7 +813,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	ref := strings.ToUpper(strings.TrimSpace(reference))
 	best := noIdx
 	m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
-		if m.ar.eq(m.intents.at(j).ref, ref) {
+		if string(m.ref(m.intents.ptr(j))) == ref {
 			best = m.better(best, j, minor, cur, at)
 		}
 		return true
@@ -823,7 +823,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	}
 	key := strings.TrimSpace(reference)
 	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
-		if m.ar.eq(m.intents.at(j).key, key) {
+		if string(m.key(m.intents.ptr(j))) == key {
 			best = j
 			return false
 		}
@@ -858,7 +858,7 @@ func (m *Matcher) better(cur int32, cand int32, minor int64, currency uint8, at 
 		}
 		return cur
 	}
-	if string(m.ar.bytes(b.key)) < string(m.ar.bytes(a.key)) {
+	if string(m.key(&b)) < string(m.key(&a)) {
 		return cand
 	}
 	return cur
