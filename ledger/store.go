@@ -21,6 +21,9 @@ type IntentStore interface {
 	// parameters fails with *KeyReuseError.
 	CreateIntent(ctx context.Context, n NewIntent) (Intent, bool, error)
 	GetIntent(ctx context.Context, key string) (Intent, error)
+	// GetIntents returns, as GetIntent would, each intent that exists among
+	// keys, once, in no particular order; missing keys are left out.
+	GetIntents(ctx context.Context, keys []string) ([]Intent, error)
 	// ClaimIntent takes the lease on a pending intent, or on a processing one
 	// whose lease expired, in one atomic statement. Anything else fails with
 	// ErrNotClaimable.
@@ -53,6 +56,10 @@ type TxnStore interface {
 	// empty fields filled, never overwritten.
 	UpsertProviderTxn(ctx context.Context, t ProviderTxn, src Source) (UpsertResult, error)
 	GetProviderTxn(ctx context.Context, provider, id string) (ProviderTxn, error)
+	// GetProviderTxns returns, as GetProviderTxn would (sources included),
+	// each transaction of provider that exists among ids, once, in no
+	// particular order; missing ids are left out.
+	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ProviderTxn, error)
 	// ListProviderTxns streams the transactions of a provider that occurred
 	// in the filter's window, in occurrence order, without sources.
 	ListProviderTxns(ctx context.Context, f TxnFilter, fn func(ProviderTxn) error) error

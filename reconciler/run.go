@@ -188,15 +188,9 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 		if err != nil {
 			return err
 		}
-		var settled []matcher.Settlement
-		for _, s := range res.Settlements {
-			ok, err := r.settle(ctx, tx, run.Provider, s, now)
-			if err != nil {
-				return err
-			}
-			if ok {
-				settled = append(settled, s)
-			}
+		settled, err := r.settleAll(ctx, tx, run.Provider, res.Settlements, now)
+		if err != nil {
+			return err
 		}
 		counts := out.Run.Counts
 		counts.Resolved, counts.Settled = len(resolved), len(settled)
@@ -223,23 +217,56 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 	return err
 }
 
-func (r *Reconciler) settle(ctx context.Context, tx ledger.Tx, provider string, s matcher.Settlement, now time.Time) (bool, error) {
-	in, err := tx.GetIntent(ctx, s.IntentKey)
+// settleAll settles the unknown intents that evidence proves paid, reading
+// the intents and their proofs in one go. An intent that is no longer
+// unknown is left alone.
+func (r *Reconciler) settleAll(ctx context.Context, tx ledger.Tx, provider string, ss []matcher.Settlement, now time.Time) ([]matcher.Settlement, error) {
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	keys, ids := make([]string, len(ss)), make([]string, len(ss))
+	for i, s := range ss {
+		keys[i], ids[i] = s.IntentKey, s.TxnID
+	}
+	ins, err := tx.GetIntents(ctx, keys)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if in.State != ledger.StateUnknown {
-		return false, nil
-	}
-	proof, err := tx.GetProviderTxn(ctx, provider, s.TxnID)
+	proofs, err := tx.GetProviderTxns(ctx, provider, ids)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	err = r.cfg.Settler.Settle(ctx, tx, in, proof, now)
-	if errors.Is(err, ledger.ErrConflict) {
-		return false, nil
+	intent := make(map[string]ledger.Intent, len(ins))
+	for _, in := range ins {
+		intent[in.Key] = in
 	}
-	return err == nil, err
+	proof := make(map[string]ledger.ProviderTxn, len(proofs))
+	for _, p := range proofs {
+		proof[p.ID] = p
+	}
+	var settled []matcher.Settlement
+	for _, s := range ss {
+		in, ok := intent[s.IntentKey]
+		if !ok {
+			return nil, ledger.Wrap("get intent", s.IntentKey, ledger.ErrNotFound)
+		}
+		if in.State != ledger.StateUnknown {
+			continue
+		}
+		p, ok := proof[s.TxnID]
+		if !ok {
+			return nil, ledger.Wrap("get provider txn", provider+"/"+s.TxnID, ledger.ErrNotFound)
+		}
+		err := r.cfg.Settler.Settle(ctx, tx, in, p, now)
+		if errors.Is(err, ledger.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		settled = append(settled, s)
+	}
+	return settled, nil
 }
 
 // fail records a run that could not complete, so that its lease does not
