@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -351,87 +350,6 @@ func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 	return nil
 }
 
-// AddIntentRow adds an intent read in compact form (ledger.ScanStore),
-// copying what it keeps of the row. Its provider references come through
-// AddProviderRef. Every intent must be added before the first transaction.
-func (m *Matcher) AddIntentRow(r *ledger.IntentRow) error {
-	if m.indexed {
-		return ErrOrder
-	}
-	st, ok := stateCode(r.State)
-	if !ok {
-		return fmt.Errorf("matcher: intent %q: unknown state %q", r.Key, r.State)
-	}
-	m.flushRefs()
-	cur, _, err := m.currency(r.Currency)
-	if err != nil {
-		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
-	}
-	_, err = m.addIntent(intentIn{key: view(r.Key), ref: view(r.Reference), cust: view(r.Customer), minor: r.Minor, cur: cur,
-		state: st, created: r.CreatedAt, updated: r.UpdatedAt, lease: r.LeaseExpiresAt})
-	if err != nil {
-		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
-	}
-	return nil
-}
-
-// AddProviderRef records that an attempt of the intent keyed key recorded
-// the provider reference ref. The intent must have been added; references
-// of intents never added are ignored, and so are empty ones. References
-// must all be added before the first transaction.
-func (m *Matcher) AddProviderRef(key, ref []byte) error {
-	if m.indexed {
-		return ErrOrder
-	}
-	if len(ref) == 0 {
-		return nil
-	}
-	if len(ref) > maxStrLen {
-		return fmt.Errorf("matcher: intent %q: provider reference of %d bytes is longer than %d", key, len(ref), maxStrLen)
-	}
-	if m.pendRefs == nil {
-		m.pendRefs = make([]refIn, 0, linkBatch)
-		m.refBuf = make([]byte, 0, linkBatch*64)
-	}
-	start := len(m.refBuf)
-	m.refBuf = append(append(m.refBuf, key...), ref...)
-	b := m.refBuf[start:]
-	m.pendRefs = append(m.pendRefs, refIn{key: view(b[:len(key)]), ref: view(b[len(key):])})
-	if len(m.pendRefs) == linkBatch {
-		m.flushRefs()
-	}
-	return nil
-}
-
-// refIn is a provider reference waiting to be attached to its intent.
-type refIn struct{ key, ref string }
-
-// flushRefs attaches the pending provider references to their intents,
-// the first key-table probes of the batch issued together.
-func (m *Matcher) flushRefs() {
-	if len(m.pendRefs) == 0 {
-		return
-	}
-	m.indexKeys()
-	if len(m.byKey.slots) == 0 {
-		m.pendRefs, m.refBuf = m.pendRefs[:0], m.refBuf[:0] // no intents: nothing to attach to
-		return
-	}
-	var hs [linkBatch]uint64
-	sink := uint64(0)
-	for k := range m.pendRefs {
-		hs[k] = maphash.String(m.seed, m.pendRefs[k].key)
-		sink += m.byKey.slots[m.byKey.start(hs[k])]
-	}
-	m.sink += uint32(sink)
-	for k, r := range m.pendRefs {
-		if idx := m.lookupKey(r.key, hs[k]); idx != noIdx {
-			_ = m.addPref(r.ref, idx) // lengths were checked when it was queued
-		}
-	}
-	m.pendRefs, m.refBuf = m.pendRefs[:0], m.refBuf[:0]
-}
-
 // intentIn is an intent as addIntent takes it, whatever form it came in.
 // Its strings may alias a caller's buffer: what is kept is copied.
 type intentIn struct {
@@ -484,100 +402,6 @@ func (m *Matcher) addPref(p string, idx int32) error {
 	return nil
 }
 
-// indexKeys enters the intents added since the last call in byKey. The
-// table is sized once for all intents when they all come before the first
-// reference (the usual order) and rebuilt larger when later intents would
-// load it past 2/3. The first key found twice is remembered.
-func (m *Matcher) indexKeys() {
-	n := m.intents.len()
-	if m.nKeyed == n {
-		return
-	}
-	from := m.nKeyed
-	if n*3 > len(m.byKey.slots)*2 {
-		m.byKey, from = newTable(max(n, 2*m.nKeyed)), 0
-	}
-	if n-from < buildChunk/4 {
-		// A few intents added since the last reference: insert directly.
-		for i := from; i < n; i++ {
-			m.insertKey(entry{h: maphash.Bytes(m.seed, m.key(m.intents.ptr(int32(i)))), idx: int32(i)})
-		}
-		m.nKeyed = n
-		return
-	}
-	b := newBuilder(func(es []entry) {
-		for _, e := range es {
-			m.insertKey(e)
-		}
-	})
-	for i := from; i < n; i++ {
-		b.add(entry{h: maphash.Bytes(m.seed, m.key(m.intents.ptr(int32(i)))), idx: int32(i)})
-	}
-	b.flush()
-	m.nKeyed = n
-}
-
-func (m *Matcher) insertKey(e entry) {
-	if !m.byKey.insertUnique(e.h, e.idx, func(k int32) bool { return m.sameKey(k, e.idx) }) && m.dupKey == "" {
-		m.dupKey = string(m.key(m.intents.ptr(e.idx)))
-	}
-}
-
-// sameKey reports whether intents i and j have the same key.
-func (m *Matcher) sameKey(i, j int32) bool {
-	return string(m.key(m.intents.ptr(i))) == string(m.key(m.intents.ptr(j)))
-}
-
-// lookupKey returns the intent keyed key (of hash h), or noIdx.
-func (m *Matcher) lookupKey(key string, h uint64) int32 {
-	found := noIdx
-	m.byKey.each(h, func(j int32) bool {
-		if string(m.key(m.intents.ptr(j))) == key {
-			found = j
-			return false
-		}
-		return true
-	})
-	return found
-}
-
-// index builds the reference tables once every intent is known.
-func (m *Matcher) index() error {
-	m.flushRefs()
-	m.indexed = true
-	m.indexKeys()
-	if m.dupKey != "" {
-		return fmt.Errorf("matcher: intent %q given twice", m.dupKey)
-	}
-	np := m.prefs.len()
-	m.byPref = newRefTable(np)
-	b := newBuilder(func(es []entry) {
-		for _, e := range es {
-			m.byPref.insert(e.h, e.ref, e.idx)
-		}
-	})
-	for i := range np {
-		p := m.prefs.at(int32(i))
-		b.add(entry{h: maphash.Bytes(m.seed, m.ar.bytes(p.ref)), ref: p.ref, idx: p.intent})
-	}
-	b.flush()
-	m.prefs = chunked[prefRec]{}
-	n := m.intents.len()
-	m.byRef = newTable(n)
-	b.insert = func(es []entry) {
-		for _, e := range es {
-			m.byRef.insert(e.h, e.idx)
-		}
-	}
-	for i := range n {
-		if ref := m.ref(m.intents.ptr(int32(i))); len(ref) > 0 {
-			b.add(entry{h: maphash.Bytes(m.seed, ref), idx: int32(i)})
-		}
-	}
-	b.flush()
-	return nil
-}
-
 // AddTxn adds a provider transaction and links it. Each transaction must be
 // added once.
 func (m *Matcher) AddTxn(t ledger.ProviderTxn) error {
@@ -615,36 +439,6 @@ func (m *Matcher) addTxnStruct(t *ledger.ProviderTxn) error {
 	}
 	return m.queue(txnIn{id: t.ID, ref: t.Reference, pref: t.ProviderRef, cp: t.Counterparty, linked: t.LinkedID,
 		minor: minor, at: t.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
-}
-
-// AddTxnRow adds a provider transaction read in compact form
-// (ledger.ScanStore) and links it, copying what it keeps of the row. Each
-// transaction must be added once.
-func (m *Matcher) AddTxnRow(r *ledger.TxnRow) error {
-	if err := m.ready(); err != nil {
-		return err
-	}
-	typ, ok := typeCode(r.Type)
-	if !ok {
-		return fmt.Errorf("matcher: provider txn %q: unknown type %q", r.ID, r.Type)
-	}
-	status, ok := statusCode(r.Status)
-	if !ok {
-		return fmt.Errorf("matcher: provider txn %q: unknown status %q", r.ID, r.Status)
-	}
-	if len(r.ID) == 0 {
-		return errors.New("matcher: provider txn: empty id")
-	}
-	cur, _, err := m.currency(r.Currency)
-	if err != nil {
-		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
-	}
-	err = m.queue(txnIn{id: view(r.ID), ref: view(r.Reference), pref: view(r.ProviderRef), cp: view(r.Counterparty),
-		linked: view(r.LinkedID), minor: r.Minor, at: r.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
-	if err != nil {
-		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
-	}
-	return nil
 }
 
 // ready indexes the intents before the first transaction.
@@ -870,8 +664,3 @@ func absDiff(a, b int64) uint64 {
 	}
 	return uint64(b - a)
 }
-
-// view returns b as a string without copying. The string aliases b: it must
-// not outlive the call it was made for, and whatever is kept of it is
-// copied (into the arena).
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
