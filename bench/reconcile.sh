@@ -2,10 +2,13 @@
 # Benchmarks a reconcile run against PostgreSQL, in one go:
 #   (a) a reconcile run end to end (bench/cmd/runbench, through the reconciler package),
 #   (b) a hand-written SQL FULL OUTER JOIN computing the same finding counts,
-#   (c) COPY ... TO STDOUT (FORMAT binary) of the run's two inputs,
+#   (c) COPY ... TO STDOUT (FORMAT binary) of the run's inputs (the statements
+#       the store's scans run; c0: those of its former row-by-row listings),
 # on a bulk day of N intents and about as many provider transactions (0.1% of
 # each anomaly), printing the times and the ratios a/b and a/c. Then the
-# in-memory matcher alone (go test -bench) and its peak memory on a large run.
+# in-memory matcher alone (go test -bench: BenchmarkMatchRows is fed the
+# store's compact rows as a run is, BenchmarkMatch ledger structs) and its
+# peak memory on a large run.
 #
 # Uses TEST_DATABASE_URL when set; otherwise starts a throwaway PostgreSQL
 # (as scripts/test.sh does) and stops it afterwards.
@@ -45,7 +48,7 @@ go run ./bench/cmd/runbench -n "$N"
 
 echo
 echo "== in-memory matcher (MATCH_BENCH_N=$N)"
-MATCH_BENCH_N=$N go test -run '^$' -bench BenchmarkMatch -benchtime 3x ./matcher/
+MATCH_BENCH_N=$N go test -run '^$' -bench 'BenchmarkMatch(Rows)?$' -benchtime 3x ./matcher/
 
 echo
 echo "== peak memory of the in-memory matcher, ${RSS_N} intents x about ${RSS_N} transactions"

@@ -21,6 +21,9 @@ type IntentStore interface {
 	// parameters fails with *KeyReuseError.
 	CreateIntent(ctx context.Context, n NewIntent) (Intent, bool, error)
 	GetIntent(ctx context.Context, key string) (Intent, error)
+	// GetIntents returns, as GetIntent would, each intent that exists among
+	// keys, once, in no particular order; missing keys are left out.
+	GetIntents(ctx context.Context, keys []string) ([]Intent, error)
 	// ClaimIntent takes the lease on a pending intent, or on a processing one
 	// whose lease expired, in one atomic statement. Anything else fails with
 	// ErrNotClaimable.
@@ -53,6 +56,10 @@ type TxnStore interface {
 	// empty fields filled, never overwritten.
 	UpsertProviderTxn(ctx context.Context, t ProviderTxn, src Source) (UpsertResult, error)
 	GetProviderTxn(ctx context.Context, provider, id string) (ProviderTxn, error)
+	// GetProviderTxns returns, as GetProviderTxn would (sources included),
+	// each transaction of provider that exists among ids, once, in no
+	// particular order; missing ids are left out.
+	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ProviderTxn, error)
 	// ListProviderTxns streams the transactions of a provider that occurred
 	// in the filter's window, in occurrence order, without sources.
 	ListProviderTxns(ctx context.Context, f TxnFilter, fn func(ProviderTxn) error) error
@@ -79,6 +86,11 @@ type FindingStore interface {
 	// a known one gets last seen updated, its amounts and severity refreshed,
 	// and reopens if it was resolved.
 	UpsertFinding(ctx context.Context, f Finding, runID int64, now time.Time) (FindingChange, error)
+	// UpsertFindings records that run runID saw each of fs, with the effect
+	// and the changes of UpsertFinding called for each in order, in as few
+	// round trips as the engine allows. The changes come back in the order
+	// of fs.
+	UpsertFindings(ctx context.Context, fs []Finding, runID int64, now time.Time) ([]FindingChange, error)
 	// ResolveUnseen resolves the open and acknowledged findings of a provider
 	// whose evidence lies in the window and that were last seen before
 	// SeenSince (the start of the run that no longer sees them).
@@ -108,6 +120,7 @@ type Executor interface {
 	CallbackStore
 	AlertStore
 	EventStore
+	ScanStore
 }
 
 // Tx is an Executor inside one database transaction.

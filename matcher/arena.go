@@ -1,6 +1,9 @@
 package matcher
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 const (
 	chunkBits = 22
@@ -57,6 +60,62 @@ func (a *arena) str(r sref) string { return string(a.bytes(r)) }
 // eq reports whether r holds s, without allocating.
 func (a *arena) eq(r sref, s string) bool {
 	return r.len() == len(s) && string(a.bytes(r)) == s
+}
+
+// addBlock stores parts as one block, each part preceded by its length as
+// a uvarint, so that a record needs one sref for several strings.
+func (a *arena) addBlock(parts ...string) (sref, error) {
+	n := len(parts)
+	for _, p := range parts {
+		if len(p) > maxStrLen {
+			return 0, fmt.Errorf("value of %d bytes is longer than %d", len(p), maxStrLen)
+		}
+		n += len(p)
+		if len(p) >= 0x80 {
+			n += uvarintLen(len(p)) - 1
+		}
+	}
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last])+n > chunkSize {
+		a.chunks = append(a.chunks, make([]byte, 0, chunkSize))
+		last++
+	}
+	c := a.chunks[last]
+	off := uint64(last)<<chunkBits | uint64(len(c))
+	for _, p := range parts {
+		if len(p) < 0x80 {
+			c = append(c, byte(len(p)))
+		} else {
+			c = binary.AppendUvarint(c, uint64(len(p)))
+		}
+		c = append(c, p...)
+	}
+	a.chunks[last] = c
+	return sref(off<<lenBits | uint64(n)), nil
+}
+
+func uvarintLen(n int) int {
+	w := 1
+	for ; n >= 0x80; n >>= 7 {
+		w++
+	}
+	return w
+}
+
+// field returns part k of the block r.
+func (a *arena) field(r sref, k int) []byte {
+	b := a.bytes(r)
+	for {
+		n, w := int(b[0]), 1
+		if n >= 0x80 {
+			u, uw := binary.Uvarint(b)
+			n, w = int(u), uw
+		}
+		if k == 0 {
+			return b[w : w+n : w+n]
+		}
+		b, k = b[w+n:], k-1
+	}
 }
 
 // size returns the bytes reserved by the arena.

@@ -37,12 +37,23 @@
 // amount mismatch, the charge of an unknown charge, and the intent's amount
 // otherwise.
 //
+// Input comes either as ledger values (AddIntent, AddTxn) or, as a
+// reconcile feeds it from the store's bulk scans (ledger.ScanStore), as
+// compact rows with amounts already in minor units and strings borrowed
+// from the store's buffers (AddIntentRow, AddProviderRef, AddTxnRow); the
+// row path allocates nothing per row. Both paths decide the same.
+//
 // The hot path holds intents and transactions in compact, pointer-free
-// records: strings are copied into a chunked byte arena, amounts are integer
-// minor units with an interned currency, times are Unix nanoseconds, and the
-// reference indexes are open-addressing hash tables of 8-byte slots. Values
-// become ledger.Finding (money.Amount) only at the edge, for the few rows
-// that are findings.
+// 40-byte records: a record's strings are copied into one length-prefixed
+// block of a chunked byte arena, amounts are integer minor units with an
+// interned currency, times are Unix nanoseconds, and the indexes (by key,
+// by reference, by provider reference) are open-addressing hash tables.
+// The tables are built a chunk of entries at a time, each chunk partitioned
+// by the part of the table its entries hash into, so that inserts sweep the
+// table instead of missing the cache at every entry; lookups are made in
+// small batches whose first probes are issued together. Values become
+// ledger.Finding (money.Amount) only at the edge, for the few rows that are
+// findings.
 //
 // The package performs no I/O and never touches a store; it must not learn
 // about databases, providers' wire formats or Slack.

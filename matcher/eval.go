@@ -45,8 +45,8 @@ func (e *evaluator) intent(i int32) {
 	state := in.state
 	if state == stUnknown && len(e.succ) > 0 {
 		if in.owned || in.created < m.lo {
-			e.res.Settlements = append(e.res.Settlements, Settlement{IntentKey: m.ar.str(in.key),
-				TxnID: m.ar.str(m.txns.at(e.primary(in)).id)})
+			e.res.Settlements = append(e.res.Settlements, Settlement{IntentKey: string(m.key(&in)),
+				TxnID: string(m.id(m.txns.ptr(e.primary(in))))})
 		}
 		state = stSucceeded
 	}
@@ -100,7 +100,7 @@ func (e *evaluator) primary(in intentRec) int32 {
 			if b.at < a.at {
 				best = j
 			}
-		case string(m.ar.bytes(b.id)) < string(m.ar.bytes(a.id)):
+		case string(m.id(&b)) < string(m.id(&a)):
 			best = j
 		}
 	}
@@ -113,7 +113,7 @@ func (e *evaluator) first(txns []int32) int32 {
 	best := txns[0]
 	for _, j := range txns[1:] {
 		a, b := m.txns.at(best), m.txns.at(j)
-		if b.at < a.at || b.at == a.at && string(m.ar.bytes(b.id)) < string(m.ar.bytes(a.id)) {
+		if b.at < a.at || b.at == a.at && string(m.id(&b)) < string(m.id(&a)) {
 			best = j
 		}
 	}
@@ -224,7 +224,7 @@ func (e *evaluator) unknownCharges() {
 		if t.intent != noIdx || !t.owned || !m.successful(int32(i), e.refunded) {
 			continue
 		}
-		id := m.ar.str(t.id)
+		id := string(m.id(&t))
 		actual := m.amountOf(m.net(int32(i), e.refunded), t.cur)
 		refs := m.unlinkedRefs[int32(i)]
 		detail := fmt.Sprintf("successful charge of %s links to no intent", show(actual))
@@ -235,7 +235,7 @@ func (e *evaluator) unknownCharges() {
 			ID: ledger.FindingID(ledger.KindUnknownCharge, "", []string{id}), Kind: ledger.KindUnknownCharge,
 			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, ProviderTxnIDs: []string{id},
 			Expected: m.amountOf(0, t.cur), Actual: actual, AtRisk: actual,
-			Counterparty: m.ar.str(t.cp), Detail: detail, OccurredAt: m.time(t.at),
+			Counterparty: string(m.cp(&t)), Detail: detail, OccurredAt: m.time(t.at),
 			Status: ledger.FindingOpen,
 		})
 	}
@@ -246,20 +246,20 @@ func (e *evaluator) unknownCharges() {
 func (e *evaluator) add(kind ledger.Kind, sev ledger.Severity, in intentRec, txns []int32,
 	expected, actual, atRisk money.Amount, p int32, detail string) {
 	m := e.m
-	key := m.ar.str(in.key)
+	key := string(m.key(&in))
 	ids := make([]string, len(txns))
 	for i, j := range txns {
-		ids[i] = m.ar.str(m.txns.at(j).id)
+		ids[i] = string(m.id(m.txns.ptr(j)))
 	}
 	slices.SortFunc(ids, cmp.Compare)
 	// Provider transactions are stored with the counterparty masked; the
 	// intent's customer is masked here.
 	cp := ""
 	if p != noIdx {
-		cp = m.ar.str(m.txns.at(p).cp)
+		cp = string(m.cp(m.txns.ptr(p)))
 	}
 	if cp == "" {
-		cp = ledger.MaskCustomer(m.ar.str(in.cust))
+		cp = ledger.MaskCustomer(string(m.cust(&in)))
 	}
 	for _, j := range txns {
 		if m.txns.at(j).method == Fuzzy {

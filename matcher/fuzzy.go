@@ -17,7 +17,7 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 	var orphans []int32
 	for i := range m.txns.len() {
 		t := m.txns.at(int32(i))
-		if t.intent == noIdx && t.cp != 0 && m.successful(int32(i), refunded) {
+		if t.intent == noIdx && len(m.cp(&t)) > 0 && m.successful(int32(i), refunded) {
 			orphans = append(orphans, int32(i))
 		}
 	}
@@ -30,10 +30,10 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 	cands := map[string][]int32{}
 	for i := range m.intents.len() {
 		in := m.intents.at(int32(i))
-		if in.cust == 0 || m.hasCharge(in) {
+		if len(m.cust(&in)) == 0 || m.hasCharge(in) {
 			continue
 		}
-		k := fkey(in.cur, in.minor, ledger.MaskCustomer(m.ar.str(in.cust)))
+		k := fkey(in.cur, in.minor, ledger.MaskCustomer(string(m.cust(&in))))
 		cands[k] = append(cands[k], int32(i))
 	}
 	type pair struct{ txn, intent int32 }
@@ -43,7 +43,7 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 		t := m.txns.at(ti)
 		one := noIdx
 		n := 0
-		for _, ii := range cands[fkey(t.cur, t.minor, m.ar.str(t.cp))] {
+		for _, ii := range cands[fkey(t.cur, t.minor, string(m.cp(&t)))] {
 			if absDiff(m.intents.at(ii).created, t.at) <= uint64(m.tolerance) {
 				one, n = ii, n+1
 			}

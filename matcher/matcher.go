@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -124,9 +125,10 @@ const noIdx int32 = -1
 
 // intentRec is an intent in compact form. It holds no pointers.
 type intentRec struct {
-	key, ref, cust sref
-	minor          int64
-	created        int64
+	// strs is the block of its key, upper-cased reference and customer.
+	strs    sref
+	minor   int64
+	created int64
 	// due is when the lack of evidence becomes a finding: the time it
 	// succeeded (or its lease ran out) plus the grace.
 	due   int64
@@ -138,7 +140,8 @@ type intentRec struct {
 
 // txnRec is a provider transaction in compact form. It holds no pointers.
 type txnRec struct {
-	id, cp sref
+	// strs is the block of its id and counterparty.
+	strs   sref
 	minor  int64
 	at     int64
 	intent int32
@@ -149,6 +152,13 @@ type txnRec struct {
 	method Method
 	owned  bool
 }
+
+// The strings of records.
+func (m *Matcher) key(r *intentRec) []byte  { return m.ar.field(r.strs, 0) }
+func (m *Matcher) ref(r *intentRec) []byte  { return m.ar.field(r.strs, 1) }
+func (m *Matcher) cust(r *intentRec) []byte { return m.ar.field(r.strs, 2) }
+func (m *Matcher) id(t *txnRec) []byte      { return m.ar.field(t.strs, 0) }
+func (m *Matcher) cp(t *txnRec) []byte      { return m.ar.field(t.strs, 1) }
 
 type prefRec struct {
 	ref    sref
@@ -186,13 +196,35 @@ type Matcher struct {
 	lastCur string
 	lastIdx uint8
 
-	seed                     maphash.Seed
-	indexed                  bool
-	byPref                   refTable
-	byRef, byKey             table
+	seed    maphash.Seed
+	indexed bool
+	byPref  refTable
+	byRef   table
+	// byKey indexes intents by key, so that provider references can be
+	// attached by key. It is built when the first reference comes (or at
+	// indexing), sized for the intents known then; nKeyed intents are in
+	// it. dupKey is the first key added twice, reported when indexing.
+	byKey                    table
+	nKeyed                   int
+	dupKey                   string
 	nIntents, nTxns, nLinked int
 	err                      error
+
+	// pending holds transactions accepted but not linked yet: they are
+	// linked in batches of linkBatch, their first table probes issued
+	// together so that the cache misses overlap. pendBuf holds copies of
+	// their strings; sink keeps the probes from being optimised away.
+	pending []txnIn
+	pendBuf []byte
+	sink    uint32
+	// pendRefs are provider references waiting to be attached, batched
+	// the same way; refBuf holds copies of their bytes.
+	pendRefs []refIn
+	refBuf   []byte
 }
+
+// linkBatch is how many transactions are linked together.
+const linkBatch = 32
 
 // New returns a Matcher for opt.
 func New(opt Options) (*Matcher, error) {
@@ -285,13 +317,14 @@ func (m *Matcher) AddIntent(in ledger.Intent) error {
 	if in.Provider != m.opt.Provider {
 		return fmt.Errorf("matcher: intent %q is of provider %q, not %q", in.Key, in.Provider, m.opt.Provider)
 	}
-	if err := m.addIntent(&in); err != nil {
+	m.flushRefs() // references given so far are of the intents added so far
+	if err := m.addIntentStruct(&in); err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", in.Key, err)
 	}
 	return nil
 }
 
-func (m *Matcher) addIntent(in *ledger.Intent) error {
+func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 	st, ok := stateCode(in.State)
 	if !ok {
 		return fmt.Errorf("unknown state %q", in.State)
@@ -304,98 +337,87 @@ func (m *Matcher) addIntent(in *ledger.Intent) error {
 	if err != nil {
 		return err
 	}
-	if m.intents.len() >= math.MaxInt32-1 {
-		return errors.New("too many intents")
-	}
-	r := intentRec{minor: minor, created: in.CreatedAt.UnixNano(), head: noIdx, cur: cur, state: st}
-	r.owned = r.created >= m.from && r.created < m.to
-	switch st {
-	case stSucceeded, stUnknown:
-		r.due = in.UpdatedAt.UnixNano() + m.grace
-	case stProcessing:
-		base := in.LeaseExpiresAt
-		if base.IsZero() {
-			base = in.UpdatedAt
-		}
-		r.due = base.UnixNano() + m.grace
-	}
-	if r.key, err = m.ar.add(in.Key); err != nil {
+	idx, err := m.addIntent(intentIn{key: in.Key, ref: in.Reference, cust: in.Customer, minor: minor, cur: cur, state: st,
+		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt})
+	if err != nil {
 		return err
 	}
-	if in.Key == "" {
-		return errors.New("empty key")
-	}
-	if r.ref, err = m.ar.add(strings.ToUpper(in.Reference)); err != nil {
-		return err
-	}
-	if r.cust, err = m.ar.add(in.Customer); err != nil {
-		return err
-	}
-	idx := int32(m.intents.len())
 	for _, p := range in.ProviderRefs {
-		if p == "" {
-			continue
-		}
-		s, err := m.ar.add(p)
-		if err != nil {
+		if err := m.addPref(p, idx); err != nil {
 			return err
 		}
-		m.prefs.push(prefRec{ref: s, intent: idx})
-	}
-	m.intents.push(r)
-	if r.owned {
-		m.nIntents++
 	}
 	return nil
 }
 
-// index builds the reference tables once every intent is known.
-func (m *Matcher) index() error {
-	m.indexed = true
-	n := m.intents.len()
-	m.byPref = newRefTable(m.prefs.len())
-	for i := range m.prefs.len() {
-		p := m.prefs.at(int32(i))
-		m.byPref.insert(maphash.Bytes(m.seed, m.ar.bytes(p.ref)), p.ref, p.intent)
+// intentIn is an intent as addIntent takes it, whatever form it came in.
+// Its strings may alias a caller's buffer: what is kept is copied.
+type intentIn struct {
+	key, ref, cust          string
+	minor                   int64
+	cur, state              uint8
+	created, updated, lease time.Time
+}
+
+func (m *Matcher) addIntent(in intentIn) (int32, error) {
+	if in.key == "" {
+		return noIdx, errors.New("empty key")
 	}
-	m.prefs = chunked[prefRec]{}
-	m.byRef, m.byKey = newTable(n), newTable(n)
-	for i := range n {
-		r := m.intents.at(int32(i))
-		kb := m.ar.bytes(r.key)
-		h := maphash.Bytes(m.seed, kb)
-		if !m.byKey.insertUnique(h, int32(i), func(j int32) bool { return m.ar.eq(m.intents.at(j).key, string(kb)) }) {
-			return fmt.Errorf("matcher: intent %q given twice", string(kb))
-		}
-		if r.ref != 0 {
-			m.byRef.insert(maphash.Bytes(m.seed, m.ar.bytes(r.ref)), int32(i))
-		}
+	if m.intents.len() >= math.MaxInt32-1 {
+		return noIdx, errors.New("too many intents")
 	}
+	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state}
+	r.owned = r.created >= m.from && r.created < m.to
+	switch in.state {
+	case stSucceeded, stUnknown:
+		r.due = in.updated.UnixNano() + m.grace
+	case stProcessing:
+		base := in.lease
+		if base.IsZero() {
+			base = in.updated
+		}
+		r.due = base.UnixNano() + m.grace
+	}
+	var err error
+	if r.strs, err = m.ar.addBlock(in.key, strings.ToUpper(in.ref), in.cust); err != nil {
+		return noIdx, err
+	}
+	idx := int32(m.intents.len())
+	m.intents.push(r)
+	if r.owned {
+		m.nIntents++
+	}
+	return idx, nil
+}
+
+func (m *Matcher) addPref(p string, idx int32) error {
+	if p == "" {
+		return nil
+	}
+	s, err := m.ar.add(p)
+	if err != nil {
+		return err
+	}
+	m.prefs.push(prefRec{ref: s, intent: idx})
 	return nil
 }
 
 // AddTxn adds a provider transaction and links it. Each transaction must be
 // added once.
 func (m *Matcher) AddTxn(t ledger.ProviderTxn) error {
-	if m.err != nil {
-		return m.err
-	}
-	if !m.indexed {
-		if err := m.index(); err != nil {
-			m.err = err
-			return err
-		}
+	if err := m.ready(); err != nil {
+		return err
 	}
 	if t.Provider != m.opt.Provider {
 		return fmt.Errorf("matcher: provider txn %q is of provider %q, not %q", t.ID, t.Provider, m.opt.Provider)
 	}
-	if err := m.addTxn(&t); err != nil {
+	if err := m.addTxnStruct(&t); err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", t.ID, err)
 	}
 	return nil
 }
 
-func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
+func (m *Matcher) addTxnStruct(t *ledger.ProviderTxn) error {
 	typ, ok := typeCode(t.Type)
 	if !ok {
 		return fmt.Errorf("unknown type %q", t.Type)
@@ -415,27 +437,116 @@ func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
 	if err != nil {
 		return err
 	}
+	return m.queue(txnIn{id: t.ID, ref: t.Reference, pref: t.ProviderRef, cp: t.Counterparty, linked: t.LinkedID,
+		minor: minor, at: t.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
+}
+
+// ready indexes the intents before the first transaction.
+func (m *Matcher) ready() error {
+	if m.err != nil {
+		return m.err
+	}
+	if !m.indexed {
+		if err := m.index(); err != nil {
+			m.err = err
+			return err
+		}
+	}
+	return nil
+}
+
+// txnIn is a provider transaction as addTxn takes it. Its strings may alias
+// a caller's buffer: what is kept is copied.
+type txnIn struct {
+	id, ref, pref, cp, linked string
+	minor, at                 int64
+	cur, typ, status          uint8
+}
+
+// queue accepts a transaction for linking, copying its strings, and links
+// the batch once it is full. Everything that could make linking fail is
+// checked here, so that an error names the transaction it is about.
+func (m *Matcher) queue(t txnIn) error {
+	if m.txns.len()+len(m.pending) >= math.MaxInt32-1 {
+		return errors.New("too many provider transactions")
+	}
+	for _, v := range [...]string{t.id, t.ref, t.pref, t.cp, t.linked} {
+		if len(v) > maxStrLen {
+			return fmt.Errorf("value of %d bytes is longer than %d", len(v), maxStrLen)
+		}
+	}
+	if m.pending == nil {
+		m.pending = make([]txnIn, 0, linkBatch)
+		m.pendBuf = make([]byte, 0, linkBatch*128)
+	}
+	t.id, t.ref, t.pref, t.cp, t.linked = m.keep(t.id), m.keep(t.ref), m.keep(t.pref), m.keep(t.cp), m.keep(t.linked)
+	m.pending = append(m.pending, t)
+	if len(m.pending) == linkBatch {
+		return m.flush()
+	}
+	return nil
+}
+
+// keep copies s into pendBuf. When pendBuf must grow, the strings already
+// kept still point into (and keep alive) the old array.
+func (m *Matcher) keep(s string) string {
+	if s == "" {
+		return ""
+	}
+	start := len(m.pendBuf)
+	m.pendBuf = append(m.pendBuf, s...)
+	return view(m.pendBuf[start:])
+}
+
+// flush links the pending transactions in order. It first hashes each
+// one's first provider-reference probe and touches the slot it starts at,
+// so that those misses are in flight together, then links them one by one.
+func (m *Matcher) flush() error {
+	var hs [linkBatch]uint64
+	slots, sink := m.byPref.slots, uint32(0)
+	for k := range m.pending {
+		t := &m.pending[k]
+		p := t.pref
+		if p == "" {
+			p = t.id
+		}
+		if t.typ == tyPayout || p == "" {
+			continue
+		}
+		hs[k] = maphash.String(m.seed, p)
+		sink += slots[m.byPref.start(hs[k])].idx
+	}
+	m.sink += sink
+	for k := range m.pending {
+		if err := m.addTxn(m.pending[k], hs[k]); err != nil {
+			m.err = fmt.Errorf("matcher: provider txn %q: %w", m.pending[k].id, err)
+			return m.err
+		}
+	}
+	m.pending, m.pendBuf = m.pending[:0], m.pendBuf[:0]
+	return nil
+}
+
+// addTxn records and links one transaction; h is the hash of its first
+// provider-reference probe (its provider reference, or else its id).
+func (m *Matcher) addTxn(t txnIn, h uint64) error {
+	minor := t.minor
 	if minor < 0 {
 		minor = -minor
 	}
-	if m.txns.len() >= math.MaxInt32-1 {
-		return errors.New("too many provider transactions")
-	}
-	r := txnRec{minor: minor, at: t.OccurredAt.UnixNano(), intent: noIdx, next: noIdx, cur: cur, typ: typ, status: status}
+	r := txnRec{minor: minor, at: t.at, intent: noIdx, next: noIdx, cur: t.cur, typ: t.typ, status: t.status}
 	r.owned = r.at >= m.from && r.at < m.to
-	if r.id, err = m.ar.add(t.ID); err != nil {
-		return err
-	}
-	if r.cp, err = m.ar.add(t.Counterparty); err != nil {
+	var err error
+	if r.strs, err = m.ar.addBlock(t.id, t.cp); err != nil {
 		return err
 	}
 	idx := int32(m.txns.len())
-	if typ != tyPayout {
-		r.intent, r.method = m.link(t, minor, cur, r.at)
+	if t.typ != tyPayout {
+		r.intent, r.method = m.link(t.pref, t.id, t.ref, h, minor, t.cur, r.at)
 	}
-	isChild := t.LinkedID != "" && (typ == tyRefund || typ == tyReversal || typ == tyFee)
+	isChild := t.linked != "" && (t.typ == tyRefund || t.typ == tyReversal || t.typ == tyFee)
 	if isChild {
-		s, err := m.ar.add(t.LinkedID)
+		s, err := m.ar.add(t.linked)
 		if err != nil {
 			return err
 		}
@@ -443,12 +554,12 @@ func (m *Matcher) addTxn(t *ledger.ProviderTxn) error {
 	} else if r.intent != noIdx {
 		m.chain(&r, idx)
 	}
-	if r.intent == noIdx && typ == tyCharge {
+	if r.intent == noIdx && t.typ == tyCharge {
 		var refs [2]sref
-		if refs[0], err = m.ar.add(t.Reference); err != nil {
+		if refs[0], err = m.ar.add(t.ref); err != nil {
 			return err
 		}
-		if refs[1], err = m.ar.add(t.ProviderRef); err != nil {
+		if refs[1], err = m.ar.add(t.pref); err != nil {
 			return err
 		}
 		m.unlinkedRefs[idx] = refs
@@ -467,13 +578,16 @@ func (m *Matcher) chain(r *txnRec, idx int32) {
 }
 
 // link finds the intent of a transaction by the linking order.
-func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) (int32, Method) {
-	for _, p := range [2]string{t.ProviderRef, t.ID} {
+// h is the hash of the first provider-reference probe.
+func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur uint8, at int64) (int32, Method) {
+	for k, p := range [2]string{pref, id} {
 		if p == "" {
 			continue
 		}
 		best := noIdx
-		h := maphash.String(m.seed, p)
+		if k == 1 && pref != "" {
+			h = maphash.String(m.seed, p)
+		}
 		tag, slots := uint32(h>>32), m.byPref.slots
 		for i := m.byPref.start(h); slots[i].idx != 0; {
 			if s := &slots[i]; s.tag == tag && m.ar.eq(s.ref, p) {
@@ -487,13 +601,13 @@ func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) 
 			return best, ByProviderRef
 		}
 	}
-	if t.Reference == "" {
+	if reference == "" {
 		return noIdx, Unlinked
 	}
-	ref := strings.ToUpper(strings.TrimSpace(t.Reference))
+	ref := strings.ToUpper(strings.TrimSpace(reference))
 	best := noIdx
 	m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
-		if m.ar.eq(m.intents.at(j).ref, ref) {
+		if string(m.ref(m.intents.ptr(j))) == ref {
 			best = m.better(best, j, minor, cur, at)
 		}
 		return true
@@ -501,9 +615,9 @@ func (m *Matcher) link(t *ledger.ProviderTxn, minor int64, cur uint8, at int64) 
 	if best != noIdx {
 		return best, ByReference
 	}
-	key := strings.TrimSpace(t.Reference)
+	key := strings.TrimSpace(reference)
 	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
-		if m.ar.eq(m.intents.at(j).key, key) {
+		if string(m.key(m.intents.ptr(j))) == key {
 			best = j
 			return false
 		}
@@ -538,7 +652,7 @@ func (m *Matcher) better(cur int32, cand int32, minor int64, currency uint8, at 
 		}
 		return cur
 	}
-	if string(m.ar.bytes(b.key)) < string(m.ar.bytes(a.key)) {
+	if string(m.key(&b)) < string(m.key(&a)) {
 		return cand
 	}
 	return cur

@@ -79,6 +79,15 @@ func run(t testing.TB, opt matcher.Options, intents []in, txns []tx) *matcher.Re
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The compact row path decides the same.
+	rows := runRows(t, opt, intents, txns)
+	if g, w := canon(rows.Findings), canon(res.Findings); !slices.Equal(g, w) {
+		t.Fatalf("rows found:\n%q\nstructs found:\n%q", g, w)
+	}
+	if !slices.Equal(rows.Links, res.Links) || !slices.Equal(rows.UnlinkedIDs, res.UnlinkedIDs) ||
+		!slices.Equal(rows.Settlements, res.Settlements) || rows.Summary != res.Summary || rows.Fuzzy != res.Fuzzy {
+		t.Fatalf("rows: %+v\nstructs: %+v", rows, res)
+	}
 	return res
 }
 

@@ -63,6 +63,9 @@ func (m *Matcher) Result() (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := m.flush(); err != nil {
+		return nil, err
+	}
 	refunded := m.resolveChildren()
 	res := &Result{}
 	if m.opt.Fuzzy {
@@ -79,7 +82,7 @@ func (m *Matcher) Result() (*Result, error) {
 		if t.intent == noIdx {
 			res.Unlinked++
 			if m.opt.KeepLinks {
-				res.UnlinkedIDs = append(res.UnlinkedIDs, m.ar.str(t.id))
+				res.UnlinkedIDs = append(res.UnlinkedIDs, string(m.id(t)))
 			}
 			continue
 		}
@@ -88,7 +91,7 @@ func (m *Matcher) Result() (*Result, error) {
 			m.nLinked++
 		}
 		if m.opt.KeepLinks {
-			res.Links = append(res.Links, Link{TxnID: m.ar.str(t.id), IntentKey: m.ar.str(m.intents.at(t.intent).key), Method: t.method})
+			res.Links = append(res.Links, Link{TxnID: string(m.id(t)), IntentKey: string(m.key(m.intents.ptr(t.intent))), Method: t.method})
 		}
 	}
 	slices.SortFunc(res.Links, func(a, b Link) int { return cmp.Compare(a.TxnID, b.TxnID) })
@@ -138,7 +141,7 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		if t.typ != tyCharge {
 			continue
 		}
-		kids, ok := wanted[string(m.ar.bytes(t.id))]
+		kids, ok := wanted[string(m.id(&t))]
 		if !ok {
 			continue
 		}

@@ -4,7 +4,7 @@ package matcher
 // hash of a string to record indexes. A slot holds the upper 32 bits of the
 // hash as a tag and the index plus one; the caller compares the string itself
 // for every slot whose tag matches. It is built once with a known number of
-// entries and never grows.
+// entries, or grown by doubling.
 type table struct {
 	slots []uint64
 }
@@ -12,6 +12,19 @@ type table struct {
 func newTable(n int) table {
 	size := n + n/2 + 8 // load factor at most 2/3
 	return table{slots: make([]uint64, size)}
+}
+
+// grown returns a table of twice the size holding t's indexes, rehashed
+// with hash.
+func (t *table) grown(hash func(idx int32) uint64) table {
+	g := table{slots: make([]uint64, 2*len(t.slots))}
+	for _, s := range t.slots {
+		if s != 0 {
+			idx := int32(uint32(s) - 1)
+			g.insert(hash(idx), idx)
+		}
+	}
+	return g
 }
 
 func (t *table) start(h uint64) int {

@@ -108,9 +108,10 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 	return nil
 }
 
-// load streams the window plus the tolerance into m: intents first (those
-// created in the span, then older ones still processing or unknown, which
-// late evidence may settle), then provider transactions.
+// load streams the window plus the tolerance into m with the store's bulk
+// scans: intents first (those created in the span with their provider
+// references, then older ones still processing or unknown, which late
+// evidence may settle), then provider transactions.
 func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) error {
 	n := 0
 	tick := func(stage string) {
@@ -119,11 +120,15 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 			p.Progress(stage, n)
 		}
 	}
-	err := r.store.ListIntents(ctx, ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}, func(in ledger.Intent) error {
+	span := ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}
+	err := r.store.ScanIntents(ctx, span, func(row *ledger.IntentRow) error {
 		tick("intents")
-		return m.AddIntent(in)
+		return m.AddIntentRow(row)
 	})
 	if err != nil {
+		return err
+	}
+	if err := r.store.ScanProviderRefs(ctx, span, m.AddProviderRef); err != nil {
 		return err
 	}
 	// Open intents of any age: those outside the span are added (their
@@ -152,9 +157,9 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 			return err
 		}
 	}
-	err = r.store.ListProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(t ledger.ProviderTxn) error {
+	err = r.store.ScanProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(row *ledger.TxnRow) error {
 		tick("transactions")
-		return m.AddTxn(t)
+		return m.AddTxnRow(row)
 	})
 	if err != nil {
 		return err
@@ -170,30 +175,22 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 	run := out.Run
 	err := r.store.InTx(ctx, func(tx ledger.Tx) error {
 		now := r.cfg.Clock().UTC()
-		changes := make([]ledger.FindingChange, 0, len(res.Findings))
-		findings := make([]ledger.Finding, 0, len(res.Findings))
-		for _, f := range res.Findings {
-			ch, err := tx.UpsertFinding(ctx, f, run.ID, now)
-			if err != nil {
-				return err
-			}
-			changes = append(changes, ch)
-			findings = append(findings, ch.Finding)
+		changes, err := tx.UpsertFindings(ctx, res.Findings, run.ID, now)
+		if err != nil {
+			return err
+		}
+		findings := make([]ledger.Finding, len(changes))
+		for i, ch := range changes {
+			findings[i] = ch.Finding
 		}
 		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, From: run.From, To: run.To,
 			SeenSince: run.StartedAt, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})
 		if err != nil {
 			return err
 		}
-		var settled []matcher.Settlement
-		for _, s := range res.Settlements {
-			ok, err := r.settle(ctx, tx, run.Provider, s, now)
-			if err != nil {
-				return err
-			}
-			if ok {
-				settled = append(settled, s)
-			}
+		settled, err := r.settleAll(ctx, tx, run.Provider, res.Settlements, now)
+		if err != nil {
+			return err
 		}
 		counts := out.Run.Counts
 		counts.Resolved, counts.Settled = len(resolved), len(settled)
@@ -220,23 +217,56 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 	return err
 }
 
-func (r *Reconciler) settle(ctx context.Context, tx ledger.Tx, provider string, s matcher.Settlement, now time.Time) (bool, error) {
-	in, err := tx.GetIntent(ctx, s.IntentKey)
+// settleAll settles the unknown intents that evidence proves paid, reading
+// the intents and their proofs in one go. An intent that is no longer
+// unknown is left alone.
+func (r *Reconciler) settleAll(ctx context.Context, tx ledger.Tx, provider string, ss []matcher.Settlement, now time.Time) ([]matcher.Settlement, error) {
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	keys, ids := make([]string, len(ss)), make([]string, len(ss))
+	for i, s := range ss {
+		keys[i], ids[i] = s.IntentKey, s.TxnID
+	}
+	ins, err := tx.GetIntents(ctx, keys)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if in.State != ledger.StateUnknown {
-		return false, nil
-	}
-	proof, err := tx.GetProviderTxn(ctx, provider, s.TxnID)
+	proofs, err := tx.GetProviderTxns(ctx, provider, ids)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	err = r.cfg.Settler.Settle(ctx, tx, in, proof, now)
-	if errors.Is(err, ledger.ErrConflict) {
-		return false, nil
+	intent := make(map[string]ledger.Intent, len(ins))
+	for _, in := range ins {
+		intent[in.Key] = in
 	}
-	return err == nil, err
+	proof := make(map[string]ledger.ProviderTxn, len(proofs))
+	for _, p := range proofs {
+		proof[p.ID] = p
+	}
+	var settled []matcher.Settlement
+	for _, s := range ss {
+		in, ok := intent[s.IntentKey]
+		if !ok {
+			return nil, ledger.Wrap("get intent", s.IntentKey, ledger.ErrNotFound)
+		}
+		if in.State != ledger.StateUnknown {
+			continue
+		}
+		p, ok := proof[s.TxnID]
+		if !ok {
+			return nil, ledger.Wrap("get provider txn", provider+"/"+s.TxnID, ledger.ErrNotFound)
+		}
+		err := r.cfg.Settler.Settle(ctx, tx, in, p, now)
+		if errors.Is(err, ledger.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		settled = append(settled, s)
+	}
+	return settled, nil
 }
 
 // fail records a run that could not complete, so that its lease does not

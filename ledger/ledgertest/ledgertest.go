@@ -20,11 +20,14 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("ProviderTxns", func(t *testing.T) { t.Parallel(); exerciseTxns(t, newStore) })
 	t.Run("Runs", func(t *testing.T) { t.Parallel(); exerciseRuns(t, newStore) })
 	t.Run("Findings", func(t *testing.T) { t.Parallel(); exerciseFindings(t, newStore) })
+	t.Run("FindingsBatch", func(t *testing.T) { t.Parallel(); exerciseFindingsBatch(t, newStore) })
 	t.Run("Quarantine", func(t *testing.T) { t.Parallel(); exerciseQuarantine(t, newStore) })
 	t.Run("Callbacks", func(t *testing.T) { t.Parallel(); exerciseCallbacks(t, newStore) })
 	t.Run("Alerts", func(t *testing.T) { t.Parallel(); exerciseAlerts(t, newStore) })
 	t.Run("Events", func(t *testing.T) { t.Parallel(); exerciseEvents(t, newStore) })
 	t.Run("Tx", func(t *testing.T) { t.Parallel(); exerciseTx(t, newStore) })
+	t.Run("Scan", func(t *testing.T) { t.Parallel(); exerciseScan(t, newStore) })
+	t.Run("BatchGets", func(t *testing.T) { t.Parallel(); exerciseBatchGets(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); exerciseConcurrency(t, newStore) })
 }
 

@@ -102,6 +102,19 @@ func (e executor) GetIntent(ctx context.Context, key string) (ledger.Intent, err
 	return in, ledger.Wrap("get intent", key, translate(err))
 }
 
+// GetIntents reads the intents in one statement.
+func (e executor) GetIntents(ctx context.Context, keys []string) ([]ledger.Intent, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rows, err := e.db.Query(ctx, `SELECT `+intentCols+` FROM intents WHERE key = ANY($1)`, keys)
+	if err != nil {
+		return nil, ledger.Wrap("get intents", "", translate(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Intent, error) { return scanIntent(r) })
+	return out, ledger.Wrap("get intents", "", translate(err))
+}
+
 // ClaimIntent is one round trip: the compare-and-set update, and when it
 // does not apply, the row as it stands (to tell held from missing).
 func (e executor) ClaimIntent(ctx context.Context, p ledger.ClaimParams) (ledger.Intent, error) {

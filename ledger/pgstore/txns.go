@@ -109,6 +109,47 @@ func (e executor) GetProviderTxn(ctx context.Context, provider, id string) (ledg
 	return t, ledger.Wrap("get provider txn", key, translate(err))
 }
 
+// GetProviderTxns reads the transactions and then all their sources, in
+// two statements.
+func (e executor) GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := e.db.Query(ctx, `SELECT `+txnCols+` FROM provider_txns WHERE provider = $1 AND txn_id = ANY($2)`, provider, ids)
+	if err != nil {
+		return nil, ledger.Wrap("get provider txns", provider, translate(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.ProviderTxn, error) { return scanTxn(r) })
+	if err != nil || len(out) == 0 {
+		return out, ledger.Wrap("get provider txns", provider, translate(err))
+	}
+	at := make(map[string]int, len(out))
+	for i, t := range out {
+		at[t.ID] = i
+	}
+	rows, err = e.db.Query(ctx, `
+		SELECT txn_id, channel, ref, raw, received_at FROM provider_txn_sources
+		WHERE provider = $1 AND txn_id = ANY($2) ORDER BY txn_id, received_at, channel, ref`, provider, ids)
+	if err != nil {
+		return nil, ledger.Wrap("get provider txns", provider, translate(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id string
+			s  ledger.Source
+		)
+		if err := rows.Scan(&id, &s.Channel, &s.Ref, &s.Raw, &s.ReceivedAt); err != nil {
+			return nil, ledger.Wrap("get provider txns", provider, err)
+		}
+		s.ReceivedAt = s.ReceivedAt.UTC()
+		if i, ok := at[id]; ok {
+			out[i].Sources = append(out[i].Sources, s)
+		}
+	}
+	return out, ledger.Wrap("get provider txns", provider, translate(rows.Err()))
+}
+
 func (e executor) ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn func(ledger.ProviderTxn) error) error {
 	rows, err := e.db.Query(ctx, `
 		SELECT `+txnCols+` FROM provider_txns

@@ -203,3 +203,17 @@ func (e executor) CountFindings(ctx context.Context) ([]ledger.FindingCount, err
 	})
 	return out, ledger.Wrap("count findings", "", err)
 }
+
+// UpsertFindings upserts one finding after the other: statements on the
+// embedded database cost no round trip.
+func (e executor) UpsertFindings(ctx context.Context, fs []ledger.Finding, runID int64, now time.Time) ([]ledger.FindingChange, error) {
+	out := make([]ledger.FindingChange, 0, len(fs))
+	for _, f := range fs {
+		ch, err := e.UpsertFinding(ctx, f, runID, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}

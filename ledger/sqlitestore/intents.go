@@ -104,6 +104,28 @@ func (e executor) GetIntent(ctx context.Context, key string) (ledger.Intent, err
 	return in, ledger.Wrap("get intent", key, translate(err))
 }
 
+// GetIntents reads the intents one by one: statements on the embedded
+// database cost no round trip.
+func (e executor) GetIntents(ctx context.Context, keys []string) ([]ledger.Intent, error) {
+	var out []ledger.Intent
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		in, err := e.GetIntent(ctx, k)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
 // ClaimIntent reads the intent first: a claim that cannot win (the common
 // case for duplicate deliveries) costs one read and writes nothing. The
 // decision itself is the compare-and-set update.

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -110,6 +111,27 @@ func (e executor) GetProviderTxn(ctx context.Context, provider, id string) (ledg
 		return s, err
 	})
 	return t, ledger.Wrap("get provider txn", key, err)
+}
+
+// GetProviderTxns reads the transactions one by one.
+func (e executor) GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error) {
+	var out []ledger.ProviderTxn
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		t, err := e.GetProviderTxn(ctx, provider, id)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 func (e executor) ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn func(ledger.ProviderTxn) error) error {
