@@ -182,8 +182,11 @@ type ResolveUnseenParams struct {
 	Provider  string
 	From, To  time.Time
 	SeenSince time.Time
-	Note      string
-	Now       time.Time
+	// Keep lists kinds this run could not judge (missing_at_provider when
+	// its pull failed): their findings stay as they are.
+	Keep []Kind
+	Note string
+	Now  time.Time
 }
 
 // FindingCount is how many findings share a provider, kind and status.

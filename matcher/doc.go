@@ -28,7 +28,8 @@
 //	amount_mismatch      medium  the provider took less than the intent
 //	unknown_charge       medium  a successful charge of the window links to no intent
 //	missing_at_provider  medium  succeeded locally, no successful charge after the grace
-//	stuck_intent         low     processing or unknown past its lease plus the grace, no provider evidence
+//	stuck_intent         low     processing, unknown or still pending (never charged) past its lease or last
+//	                             change plus the grace, with no provider evidence
 //
 // An unknown intent with a successful charge is settled (reported in
 // Result.Settlements) and judged as succeeded; a processing intent with one

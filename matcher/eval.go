@@ -74,7 +74,14 @@ func (e *evaluator) intent(i int32) {
 		case charges == 0 && late:
 			e.stuck(in)
 		}
-	case stFailed, stPending:
+	case stPending:
+		switch {
+		case len(e.succ) > 0:
+			e.moneyTaken(in)
+		case charges == 0 && late:
+			e.stuck(in) // never charged: its charge job gave up or never ran
+		}
+	case stFailed:
 		if len(e.succ) > 0 {
 			e.moneyTaken(in)
 		}
@@ -198,8 +205,11 @@ func (e *evaluator) stuck(in intentRec) {
 	expected := m.amountOf(in.minor, in.cur)
 	since := m.time(in.due - m.grace).Format(time.RFC3339)
 	detail := "intent is unknown since " + since
-	if in.state == stProcessing {
+	switch in.state {
+	case stProcessing:
 		detail = "intent is still processing: its lease expired at " + since
+	case stPending:
+		detail = "intent is still pending since " + since + " (its charge job may have given up: see `reconcile jobs list`)"
 	}
 	e.add(ledger.KindStuckIntent, ledger.SeverityLow, in, nil, expected, m.amountOf(0, in.cur), expected, noIdx,
 		detail+", with no provider evidence"+graceText(m.opt.Grace))

@@ -369,7 +369,7 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state}
 	r.owned = r.created >= m.from && r.created < m.to
 	switch in.state {
-	case stSucceeded, stUnknown:
+	case stSucceeded, stUnknown, stPending:
 		r.due = in.updated.UnixNano() + m.grace
 	case stProcessing:
 		base := in.lease

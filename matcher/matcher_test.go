@@ -278,8 +278,13 @@ func TestRules(t *testing.T) {
 					i.LeaseExpiresAt = now.Add(time.Minute)
 					return i
 				}(),
-				intent(t, "pending", ledger.StatePending, "1500", 10*h)},
-			want: []string{"stuck_intent unknown [] low", "stuck_intent processing [] low"},
+				intent(t, "pending", ledger.StatePending, "1500", 10*h),
+				func() in {
+					i := intent(t, "queued", ledger.StatePending, "1500", 23*h+59*time.Minute)
+					i.UpdatedAt = now.Add(-10 * time.Minute)
+					return i
+				}()},
+			want: []string{"stuck_intent unknown [] low", "stuck_intent pending [] low", "stuck_intent processing [] low"},
 		},
 		{
 			name:    "a receipt just after midnight links to an intent just before it",

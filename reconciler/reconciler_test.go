@@ -271,6 +271,34 @@ func TestPullFailureIsReported(t *testing.T) {
 	}
 }
 
+// TestPullFailureKeepsMissingFindings: a run whose pull failed cannot tell
+// that a missing charge turned up, so it leaves open missing_at_provider
+// findings as they are instead of resolving them.
+func TestPullFailureKeepsMissingFindings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := scenario.Mpesa(6, date, 30)
+	p := &puller{}
+	b := setup(t, dbtest.SQLite, day, reconciler.Config{Pullers: map[string]providers.Puller{"mpesa": p}})
+	out := b.run(t, reconciler.Params{})
+	var missing string
+	for _, f := range out.Findings {
+		if f.Kind == ledger.KindMissingAtProvider {
+			missing = f.ID
+		}
+	}
+	if missing == "" || out.PullError != "" {
+		t.Fatalf("no missing_at_provider to keep: %v (%q)", scenario.Of(out.Findings), out.PullError)
+	}
+	p.err = errors.New("mpesa: retryable error 500.003.02: Spike Arrest Violation")
+	b.clock.Add(time.Minute)
+	out = b.run(t, reconciler.Params{})
+	f, err := b.store.GetFinding(ctx, missing)
+	if err != nil || f.Status != ledger.FindingOpen || len(out.Resolved) != 0 {
+		t.Fatalf("after a failed pull the missing finding is %+v (%v); resolved %v", f.Status, err, scenario.Of(out.Resolved))
+	}
+}
+
 func TestHook(t *testing.T) {
 	t.Parallel()
 	for _, e := range dbtest.Engines() {

@@ -134,7 +134,7 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 	// Open intents of any age: those outside the span are added (their
 	// provider references come from their attempts).
 	var old []ledger.Intent
-	err = r.store.ListIntentsInState(ctx, p.Provider, []ledger.State{ledger.StateProcessing, ledger.StateUnknown}, func(in ledger.Intent) error {
+	err = r.store.ListIntentsInState(ctx, p.Provider, []ledger.State{ledger.StatePending, ledger.StateProcessing, ledger.StateUnknown}, func(in ledger.Intent) error {
 		if in.CreatedAt.Before(lo) || !in.CreatedAt.Before(hi) {
 			old = append(old, in)
 		}
@@ -183,8 +183,14 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 		for i, ch := range changes {
 			findings[i] = ch.Finding
 		}
+		var keep []ledger.Kind
+		if out.PullError != "" {
+			// Without the provider's evidence a run cannot tell that a
+			// missing charge has turned up.
+			keep = []ledger.Kind{ledger.KindMissingAtProvider}
+		}
 		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, From: run.From, To: run.To,
-			SeenSince: run.StartedAt, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})
+			SeenSince: run.StartedAt, Keep: keep, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})
 		if err != nil {
 			return err
 		}

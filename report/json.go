@@ -72,13 +72,16 @@ type jsonRun struct {
 	To       string        `json:"to"`
 	Summary  jsonSummary   `json:"summary"`
 	Findings []jsonFinding `json:"findings"`
+	// PullError says the provider's evidence could not be pulled, so
+	// missing_at_provider was not judged.
+	PullError string `json:"pull_error,omitempty"`
 }
 
 func runJSON(w io.Writer, r Run) error {
 	out := jsonRun{Provider: r.Provider, From: utc(r.From), To: utc(r.To),
 		Summary: jsonSummary{Intents: r.Summary.Intents, Transactions: r.Summary.Transactions,
 			Matched: r.Summary.Matched, Findings: len(r.Findings)},
-		Findings: make([]jsonFinding, 0, len(r.Findings))}
+		Findings: make([]jsonFinding, 0, len(r.Findings)), PullError: r.PullError}
 	for _, f := range ordered(r.Findings) {
 		out.Findings = append(out.Findings, findingJSON(f))
 	}

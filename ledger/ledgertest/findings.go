@@ -43,9 +43,15 @@ func exerciseFindings(t *testing.T, newStore NewStore) {
 	if _, err := s.UpsertFinding(ctx, miss, 2, T0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	// A run started at +3h sees dup but not miss: miss resolves.
+	// A run started at +3h sees dup but not miss; a run that could not judge
+	// missing charges keeps it; one that could resolves it.
 	if _, err := s.UpsertFinding(ctx, grown, 3, T0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
+	}
+	kept, err := s.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: "mpesa", From: from, To: to,
+		SeenSince: T0.Add(3 * time.Hour), Keep: []ledger.Kind{ledger.KindMissingAtProvider}, Now: T0.Add(3 * time.Hour)})
+	if err != nil || len(kept) != 0 {
+		t.Fatalf("resolve unseen keeping missing = %+v, %v", kept, err)
 	}
 	resolved, err := s.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: "mpesa", From: from, To: to,
 		SeenSince: T0.Add(3 * time.Hour), Note: "no longer seen", Now: T0.Add(3 * time.Hour)})

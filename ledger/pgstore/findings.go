@@ -108,8 +108,8 @@ func (e executor) ResolveUnseen(ctx context.Context, p ledger.ResolveUnseenParam
 	rows, err := e.db.Query(ctx, `
 		UPDATE findings SET status = 'resolved', resolved_at = $5, resolved_by = 'run', note = $6
 		WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3
-		  AND status <> 'resolved' AND last_seen_at < $4
-		RETURNING `+findingCols, p.Provider, utc(p.From), utc(p.To), utc(p.SeenSince), utc(p.Now), p.Note)
+		  AND status <> 'resolved' AND last_seen_at < $4 AND NOT (kind = ANY($7))
+		RETURNING `+findingCols, p.Provider, utc(p.From), utc(p.To), utc(p.SeenSince), utc(p.Now), p.Note, kindStrings(p.Keep))
 	if err != nil {
 		return nil, ledger.Wrap("resolve unseen findings", p.Provider, translate(err))
 	}
@@ -185,4 +185,12 @@ func (e executor) CountFindings(ctx context.Context) ([]ledger.FindingCount, err
 		return c, err
 	})
 	return out, ledger.Wrap("count findings", "", translate(err))
+}
+
+func kindStrings(kinds []ledger.Kind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = string(k)
+	}
+	return out
 }

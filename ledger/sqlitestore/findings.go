@@ -128,8 +128,8 @@ func (e executor) ResolveUnseen(ctx context.Context, p ledger.ResolveUnseenParam
 	rows, err := e.query(ctx, `
 		UPDATE findings SET status = 'resolved', resolved_at = ?5, resolved_by = 'run', note = ?6
 		WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
-		  AND status <> 'resolved' AND last_seen_at < ?4
-		RETURNING `+findingCols, p.Provider, ts(p.From), ts(p.To), ts(p.SeenSince), ts(p.Now), p.Note)
+		  AND status <> 'resolved' AND last_seen_at < ?4 AND kind NOT IN (SELECT value FROM json_each(?7))
+		RETURNING `+findingCols, p.Provider, ts(p.From), ts(p.To), ts(p.SeenSince), ts(p.Now), p.Note, jsonOrEmpty(p.Keep))
 	if err != nil {
 		return nil, ledger.Wrap("resolve unseen findings", p.Provider, translate(err))
 	}

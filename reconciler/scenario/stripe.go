@@ -32,7 +32,9 @@ func Stripe(seed uint64, date time.Time, n int) *Day {
 			b.intent(b.key("charge:sub"), b.email(), s.amount(), ledger.StateFailed, created,
 				Attempt{Ref: s.id("pi_"), Outcome: ledger.OutcomeFailed, At: created})
 		default:
-			created := b.at(from, 23*time.Hour)
+			// Waiting for its charge: created in the last minutes of the
+			// day, inside the settlement grace when the day is reconciled.
+			created := b.at(from.Add(23*time.Hour+35*time.Minute), 25*time.Minute)
 			b.intent(b.key("charge:sub"), b.email(), s.amount(), ledger.StatePending, created)
 		}
 	}
