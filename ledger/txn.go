@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/money"
@@ -74,6 +75,12 @@ type Source struct {
 
 // UpsertResult says what recording a sighting changed.
 type UpsertResult struct {
+	// Conflict, when set, says how a new sighting disagrees with the stored
+	// transaction (another amount, currency, type or final status, or a time
+	// a day apart).
+	// The stored values are kept and the sighting is quarantined with the
+	// reason, so that nothing is dropped silently.
+	Conflict string
 	// Created is true when the provider transaction was new.
 	Created bool
 	// SourceAdded is true when the sighting was new.
@@ -111,4 +118,36 @@ func ValidateTxn(t ProviderTxn) error {
 		return &FieldError{Field: "status", Err: fmt.Errorf("unknown status %q", t.Status)}
 	}
 	return nil
+}
+
+// Conflict says how a sighting disagrees with the stored transaction, or ""
+// when it agrees (a pending status becoming final, empty fields being
+// filled, or times less than a day apart is agreement).
+func Conflict(stored, seen ProviderTxn) string {
+	var diffs []string
+	if !stored.Amount.Equal(seen.Amount) {
+		diffs = append(diffs, fmt.Sprintf("amount %s, stored %s", seen.Amount, stored.Amount))
+	}
+	if stored.Type != seen.Type {
+		diffs = append(diffs, fmt.Sprintf("type %s, stored %s", seen.Type, stored.Type))
+	}
+	// Channels stamp the same money seconds or minutes apart (a statement
+	// keeps minutes only); a day apart is another story.
+	if d := stored.OccurredAt.Sub(seen.OccurredAt); d > 24*time.Hour || d < -24*time.Hour {
+		diffs = append(diffs, fmt.Sprintf("time %s, stored %s", seen.OccurredAt.UTC().Format(time.RFC3339),
+			stored.OccurredAt.Format(time.RFC3339)))
+	}
+	if stored.Status != seen.Status && stored.Status != TxnPending && seen.Status != TxnPending {
+		diffs = append(diffs, fmt.Sprintf("status %s, stored %s", seen.Status, stored.Status))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "conflicts with the stored transaction: " + strings.Join(diffs, "; ")
+}
+
+// ConflictItem is the quarantine record of a conflicting sighting.
+func ConflictItem(t ProviderTxn, src Source, conflict string) QuarantineItem {
+	return QuarantineItem{Source: t.Provider + "_conflict", Origin: src.Channel + " " + src.Ref, Field: "provider_txn " + t.ID,
+		Reason: conflict, Raw: src.Raw, At: src.ReceivedAt}
 }

@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +64,23 @@ func exerciseTxns(t *testing.T, newStore NewStore) {
 	res, err = s.UpsertProviderTxn(ctx, p, ledger.Source{Channel: "api", Ref: "c", ReceivedAt: T0})
 	if err != nil || res.Txn.Status != ledger.TxnSucceeded {
 		t.Fatalf("succeeded overwritten = %+v, %v", res.Txn, err)
+	}
+
+	// A sighting that disagrees keeps the stored values and is quarantined
+	// once with the reason.
+	odd := txn
+	odd.Amount = kes(t, "1400")
+	oddSrc := ledger.Source{Channel: "statement", Ref: "statement:NLJ7RT61SV:v2", Raw: []byte("row"), ReceivedAt: T0.Add(3 * time.Hour)}
+	res, err = s.UpsertProviderTxn(ctx, odd, oddSrc)
+	if err != nil || !strings.Contains(res.Conflict, "amount KES 1400.00, stored KES 1500.00") || !res.Txn.Amount.Equal(kes(t, "1500")) {
+		t.Fatalf("conflicting sighting = %+v, %v", res, err)
+	}
+	if res, err = s.UpsertProviderTxn(ctx, odd, oddSrc); err != nil || res.Conflict != "" {
+		t.Fatalf("replayed conflicting sighting = %+v, %v", res, err)
+	}
+	q, err := s.ListQuarantine(ctx, "mpesa_conflict", 10)
+	if err != nil || len(q) != 1 || string(q[0].Raw) != "row" || !strings.Contains(q[0].Reason, "amount") {
+		t.Fatalf("conflict quarantine = %+v, %v", q, err)
 	}
 
 	bad := txn

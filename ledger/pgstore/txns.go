@@ -85,6 +85,11 @@ func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, s
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && res.SourceAdded && !res.Created {
+		if res.Conflict = ledger.Conflict(res.Txn, t); res.Conflict != "" {
+			_, err = e.AddQuarantine(ctx, ledger.ConflictItem(t, src, res.Conflict))
+		}
+	}
 	return res, ledger.Wrap("upsert provider txn", key, translate(err))
 }
 

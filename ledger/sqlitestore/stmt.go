@@ -104,3 +104,16 @@ func (e executor) exec(ctx context.Context, query string, args ...any) (sql.Resu
 	}
 	return st.ExecContext(ctx, args...)
 }
+
+// atomically runs fn in a transaction of its own on the executor's database.
+func (e executor) atomically(ctx context.Context, fn func(executor) error) error {
+	stx, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	if err := fn(executor{db: e.db, tx: stx, stmts: e.stmts}); err != nil {
+		_ = stx.Rollback()
+		return err
+	}
+	return translate(stx.Commit())
+}

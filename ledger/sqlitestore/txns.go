@@ -39,13 +39,21 @@ func scanTxn(row scanner) (ledger.ProviderTxn, error) {
 	return t, err
 }
 
-func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, src ledger.Source) (ledger.UpsertResult, error) {
+// UpsertProviderTxn runs its statements in one transaction (the caller's,
+// or one of its own).
+func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, src ledger.Source) (res ledger.UpsertResult, err error) {
+	if e.tx == nil {
+		err = e.atomically(ctx, func(x executor) error {
+			res, err = x.UpsertProviderTxn(ctx, t, src)
+			return err
+		})
+		return res, err
+	}
 	key := t.Provider + "/" + t.ID
 	if err := ledger.ValidateTxn(t); err != nil {
 		return ledger.UpsertResult{}, ledger.Wrap("upsert provider txn", key, err)
 	}
 	now := ts(src.ReceivedAt)
-	var res ledger.UpsertResult
 	r, err := e.exec(ctx, `
 		INSERT INTO provider_txns (`+txnCols+`)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)
@@ -83,6 +91,11 @@ func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, s
 	n, _ = r.RowsAffected()
 	res.SourceAdded = n == 1
 	res.Txn, err = scanTxn(e.queryRow(ctx, `SELECT `+txnCols+` FROM provider_txns WHERE provider = ? AND txn_id = ?`, t.Provider, t.ID))
+	if err == nil && res.SourceAdded && !res.Created {
+		if res.Conflict = ledger.Conflict(res.Txn, t); res.Conflict != "" {
+			_, err = e.AddQuarantine(ctx, ledger.ConflictItem(t, src, res.Conflict))
+		}
+	}
 	return res, ledger.Wrap("upsert provider txn", key, translate(err))
 }
 
