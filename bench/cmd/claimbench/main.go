@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,19 @@ func main() {
 	clients := flag.Int("clients", 1, "concurrent clients")
 	duration := flag.Duration("duration", 10*time.Second, "how long to run")
 	prefix := flag.String("prefix", "bench", "key prefix")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "claimbench:", err)
+			os.Exit(1)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*url, *clients, *duration, *prefix); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "claimbench:", err)
 		os.Exit(1)
 	}
