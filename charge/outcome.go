@@ -111,8 +111,22 @@ type eventData struct {
 // emit writes the event announcing in's new state and enqueues its delivery
 // to every endpoint, in tx.
 func (s *Service) emit(ctx context.Context, tx ledger.Tx, in ledger.Intent, now time.Time) error {
+	ev, err := s.event(in, in.State, now)
+	if err != nil || ev == nil {
+		return err
+	}
+	_, created, err := tx.InsertEvent(ctx, *ev)
+	if err != nil || !created {
+		return err
+	}
+	return s.deliver(ctx, tx, ev.ID)
+}
+
+// event is the announcement of in reaching state; nil for states that are
+// not announced.
+func (s *Service) event(in ledger.Intent, state ledger.State, now time.Time) (*ledger.Event, error) {
 	var typ string
-	switch in.State {
+	switch state {
 	case ledger.StateSucceeded:
 		typ = ledger.EventChargeSucceeded
 	case ledger.StateFailed:
@@ -120,18 +134,22 @@ func (s *Service) emit(ctx context.Context, tx ledger.Tx, in ledger.Intent, now 
 	case ledger.StateUnknown:
 		typ = ledger.EventChargeUnknown
 	default:
-		return nil
+		return nil, nil
 	}
 	id := ledger.EventID(typ, in.Key)
 	body, err := json.Marshal(eventPayload{ID: id, Type: typ, CreatedAt: now.UTC().Truncate(time.Millisecond), Data: eventData{
 		IntentKey: in.Key, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
-		Reference: in.Reference, State: string(in.State)}})
+		Reference: in.Reference, State: string(state)}})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, created, err := tx.InsertEvent(ctx, ledger.Event{ID: id, Type: typ, IntentKey: in.Key, Payload: body, CreatedAt: now})
-	if err != nil || !created || s.queue == nil {
-		return err
+	return &ledger.Event{ID: id, Type: typ, IntentKey: in.Key, Payload: body, CreatedAt: now}, nil
+}
+
+// deliver enqueues the delivery of event id to every endpoint, in tx.
+func (s *Service) deliver(ctx context.Context, tx ledger.Tx, id string) error {
+	if s.queue == nil {
+		return nil
 	}
 	for _, ep := range s.cfg.Endpoints {
 		if _, err := s.queue.InsertTx(ctx, tx, DeliverEventArgs{EventID: id, Endpoint: ep}, deliverOpts()); err != nil {

@@ -33,24 +33,13 @@ func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) err
 	s := w.svc
 	key := job.Args.IntentKey
 	now := s.clock()
-	in, err := s.store.GetIntent(ctx, key)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return river.JobCancel(fmt.Errorf("charge %s: %w", key, err))
-	}
-	if err != nil {
-		return err
-	}
-	if in.State.Final() || in.State == ledger.StateUnknown {
-		s.skip(job, in, "intent already "+string(in.State))
-		return s.completeOnly(ctx, job)
-	}
-	charger, ok := s.chargers[in.Provider]
-	if !ok {
-		return river.JobCancel(fmt.Errorf("charge %s: no charger is configured for provider %q", key, in.Provider))
-	}
 	owner := fmt.Sprintf("%s/job-%d/try-%d", s.cfg.Owner, job.ID, job.Attempt)
-	in, err = s.store.ClaimIntent(ctx, ledger.ClaimParams{Key: key, Owner: owner, Lease: s.cfg.Lease, Now: now})
+	// The claim and, on an intent's first claim, its first attempt commit
+	// together: one round trip to the disk before the provider call.
+	in, first, err := s.store.ClaimAndStart(ctx, ledger.ClaimParams{Key: key, Owner: owner, Lease: s.cfg.Lease, Now: now})
 	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return river.JobCancel(fmt.Errorf("charge %s: %w", key, err))
 	case errors.Is(err, ledger.ErrNotClaimable):
 		if in.State.Final() || in.State == ledger.StateUnknown {
 			s.metrics.Claims.WithLabelValues("final").Inc()
@@ -67,11 +56,25 @@ func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) err
 		return err
 	}
 	s.metrics.Claims.WithLabelValues("won").Inc()
+	charger, ok := s.chargers[in.Provider]
+	if !ok {
+		cause := fmt.Errorf("charge %s: no charger is configured for provider %q", key, in.Provider)
+		c := &call{svc: s, job: job, in: in}
+		if first.ID != 0 {
+			_ = c.release(ctx, first, ledger.OutcomeFailed, cause)
+		} else {
+			_ = c.retryLater(ctx, ledger.Attempt{}, cause)
+		}
+		return river.JobCancel(cause)
+	}
+	c := &call{svc: s, job: job, in: in, charger: charger}
+	if first.ID != 0 {
+		return c.charge(ctx, first)
+	}
 	attempts, err := s.store.ListAttempts(ctx, key)
 	if err != nil {
 		return err
 	}
-	c := &call{svc: s, job: job, in: in, charger: charger}
 	if last, ok := lastUnsettled(attempts); ok {
 		return c.resume(ctx, last, firstSent(attempts))
 	}
@@ -240,19 +243,23 @@ func (c *call) finish(ctx context.Context, a ledger.Attempt, state ledger.State,
 	defer cancel()
 	s := c.svc
 	now := s.clock()
-	outcome := ledger.Outcome(state)
-	err := s.store.InTx(ctx, func(tx ledger.Tx) error {
-		if _, err := tx.UpdateAttempt(ctx, ledger.AttemptUpdate{ID: a.ID, ProviderRef: res.ProviderRef, Outcome: outcome,
-			Error: reason, Now: now}); err != nil {
-			return err
-		}
-		in, err := tx.TransitionIntent(ctx, ledger.TransitionParams{Key: c.in.Key, From: []ledger.State{ledger.StateProcessing},
-			To: state, ClaimToken: c.in.ClaimToken, Now: now})
+	ev, err := s.event(c.in, state, now)
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(ctx, func(tx ledger.Tx) error {
+		_, created, err := tx.FinishAttempt(ctx, ledger.FinishParams{
+			Attempt: ledger.AttemptUpdate{ID: a.ID, ProviderRef: res.ProviderRef, Outcome: ledger.Outcome(state), Error: reason, Now: now},
+			Transition: ledger.TransitionParams{Key: c.in.Key, From: []ledger.State{ledger.StateProcessing}, To: state,
+				ClaimToken: c.in.ClaimToken, Now: now},
+			Event: ev})
 		if err != nil {
 			return err
 		}
-		if err := s.emit(ctx, tx, in, now); err != nil {
-			return err
+		if created {
+			if err := s.deliver(ctx, tx, ev.ID); err != nil {
+				return err
+			}
 		}
 		return queue.CompleteTx(ctx, tx, c.job)
 	})

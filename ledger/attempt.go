@@ -48,3 +48,11 @@ type AttemptUpdate struct {
 	Error       string
 	Now         time.Time
 }
+
+// FinishParams is the outcome of an attempt and what it does to the intent.
+type FinishParams struct {
+	Attempt    AttemptUpdate
+	Transition TransitionParams
+	// Event announces the new state; nil for none.
+	Event *Event
+}

@@ -31,6 +31,15 @@ type IntentStore interface {
 	// TransitionIntent moves an intent compare-and-set; a lost race fails with
 	// ErrConflict.
 	TransitionIntent(ctx context.Context, p TransitionParams) (Intent, error)
+	// ClaimAndStart is ClaimIntent that, when the claim is the intent's
+	// first, also records its first attempt, atomically; the attempt is
+	// zero otherwise.
+	ClaimAndStart(ctx context.Context, p ClaimParams) (Intent, Attempt, error)
+	// FinishAttempt records an attempt's outcome, moves its intent
+	// compare-and-set (ErrConflict when the race is lost) and stores the
+	// event announcing it, atomically; created says the event is new. Use it
+	// inside a transaction to commit more with it.
+	FinishAttempt(ctx context.Context, f FinishParams) (in Intent, created bool, err error)
 	// ListIntents streams the intents of a provider created in the filter's
 	// window, in creation order, with their provider references.
 	ListIntents(ctx context.Context, f IntentFilter, fn func(Intent) error) error

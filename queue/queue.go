@@ -48,6 +48,9 @@ type Config struct {
 	MaxAttempts int
 	// FetchPollInterval is how often idle workers look for jobs; default River's.
 	FetchPollInterval time.Duration
+	// FetchCooldown is the least time between two fetches of jobs; it caps
+	// throughput at about (workers / cooldown) jobs a second. Default 10ms.
+	FetchCooldown time.Duration
 	ErrorHandler      river.ErrorHandler
 	// CompletedJobRetention keeps completed jobs this long; default River's 24 h.
 	CompletedJobRetention time.Duration
@@ -86,8 +89,9 @@ func New(store ledger.Store, cfg Config) (*Queue, error) {
 	if rc.Logger == nil {
 		rc.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.FetchPollInterval > 0 && cfg.FetchPollInterval < river.FetchCooldownDefault {
-		rc.FetchCooldown = cfg.FetchPollInterval
+	rc.FetchCooldown = orDefault(cfg.FetchCooldown, 10*time.Millisecond)
+	if rc.FetchPollInterval > 0 && rc.FetchPollInterval < rc.FetchCooldown {
+		rc.FetchCooldown = rc.FetchPollInterval
 	}
 	if cfg.Workers != nil {
 		rc.Workers = cfg.Workers

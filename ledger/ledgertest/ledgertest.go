@@ -25,6 +25,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Callbacks", func(t *testing.T) { t.Parallel(); exerciseCallbacks(t, newStore) })
 	t.Run("Alerts", func(t *testing.T) { t.Parallel(); exerciseAlerts(t, newStore) })
 	t.Run("Events", func(t *testing.T) { t.Parallel(); exerciseEvents(t, newStore) })
+	t.Run("ClaimAndFinish", func(t *testing.T) { t.Parallel(); exerciseClaimAndFinish(t, newStore) })
 	t.Run("Tx", func(t *testing.T) { t.Parallel(); exerciseTx(t, newStore) })
 	t.Run("Scan", func(t *testing.T) { t.Parallel(); exerciseScan(t, newStore) })
 	t.Run("BatchGets", func(t *testing.T) { t.Parallel(); exerciseBatchGets(t, newStore) })

@@ -93,3 +93,43 @@ func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) 
 	}
 	return out, translate(rows.Err())
 }
+
+// ClaimAndStart claims and, on the first claim, records attempt 1, in one
+// transaction.
+func (e executor) ClaimAndStart(ctx context.Context, p ledger.ClaimParams) (in ledger.Intent, a ledger.Attempt, err error) {
+	if e.tx == nil {
+		err = e.atomically(ctx, func(x executor) error {
+			in, a, err = x.ClaimAndStart(ctx, p)
+			return err
+		})
+		return in, a, err
+	}
+	in, err = e.ClaimIntent(ctx, p)
+	if err != nil || in.ClaimToken != 1 {
+		return in, ledger.Attempt{}, err
+	}
+	a, err = e.StartAttempt(ctx, ledger.AttemptParams{IntentKey: p.Key, ClaimToken: in.ClaimToken, Now: p.Now})
+	return in, a, err
+}
+
+// FinishAttempt updates the attempt, moves the intent and stores the event in
+// one transaction.
+func (e executor) FinishAttempt(ctx context.Context, f ledger.FinishParams) (in ledger.Intent, created bool, err error) {
+	if e.tx == nil {
+		err = e.atomically(ctx, func(x executor) error {
+			in, created, err = x.FinishAttempt(ctx, f)
+			return err
+		})
+		return in, created, err
+	}
+	if _, err = e.UpdateAttempt(ctx, f.Attempt); err != nil {
+		return ledger.Intent{}, false, err
+	}
+	if in, err = e.TransitionIntent(ctx, f.Transition); err != nil {
+		return in, false, err
+	}
+	if f.Event != nil {
+		_, created, err = e.InsertEvent(ctx, *f.Event)
+	}
+	return in, created, err
+}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -15,6 +16,7 @@ import (
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/pgstore"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/fake"
@@ -25,12 +27,16 @@ func main() {
 	url := flag.String("url", "", "database URL")
 	n := flag.Int("n", 5000, "intents to charge")
 	workers := flag.Int("workers", 32, "charge workers")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the charging to this file")
 	flag.Parse()
+	profile = *cpuprofile
 	if err := run(*url, *n, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "chargebench:", err)
 		os.Exit(1)
 	}
 }
+
+var profile string
 
 func run(url string, n, workers int) error {
 	ctx := context.Background()
@@ -56,19 +62,37 @@ func run(url string, n, workers int) error {
 			return err
 		}
 	}
-	events, cancel := q.Subscribe(river.EventKindJobCompleted)
-	defer cancel()
+	pg, ok := store.(*pgstore.Store)
+	if !ok {
+		return fmt.Errorf("chargebench measures PostgreSQL")
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	if err := q.Start(ctx); err != nil {
 		return err
 	}
-	for done := 0; done < n; {
-		select {
-		case <-events:
-			done++
-		case <-time.After(2 * time.Minute):
+	// Done is what the books say: every intent of this run succeeded.
+	for {
+		var done int
+		if err := pg.Pool().QueryRow(ctx, `SELECT count(*) FROM intents WHERE key LIKE $1 AND state = 'succeeded'`,
+			prefix+"-%").Scan(&done); err != nil {
+			return err
+		}
+		if done == n {
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
 			return fmt.Errorf("only %d of %d charges finished", done, n)
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
 	stopCtx, stop := context.WithTimeout(ctx, 10*time.Second)
