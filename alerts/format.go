@@ -298,19 +298,4 @@ func safeProvider(p string) string {
 }
 
 // countText renders n with thousands separators: 1204 -> "1,204".
-func countText(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func countText(n int) string { return money.Group(strconv.Itoa(n)) }

@@ -196,3 +196,14 @@ type FindingCount struct {
 	Status   FindingStatus
 	N        int64
 }
+
+// SortedIDs returns ids sorted, never nil: the form findings store and show
+// their provider transaction ids in.
+func SortedIDs(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

@@ -102,23 +102,27 @@ func (a Amount) Text() string {
 
 // Format renders the value with thousands separators, e.g. "1,500.00".
 func (a Amount) Format() string {
-	t := a.Text()
-	neg := strings.HasPrefix(t, "-")
-	t = strings.TrimPrefix(t, "-")
-	intPart, frac, hasFrac := strings.Cut(t, ".")
+	intPart, frac, hasFrac := strings.Cut(a.Text(), ".")
+	if hasFrac {
+		return Group(intPart) + "." + frac
+	}
+	return Group(intPart)
+}
+
+// Group puts thousands separators into a string of digits with an optional
+// leading minus: "-1131340" -> "-1,131,340".
+func Group(digits string) string {
+	neg := strings.HasPrefix(digits, "-")
+	digits = strings.TrimPrefix(digits, "-")
 	var b strings.Builder
 	if neg {
 		b.WriteByte('-')
 	}
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
+	for i, r := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
 		b.WriteRune(r)
-	}
-	if hasFrac {
-		b.WriteByte('.')
-		b.WriteString(frac)
 	}
 	return b.String()
 }

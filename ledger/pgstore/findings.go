@@ -54,7 +54,7 @@ func nullAmount(a money.Amount) decimal.NullDecimal {
 // UpsertFinding locks the existing row, decides what changed, and writes.
 func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int64, now time.Time) (ledger.FindingChange, error) {
 	now = utc(now)
-	ids, err := json.Marshal(sortedIDs(f.ProviderTxnIDs))
+	ids, err := json.Marshal(ledger.SortedIDs(f.ProviderTxnIDs))
 	if err != nil {
 		return ledger.FindingChange{}, err
 	}

@@ -70,7 +70,7 @@ type findingArrays struct {
 }
 
 func (a *findingArrays) add(f ledger.Finding, reopen bool) error {
-	ids, err := json.Marshal(sortedIDs(f.ProviderTxnIDs))
+	ids, err := json.Marshal(ledger.SortedIDs(f.ProviderTxnIDs))
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -12,13 +11,4 @@ func prefixed(alias, cols string) string {
 		parts[i] = alias + strings.TrimSpace(p)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedIDs(ids []string) []string {
-	out := slices.Clone(ids)
-	slices.Sort(out)
-	if out == nil {
-		out = []string{}
-	}
-	return out
 }

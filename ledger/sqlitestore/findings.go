@@ -80,7 +80,7 @@ func nullAmount(a money.Amount) any {
 }
 
 func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int64, now time.Time) (ledger.FindingChange, error) {
-	idsJSON, err := json.Marshal(sortedIDs(f.ProviderTxnIDs))
+	idsJSON, err := json.Marshal(ledger.SortedIDs(f.ProviderTxnIDs))
 	if err != nil {
 		return ledger.FindingChange{}, err
 	}

@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 )
 
@@ -19,13 +18,4 @@ func prefixed(alias, cols string) string {
 func jsonList[T ~string](vals []T) string {
 	b, _ := json.Marshal(vals) // a slice of strings always marshals
 	return string(b)
-}
-
-func sortedIDs(ids []string) []string {
-	out := slices.Clone(ids)
-	slices.Sort(out)
-	if out == nil {
-		out = []string{}
-	}
-	return out
 }
