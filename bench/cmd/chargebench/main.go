@@ -27,16 +27,21 @@ func main() {
 	url := flag.String("url", "", "database URL")
 	n := flag.Int("n", 5000, "intents to charge")
 	workers := flag.Int("workers", 32, "charge workers")
+	noop := flag.Bool("noop", false, "work no-op River jobs instead of charges: River's own ceiling")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the charging to this file")
 	flag.Parse()
 	profile = *cpuprofile
+	noopMode = *noop
 	if err := run(*url, *n, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "chargebench:", err)
 		os.Exit(1)
 	}
 }
 
-var profile string
+var (
+	profile  string
+	noopMode bool
+)
 
 func run(url string, n, workers int) error {
 	ctx := context.Background()
@@ -45,6 +50,9 @@ func run(url string, n, workers int) error {
 		return err
 	}
 	defer store.Close()
+	if noopMode {
+		return runNoop(ctx, store, n, workers)
+	}
 	svc := charge.New(charge.Deps{Store: store, Chargers: map[string]providers.Charger{"instant": fake.Instant{}}}, charge.Config{})
 	w := river.NewWorkers()
 	charge.AddWorkers(w, svc)
@@ -79,7 +87,9 @@ func run(url string, n, workers int) error {
 	if err := q.Start(ctx); err != nil {
 		return err
 	}
-	// Done is what the books say: every intent of this run succeeded.
+	// Done is what the books say: every intent of this run succeeded. The
+	// count scans the intents table, so it runs at a coarse interval that
+	// costs the database little and the measurement at most 1% at 5,000.
 	for {
 		var done int
 		if err := pg.Pool().QueryRow(ctx, `SELECT count(*) FROM intents WHERE key LIKE $1 AND state = 'succeeded'`,
@@ -92,7 +102,7 @@ func run(url string, n, workers int) error {
 		if time.Since(start) > 2*time.Minute {
 			return fmt.Errorf("only %d of %d charges finished", done, n)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
 	stopCtx, stop := context.WithTimeout(ctx, 10*time.Second)
