@@ -51,7 +51,7 @@ type Config struct {
 	// FetchCooldown is the least time between two fetches of jobs; it caps
 	// throughput at about (workers / cooldown) jobs a second. Default 10ms.
 	FetchCooldown time.Duration
-	ErrorHandler      river.ErrorHandler
+	ErrorHandler  river.ErrorHandler
 	// CompletedJobRetention keeps completed jobs this long; default River's 24 h.
 	CompletedJobRetention time.Duration
 	// NoLeader keeps this client out of leader election: it schedules no
