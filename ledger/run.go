@@ -59,6 +59,14 @@ type RunClaim struct {
 	Now      time.Time
 }
 
+// RunRenew extends the lease of a claimed run to Now + Lease.
+type RunRenew struct {
+	ID    int64
+	Owner string
+	Lease time.Duration
+	Now   time.Time
+}
+
 // RunFinish records the outcome of a claimed run.
 type RunFinish struct {
 	ID     int64

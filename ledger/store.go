@@ -83,6 +83,9 @@ type RunStore interface {
 	// FinishRun records the outcome of a run still owned by f.Owner;
 	// otherwise ErrConflict.
 	FinishRun(ctx context.Context, f RunFinish) (Run, error)
+	// RenewRun extends the lease of a run still held by r.Owner, so that a
+	// long run is not taken over while it works; otherwise ErrConflict.
+	RenewRun(ctx context.Context, r RunRenew) (Run, error)
 	GetRun(ctx context.Context, id int64) (Run, error)
 	// GetRunByKey returns the run of a window by its RunKey.
 	GetRunByKey(ctx context.Context, key string) (Run, error)

@@ -5,7 +5,10 @@ import (
 	"time"
 )
 
-const slogError = slog.LevelError
+const (
+	slogError = slog.LevelError
+	slogWarn  = slog.LevelWarn
+)
 
 func logLevel(o *Outcome) slog.Level {
 	if o.PullError != "" {

@@ -167,6 +167,11 @@ func (o *Outcome) OpenFindings() int {
 // ErrBusy reports that another process is running the same window.
 var ErrBusy = ledger.ErrNotClaimable
 
+// ErrLeaseLost reports that a run stopped because another process took its
+// window over (the run could not renew its lease in time); nothing it found
+// was written.
+var ErrLeaseLost = errors.New("the run's lease was taken over by another process")
+
 func (p Params) validate() error {
 	switch {
 	case p.Provider == "":

@@ -386,3 +386,125 @@ func TestWindowValidation(t *testing.T) {
 	}
 	_ = matcher.Options{}
 }
+
+// blockingPuller holds a run in its pull until released or cancelled.
+type blockingPuller struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (p *blockingPuller) Pull(ctx context.Context, _, _ time.Time, _ func(providers.Sighting) error) error {
+	close(p.started)
+	select {
+	case <-p.release:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// TestLongRunKeepsItsWindow: a run that works past its lease renews it, so
+// another process cannot take the window over; a run whose window is taken
+// over anyway stops with ErrLeaseLost and writes nothing.
+func TestLongRunKeepsItsWindow(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			day := scenario.Mpesa(8, date, 20)
+			lease := 300 * time.Millisecond
+			p := &blockingPuller{started: make(chan struct{}), release: make(chan struct{})}
+			b := setup(t, e.New, day, reconciler.Config{Lease: lease, Pullers: map[string]providers.Puller{"mpesa": p}})
+			params := reconciler.Params{Provider: day.Provider, From: day.From, To: day.To}
+			type result struct {
+				out *reconciler.Outcome
+				err error
+			}
+			first := func() chan result {
+				ch := make(chan result, 1)
+				go func() {
+					out, err := b.rec.Run(ctx, params)
+					ch <- result{out, err}
+				}()
+				return ch
+			}
+			waitRenewedPast := func(at time.Time) ledger.Run {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for time.Now().Before(deadline) {
+					run, err := b.store.GetRunByKey(ctx, ledger.RunKey(day.Provider, day.From, day.To))
+					if err == nil && run.LeaseExpiresAt.After(at) {
+						return run
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				t.Fatalf("the lease was not renewed past %s", at)
+				return ledger.Run{}
+			}
+
+			done := first()
+			<-p.started
+			// Well past the first lease: only a renewal keeps the window.
+			b.clock.Add(10 * lease)
+			waitRenewedPast(day.Now.Add(10 * lease))
+			other := reconciler.New(b.store, reconciler.Config{Owner: "other", Clock: b.clock.Now, Lease: lease})
+			if _, err := other.Run(ctx, params); !errors.Is(err, reconciler.ErrBusy) {
+				t.Fatalf("second process ran a window whose run is alive: %v", err)
+			}
+			close(p.release)
+			res := <-done
+			if res.err != nil || res.out.Run.State != ledger.RunFinished {
+				t.Fatalf("long run: %+v, %v", res.out, res.err)
+			}
+
+			// Taken over behind its back (its lease ran out while it
+			// could not renew): the run stops and writes nothing.
+			before := lastSeen(t, b.store)
+			if before.IsZero() {
+				t.Fatal("the first run wrote no findings")
+			}
+			p.started, p.release = make(chan struct{}), make(chan struct{})
+			b.clock.Add(time.Minute)
+			done = first()
+			<-p.started
+			if _, err := b.store.ClaimRun(ctx, ledger.RunClaim{Provider: day.Provider, From: day.From, To: day.To,
+				Owner: "thief", Lease: time.Hour, Now: b.clock.Now().Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case res = <-done:
+			case <-time.After(15 * time.Second):
+				close(p.release)
+				<-done
+				t.Fatal("the run did not stop after its window was taken over")
+			}
+			if !errors.Is(res.err, reconciler.ErrLeaseLost) {
+				t.Fatalf("run taken over: %v", res.err)
+			}
+			run, err := b.store.GetRunByKey(ctx, ledger.RunKey(day.Provider, day.From, day.To))
+			if err != nil || run.Owner != "thief" || run.State != ledger.RunRunning {
+				t.Fatalf("run after the takeover: %+v, %v", run, err)
+			}
+			if after := lastSeen(t, b.store); !after.Equal(before) {
+				t.Fatalf("the run that lost its window wrote findings: last seen %s -> %s", before, after)
+			}
+		})
+	}
+}
+
+// lastSeen is when any finding was last seen.
+func lastSeen(t *testing.T, s ledger.Store) time.Time {
+	t.Helper()
+	fs, err := s.ListFindings(context.Background(), ledger.FindingFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, f := range fs {
+		if f.LastSeenAt.After(last) {
+			last = f.LastSeenAt
+		}
+	}
+	return last
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -25,15 +26,68 @@ func (r *Reconciler) Run(ctx context.Context, p Params) (*Outcome, error) {
 	start := r.cfg.Clock().UTC()
 	out := &Outcome{DryRun: p.DryRun, Run: ledger.Run{Key: ledger.RunKey(p.Provider, p.From, p.To),
 		Provider: p.Provider, From: p.From, To: p.To, StartedAt: start}}
-	if !p.DryRun {
-		run, err := r.store.ClaimRun(ctx, ledger.RunClaim{Provider: p.Provider, From: p.From, To: p.To,
-			Owner: r.cfg.Owner, Lease: r.cfg.Lease, Now: start})
-		if err != nil {
-			return nil, fmt.Errorf("reconcile %s: %w", out.Run.Key, err)
-		}
-		out.Run = run
+	if p.DryRun {
+		return r.finished(ctx, p, out, start, r.run(ctx, p, out))
 	}
-	err := r.run(ctx, p, out)
+	run, err := r.store.ClaimRun(ctx, ledger.RunClaim{Provider: p.Provider, From: p.From, To: p.To,
+		Owner: r.cfg.Owner, Lease: r.cfg.Lease, Now: start})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile %s: %w", out.Run.Key, err)
+	}
+	out.Run = run
+	runCtx, stop := r.keepLease(ctx, run)
+	err = r.run(runCtx, p, out)
+	// A run that completed proved it still held the window when it wrote;
+	// only a failed one may have failed for the lost lease.
+	if lost := stop(); lost != nil && err != nil {
+		err = lost
+	}
+	return r.finished(ctx, p, out, start, err)
+}
+
+// keepLease renews the run's lease every third of it while the run works,
+// so that a run longer than its lease is not taken over. If another process
+// has taken the window over, the returned context is cancelled with
+// ErrLeaseLost. stop ends the renewals and returns that cause, if any.
+func (r *Reconciler) keepLease(ctx context.Context, run ledger.Run) (context.Context, func() error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	quit := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			_, err := r.store.RenewRun(ctx, ledger.RunRenew{ID: run.ID, Owner: run.Owner, Lease: r.cfg.Lease, Now: r.cfg.Clock().UTC()})
+			switch {
+			case errors.Is(err, ledger.ErrConflict):
+				cancel(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+				return
+			case err != nil && ctx.Err() == nil:
+				// The lease still holds for a while: try again next tick.
+				r.cfg.Logger.LogAttrs(ctx, slogWarn, "reconcile run: renew lease", slog.String("run", run.Key), slog.String("error", err.Error()))
+			}
+		}
+	}()
+	return ctx, func() error {
+		close(quit)
+		<-done
+		if cause := context.Cause(ctx); errors.Is(cause, ErrLeaseLost) {
+			return cause
+		}
+		cancel(nil)
+		return nil
+	}
+}
+
+func (r *Reconciler) finished(ctx context.Context, p Params, out *Outcome, start time.Time, err error) (*Outcome, error) {
 	if err != nil && !p.DryRun {
 		r.fail(ctx, out, err)
 	}

@@ -26,6 +26,19 @@ func exerciseRuns(t *testing.T, newStore NewStore) {
 	if _, err := s.FinishRun(ctx, ledger.RunFinish{ID: r.ID, Owner: "b", State: ledger.RunFinished, Now: T0}); !errors.Is(err, ledger.ErrConflict) {
 		t.Fatalf("finish by non-owner: %v", err)
 	}
+	// A renewed lease keeps the run past its first expiry.
+	renewed, err := s.RenewRun(ctx, ledger.RunRenew{ID: r.ID, Owner: "a", Lease: claim.Lease, Now: T0.Add(9 * time.Minute)})
+	if err != nil || !renewed.LeaseExpiresAt.Equal(T0.Add(19*time.Minute)) || renewed.Owner != "a" {
+		t.Fatalf("renew = %+v, %v", renewed, err)
+	}
+	late := b
+	late.Now = T0.Add(15 * time.Minute)
+	if _, err := s.ClaimRun(ctx, late); !errors.Is(err, ledger.ErrNotClaimable) {
+		t.Fatalf("claim after the first lease, before the renewed one: %v", err)
+	}
+	if _, err := s.RenewRun(ctx, ledger.RunRenew{ID: r.ID, Owner: "b", Lease: claim.Lease, Now: T0}); !errors.Is(err, ledger.ErrConflict) {
+		t.Fatalf("renew by non-owner: %v", err)
+	}
 	counts := ledger.RunCounts{Intents: 3, Transactions: 4, Matched: 2, Findings: 1}
 	r, err = s.FinishRun(ctx, ledger.RunFinish{ID: r.ID, Owner: "a", State: ledger.RunFinished, Counts: counts, Now: T0.Add(time.Minute)})
 	if err != nil || r.State != ledger.RunFinished || r.Counts != counts || !r.FinishedAt.Equal(T0.Add(time.Minute)) {
@@ -45,6 +58,9 @@ func exerciseRuns(t *testing.T, newStore NewStore) {
 	}
 	if _, err := s.FinishRun(ctx, ledger.RunFinish{ID: r.ID, Owner: "b", State: ledger.RunFinished, Now: c.Now}); !errors.Is(err, ledger.ErrConflict) {
 		t.Fatalf("finish by the dead owner: %v", err)
+	}
+	if _, err := s.RenewRun(ctx, ledger.RunRenew{ID: r.ID, Owner: "b", Lease: b.Lease, Now: c.Now}); !errors.Is(err, ledger.ErrConflict) {
+		t.Fatalf("renew by the dead owner: %v", err)
 	}
 	got, err := s.GetRun(ctx, r.ID)
 	if err != nil || got.Owner != "c" {

@@ -76,6 +76,18 @@ func (e executor) FinishRun(ctx context.Context, f ledger.RunFinish) (ledger.Run
 	return r, ledger.Wrap("finish run", id, translate(err))
 }
 
+func (e executor) RenewRun(ctx context.Context, rr ledger.RunRenew) (ledger.Run, error) {
+	id := strconv.FormatInt(rr.ID, 10)
+	r, err := scanRun(e.db.QueryRow(ctx, `
+		UPDATE runs SET lease_expires_at = $3
+		WHERE id = $1 AND owner = $2 AND state = 'running'
+		RETURNING `+runCols, rr.ID, rr.Owner, utc(rr.Now).Add(rr.Lease)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Run{}, ledger.Wrap("renew run", id, fmt.Errorf("%w: run is no longer held by %s", ledger.ErrConflict, rr.Owner))
+	}
+	return r, ledger.Wrap("renew run", id, translate(err))
+}
+
 func (e executor) GetRun(ctx context.Context, id int64) (ledger.Run, error) {
 	r, err := scanRun(e.db.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
 	return r, ledger.Wrap("get run", strconv.FormatInt(id, 10), translate(err))
