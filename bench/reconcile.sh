@@ -5,8 +5,8 @@
 #   (c) COPY ... TO STDOUT (FORMAT binary) of the run's inputs (the statements
 #       the store's scans run; c0: those of its former row-by-row listings),
 # on a bulk day of N intents and about as many provider transactions (0.1% of
-# each anomaly), printing the times and the ratios a/b and a/c. Then the
-# in-memory matcher alone (go test -bench: BenchmarkMatchRows is fed the
+# each anomaly), printing the times and the ratios a/b and a/c. Before that,
+# the in-memory matcher alone (go test -bench: BenchmarkMatchRows is fed the
 # store's compact rows as a run is, BenchmarkMatch ledger structs) and its
 # peak memory on a large run.
 #
@@ -21,6 +21,21 @@ cd "$(dirname "$0")/.."
 N=${N:-1000000}
 RSS_N=${RSS_N:-10000000}
 
+# The in-memory parts run first, before PostgreSQL starts: a server still
+# checkpointing or vacuuming the bulk load would share the machine with them.
+echo "== in-memory matcher (MATCH_BENCH_N=$N)"
+MATCH_BENCH_N=$N go test -run '^$' -bench 'BenchmarkMatch(Rows)?$' -benchtime 3x ./matcher/
+
+echo
+echo "== peak memory of the in-memory matcher, ${RSS_N} intents x about ${RSS_N} transactions"
+go build -o /tmp/reconcile-matchrss ./bench/cmd/matchrss
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -v /tmp/reconcile-matchrss -n "$RSS_N" 2>&1 | grep -E 'matchrss|Maximum resident|Elapsed'
+else
+  /tmp/reconcile-matchrss -n "$RSS_N"
+fi
+
+echo
 if [ -z "${TEST_DATABASE_URL:-}" ]; then
   bin=""
   if command -v initdb >/dev/null 2>&1; then bin=$(dirname "$(command -v initdb)"); fi
@@ -42,19 +57,6 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
   export TEST_DATABASE_URL="postgres://postgres@/postgres?host=$dir&sslmode=disable"
 fi
 
-
 echo "== reconcile run vs SQL vs COPY (N=$N)"
 go run ./bench/cmd/runbench -n "$N"
 
-echo
-echo "== in-memory matcher (MATCH_BENCH_N=$N)"
-MATCH_BENCH_N=$N go test -run '^$' -bench 'BenchmarkMatch(Rows)?$' -benchtime 3x ./matcher/
-
-echo
-echo "== peak memory of the in-memory matcher, ${RSS_N} intents x about ${RSS_N} transactions"
-go build -o /tmp/reconcile-matchrss ./bench/cmd/matchrss
-if [ -x /usr/bin/time ]; then
-  /usr/bin/time -v /tmp/reconcile-matchrss -n "$RSS_N" 2>&1 | grep -E 'matchrss|Maximum resident|Elapsed'
-else
-  /tmp/reconcile-matchrss -n "$RSS_N"
-fi
