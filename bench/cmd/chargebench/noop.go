@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -46,20 +45,5 @@ func runNoop(ctx context.Context, store ledger.Store, n, workers int) error {
 			return err
 		}
 	}
-	start := time.Now()
-	if err := q.Start(ctx); err != nil {
-		return err
-	}
-	for done.Load() < int64(n) {
-		if time.Since(start) > 2*time.Minute {
-			return fmt.Errorf("only %d of %d no-op jobs worked", done.Load(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	elapsed := time.Since(start)
-	stopCtx, stop := context.WithTimeout(ctx, 10*time.Second)
-	defer stop()
-	_ = q.Stop(stopCtx)
-	fmt.Printf("%.1f\n", float64(n)/elapsed.Seconds())
-	return nil
+	return drain(ctx, q, n, "no-op jobs", 5*time.Millisecond, func() (int, error) { return int(done.Load()), nil })
 }
