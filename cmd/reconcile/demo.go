@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
@@ -51,7 +53,7 @@ postgres://... it runs on PostgreSQL in a schema of its own, reconcile_demo (rep
 			if database.Redact(shown) != shown {
 				next = "'<your database URL>&search_path=" + demoSchema + "'" // the password is not printed
 			}
-			_, err = demo.Run(ctx, demo.Options{Store: store, Out: a.stdout, TempDir: dir, DatabaseURL: next})
+			_, err = demo.Run(ctx, demo.Options{Store: store, Out: a.stdout, TempDir: dir, DatabaseURL: next, Command: selfCommand()})
 			return err
 		},
 	}
@@ -99,4 +101,19 @@ func freshDemoStore(ctx context.Context, target string) (ledger.Store, string, e
 		return nil, "", err
 	}
 	return store, target, nil
+}
+
+// selfCommand is how the user ran this binary, for suggested commands:
+// "go run ./cmd/reconcile" when it was built by go run into a temporary
+// directory, "reconcile" otherwise.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "reconcile"
+	}
+	tmp, err := filepath.Abs(os.TempDir())
+	if err == nil && strings.HasPrefix(exe, tmp+string(filepath.Separator)) && strings.Contains(exe, "go-build") {
+		return "go run ./cmd/reconcile"
+	}
+	return "reconcile"
 }

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,9 @@ type Options struct {
 	Logger  *slog.Logger
 	// DatabaseURL is shown in the suggested next commands.
 	DatabaseURL string
+	// Command is how the user runs reconcile, for those commands; default
+	// "reconcile".
+	Command string
 }
 
 // Result is what the demonstration found, for tests.
@@ -307,13 +311,13 @@ func (d *demo) importStatement(ctx context.Context) error {
 }
 
 func (d *demo) nextSteps() {
-	db := d.opt.DatabaseURL
+	cmd := cmp.Or(d.opt.Command, "reconcile")
 	fmt.Fprintf(d.opt.Out, `
 Try next:
-  reconcile findings list --database-url %[1]s
-  reconcile run --provider mpesa --from 2026-11-02 --to 2026-11-03 --no-pull --format json --database-url %[1]s
-  reconcile findings resolve <id> --note "refunded by hand" --database-url %[1]s
-  reconcile jobs list --state completed --database-url %[1]s
-  reconcile serve --database-url %[1]s     (HTTP on :8080: /healthz, /metrics; see config.example.yaml)
-`, db)
+  %[2]s findings list --database-url %[1]s
+  %[2]s run --provider mpesa --from 2026-11-02 --to 2026-11-03 --no-pull --format json --database-url %[1]s
+  %[2]s findings resolve <id> --note "refunded by hand" --database-url %[1]s
+  %[2]s jobs list --state completed --database-url %[1]s
+  %[2]s serve --database-url %[1]s     (HTTP on :8080: /healthz, /metrics; see config.example.yaml)
+`, d.opt.DatabaseURL, cmd)
 }
