@@ -36,7 +36,7 @@ func PostgresURL(t testing.TB) string {
 	t.Helper()
 	u := NewSchemaURL(t)
 	s := open(t, u)
-	if _, err := database.Migrate(context.Background(), s); err != nil {
+	if _, err := database.Migrate(t.Context(), s); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	s.Close()
@@ -48,7 +48,7 @@ func PostgresURL(t testing.TB) string {
 func NewSchemaURL(t testing.TB) string {
 	t.Helper()
 	base := PostgresBaseURL(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	schema := "t_" + randomHex(8)
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
@@ -59,7 +59,7 @@ func NewSchemaURL(t testing.TB) string {
 		t.Fatalf("create schema: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 30*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(ctx, base)
 		if err != nil {
@@ -87,7 +87,7 @@ func SQLiteURL(t testing.TB) string {
 	t.Helper()
 	u := "sqlite:" + filepath.Join(t.TempDir(), "reconcile.db")
 	s := open(t, u)
-	if _, err := database.Migrate(context.Background(), s); err != nil {
+	if _, err := database.Migrate(t.Context(), s); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	s.Close()
@@ -124,7 +124,7 @@ func Engines() []struct {
 
 func open(t testing.TB, u string) ledger.Store {
 	t.Helper()
-	s, err := database.Open(context.Background(), u, database.Options{})
+	s, err := database.Open(context.WithoutCancel(t.Context()), u, database.Options{})
 	if err != nil {
 		t.Fatalf("open %s: %v", database.Redact(u), err)
 	}

@@ -22,6 +22,6 @@
 //
 // The package must not change intents itself (the charge package's
 // OutcomeApplier does, inside the intake's transaction), must not log
-// phone numbers, tokens or secrets, and never lets an amount pass through
-// float64. The fake Daraja server for tests and the demo is mpesa/mpesafake.
+// phone numbers, tokens or secrets, and keeps every amount as decimal text
+// or a decimal value from the wire to the ledger. The fake Daraja server for tests and the demo is mpesa/mpesafake.
 package mpesa

@@ -13,7 +13,7 @@ import (
 
 // flex is an M-Pesa scalar that may arrive as a JSON number, a JSON string or
 // null. It keeps the raw text: a number's digits exactly as sent (never
-// through float64), a string's contents unquoted.
+// parsed into a binary number), a string's contents unquoted.
 type flex struct {
 	Text string
 	// Set is false for an absent value or null.
