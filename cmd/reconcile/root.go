@@ -66,7 +66,9 @@ or a config file (see config.example.yaml).`,
 		newAlertsCmd(a),
 		newDemoCmd(a),
 		newQuarantineCmd(a),
+		newVersionCmd(a),
 	)
+	setVersion(root)
 	for _, c := range root.Commands() {
 		setUsageArgs(c)
 	}
