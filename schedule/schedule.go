@@ -33,6 +33,8 @@ func (w Window) String() string {
 // Spec is one provider's schedule.
 type Spec struct {
 	Provider string
+	// Expr is the cron specification Cron was parsed from, for logs.
+	Expr string
 	// Cron says when to run.
 	Cron cron.Schedule
 	// Size is the length of a window; it must divide a day. Default 24h.
@@ -73,6 +75,17 @@ func (s Spec) zone() *time.Location {
 		return time.UTC
 	}
 	return s.Zone
+}
+
+// Next is when the schedule fires after t, in the provider's zone, so that
+// logs show the local time with its offset.
+func (s Spec) Next(t time.Time) time.Time {
+	return s.Cron.Next(t).In(s.zone())
+}
+
+// Local formats t in the provider's zone with its offset (RFC 3339).
+func (s Spec) Local(t time.Time) string {
+	return t.In(s.zone()).Format(time.RFC3339)
 }
 
 // Containing returns the window that contains t.

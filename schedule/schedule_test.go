@@ -28,6 +28,19 @@ func TestParseCron(t *testing.T) {
 	}
 }
 
+func TestNext(t *testing.T) {
+	t.Parallel()
+	c, err := ParseCron("CRON_TZ=Africa/Nairobi 30 2 * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Cron: c, Zone: eat}
+	next := s.Next(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	if got, want := s.Local(next), "2026-11-03T02:30:00+03:00"; got != want {
+		t.Fatalf("next = %s, want %s", got, want)
+	}
+}
+
 func TestWindows(t *testing.T) {
 	t.Parallel()
 	day := Spec{Zone: eat, Lookback: 2}

@@ -90,7 +90,7 @@ func alertKilled(t *testing.T, mode string) {
 	first.kill()
 
 	second := startProc(t, "serve-2", env, "serve", "--config", cfg)
-	base := second.url()
+	base := second.adminURL()
 	deadline := time.Now().Add(90 * time.Second)
 	var a ledger.Alert
 	for {

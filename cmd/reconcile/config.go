@@ -60,8 +60,14 @@ type ReconcileConfig struct {
 
 // HTTPConfig is the server of `reconcile serve`.
 type HTTPConfig struct {
-	// Listen is the address; default ":8080".
+	// Listen is the address of the public port (provider callbacks, the
+	// intents API); default ":8080".
 	Listen string `mapstructure:"listen"`
+	// AdminListen is the address of the admin port (/metrics, /healthz,
+	// /readyz), kept off the public callback port; default
+	// "127.0.0.1:8081" (loopback only: set ":8081" for a scraper on
+	// another host or container).
+	AdminListen string `mapstructure:"admin_listen"`
 	// ReadTimeout bounds reading a request, headers and body; default 10s.
 	ReadTimeout time.Duration `mapstructure:"read_timeout"`
 	// WriteTimeout bounds writing a response; default 30s.
@@ -159,6 +165,7 @@ var defaults = map[string]any{
 	"log.level":                                  "info",
 	"log.format":                                 "auto",
 	"http.listen":                                ":8080",
+	"http.admin_listen":                          "127.0.0.1:8081",
 	"http.read_timeout":                          "10s",
 	"http.write_timeout":                         "30s",
 	"http.max_body_bytes":                        1 << 20,
@@ -377,6 +384,12 @@ func (c *Config) Validate() error {
 	positive("http.write_timeout", c.HTTP.WriteTimeout)
 	if c.HTTP.MaxBodyBytes <= 0 {
 		bad("http.max_body_bytes", "must be positive")
+	}
+	switch {
+	case strings.TrimSpace(c.HTTP.AdminListen) == "":
+		bad("http.admin_listen", "is required: the address of /metrics, /healthz and /readyz, e.g. 127.0.0.1:8081")
+	case c.HTTP.AdminListen == c.HTTP.Listen && !strings.HasSuffix(c.HTTP.Listen, ":0"):
+		bad("http.admin_listen", "must differ from http.listen: metrics and health stay off the public port")
 	}
 	for key, n := range map[string]int{"workers.charges": c.Workers.Charges, "workers.events": c.Workers.Events,
 		"workers.alerts": c.Workers.Alerts, "workers.runs": c.Workers.Runs} {

@@ -23,17 +23,22 @@ type proc struct {
 	mu   sync.Mutex
 	log  strings.Builder
 	addr chan string
-	done chan struct{}
+	// admin receives the admin listener's address (metrics, health).
+	admin chan string
+	done  chan struct{}
 }
 
-var servingAddr = regexp.MustCompile(`"msg":"serving","addr":"([^"]+)"`)
+var (
+	servingAddr = regexp.MustCompile(`"msg":"serving","addr":"([^"]+)"`)
+	adminAddr   = regexp.MustCompile(`"msg":"admin serving","addr":"([^"]+)"`)
+)
 
 // startProc runs `reconcile args...` with env added, capturing its log.
 func startProc(t *testing.T, name string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, addr: make(chan string, 1), done: make(chan struct{})}
+	p := &proc{t: t, name: name, addr: make(chan string, 1), admin: make(chan string, 1), done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], args...)
-	p.cmd.Env = append(append(os.Environ(), mainEnv+"=1", "RECONCILE_LOG_FORMAT=json"), env...)
+	p.cmd.Env = append(append(os.Environ(), mainEnv+"=1", "RECONCILE_LOG_FORMAT=json", "RECONCILE_HTTP_ADMIN_LISTEN=127.0.0.1:0"), env...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +62,12 @@ func startProc(t *testing.T, name string, env []string, args ...string) *proc {
 				default:
 				}
 			}
+			if m := adminAddr.FindStringSubmatch(line); m != nil {
+				select {
+				case p.admin <- m[1]:
+				default:
+				}
+			}
 		}
 		_ = p.cmd.Wait()
 	}()
@@ -67,8 +78,20 @@ func startProc(t *testing.T, name string, env []string, args ...string) *proc {
 // url waits for the process to serve HTTP and returns its base URL.
 func (p *proc) url() string {
 	p.t.Helper()
+	return p.wait(p.addr)
+}
+
+// adminURL waits for the admin listener (metrics, health) and returns its
+// base URL.
+func (p *proc) adminURL() string {
+	p.t.Helper()
+	return p.wait(p.admin)
+}
+
+func (p *proc) wait(addr chan string) string {
+	p.t.Helper()
 	select {
-	case a := <-p.addr:
+	case a := <-addr:
 		return "http://" + a
 	case <-p.done:
 		p.t.Fatalf("%s exited before serving:\n%s", p.name, p.output())

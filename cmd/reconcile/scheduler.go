@@ -38,7 +38,7 @@ func (sc ScheduleConfig) spec(provider string, zone *time.Location) (schedule.Sp
 	if err != nil {
 		return schedule.Spec{}, fmt.Errorf("cron: %w", err)
 	}
-	spec := schedule.Spec{Provider: provider, Cron: cron, Size: sc.Window, Zone: zone, Lookback: 2, CatchUp: 7}
+	spec := schedule.Spec{Provider: provider, Expr: sc.Cron, Cron: cron, Size: sc.Window, Zone: zone, Lookback: 2, CatchUp: 7}
 	if sc.Lookback != nil {
 		spec.Lookback = *sc.Lookback
 	}
@@ -148,8 +148,47 @@ func (w *tickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 			enqueued++
 		}
 	}
-	w.logger.Info("reconcile tick", "provider", spec.Provider, "newest_window", newest.String(), "enqueued", enqueued)
+	attrs := []any{"provider", spec.Provider, "newest_window", newest.String(), "enqueued", enqueued,
+		"next_run", spec.Local(spec.Next(now))}
+	if enqueued == 0 {
+		w.logger.Info("reconcile tick enqueued nothing", append(attrs, "reason", idleReason(spec, newest, lastTo, len(first), len(closed)-1))...)
+		return nil
+	}
+	w.logger.Info("reconcile tick", attrs...)
 	return nil
+}
+
+// idleReason says why a tick enqueued no run: every window it found due
+// already had a job in River's uniqueness window.
+func idleReason(spec schedule.Spec, newest schedule.Window, lastTo time.Time, firsts, lookbacks int) string {
+	const held = "already has a job (queued, running, or finished within River's 24-hour uniqueness window)"
+	if !lastTo.Before(newest.To) {
+		return fmt.Sprintf("the newest closed window (to %s) was reconciled already (the last finished run ends %s) and each of its %d lookback window(s) %s",
+			spec.Local(newest.To), spec.Local(lastTo), lookbacks, held)
+	}
+	return fmt.Sprintf("each due window (%d first pass(es), %d lookback(s)) %s", firsts, lookbacks, held)
+}
+
+// logSchedules says at start when each provider is reconciled next, or why
+// nothing is scheduled in this process.
+func logSchedules(logger *slog.Logger, specs []schedule.Spec, scheduler bool, now time.Time) {
+	switch {
+	case !scheduler:
+		logger.Info("scheduler off in this process (roles.scheduler: false): another replica schedules runs")
+		return
+	case len(specs) == 0:
+		logger.Info("no schedules: nothing is reconciled periodically; set schedules.<provider>.cron to schedule runs")
+		return
+	}
+	for _, spec := range specs {
+		size := spec.Size
+		if size == 0 {
+			size = 24 * time.Hour
+		}
+		logger.Info("schedule", "provider", spec.Provider, "cron", spec.Expr, "next_run", spec.Local(spec.Next(now)),
+			"window", size.String(), "lookback", spec.Lookback, "catch_up", spec.CatchUp,
+			"note", "the elected leader ticks at start and then on the cron; each tick logs the next run")
+	}
 }
 
 // lastFinished returns the end of the latest finished window of provider.
@@ -177,6 +216,7 @@ type runWorker struct {
 	logger   *slog.Logger
 	runs     *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	books    *booksGauges
 }
 
 func (w *runWorker) Timeout(*river.Job[RunWindowArgs]) time.Duration { return w.lease }
@@ -197,6 +237,9 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunWindowArgs]) err
 	}
 	start := time.Now()
 	_, err := w.rec.Run(ctx, reconciler.Params{Provider: args.Provider, From: args.From, To: args.To})
+	if w.books != nil && !errors.Is(err, reconciler.ErrBusy) {
+		w.books.refreshLogged(ctx)
+	}
 	switch {
 	case errors.Is(err, reconciler.ErrBusy):
 		w.runs.WithLabelValues(args.Provider, "busy").Inc()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,10 +59,12 @@ type server struct {
 	charges  *charge.Service
 	registry *prometheus.Registry
 	intake   *intake.Processor
-	// callbackMetric counts callback intake.
-	callbackMetric *prometheus.CounterVec
-	mux            *http.ServeMux
-	logger         *slog.Logger
+	metrics  *serveMetrics
+	// mux serves the public port: callbacks and the intents API.
+	mux *http.ServeMux
+	// admin serves the admin port: /metrics, /healthz, /readyz.
+	admin  *http.ServeMux
+	logger *slog.Logger
 }
 
 func newServer(ctx context.Context, a *app) (*server, error) {
@@ -70,8 +73,10 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: http.NewServeMux(), logger: a.logger}
+	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: http.NewServeMux(), admin: http.NewServeMux(),
+		logger: a.logger, metrics: newServeMetrics(store, a.logger)}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(s.metrics.collectors()...)
 
 	chargeMetrics := charge.NewMetrics()
 	s.registry.MustRegister(chargeMetrics.Collectors()...)
@@ -89,18 +94,27 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	river.AddWorker(workers, ticks)
 	runs := &runWorker{store: store, lease: cfg.Reconcile.Lease, logger: a.logger,
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reconcile_runs_total",
-			Help: "Scheduled reconcile runs by provider and result (finished, failed, busy, skipped)."}, []string{"provider", "result"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "reconcile_run_duration_seconds",
-			Help: "Duration of scheduled reconcile runs.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, []string{"provider"})}
-	s.registry.MustRegister(runs.runs, runs.duration, &findingsCollector{store: store})
+		runs: s.metrics.runs, duration: s.metrics.duration, books: s.metrics.books}
 	river.AddWorker(workers, runs)
+	// The charging providers' series exist whether or not a charger is
+	// configured: zero charges is the truth until one is.
+	k := known{providers: sortedNames(a.providerSetups()), chargers: sortedNames(a.chargers()), alerts: alerts.Mode(cfg.Alerts.Mode)}
+	for _, p := range []string{mpesa.Provider, stripe.Provider} {
+		if !slices.Contains(k.chargers, p) {
+			k.chargers = append(k.chargers, p)
+		}
+	}
+	for _, sp := range specs {
+		k.scheduled = append(k.scheduled, sp.Provider)
+	}
+	s.registry.MustRegister(&findingsCollector{store: store, providers: k.providers})
+	var am *alerts.Metrics
 	slack, alertsOn, err := cfg.Alerts.slack()
 	if err != nil {
 		return nil, err
 	}
 	if alertsOn {
-		am := alerts.NewMetrics()
+		am = alerts.NewMetrics()
 		s.registry.MustRegister(am.Collectors()...)
 		d, err := alerts.NewDeliverer(store, slack, alerts.Options{Logger: a.logger, Metrics: am, Now: a.clock})
 		if err != nil {
@@ -118,6 +132,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 		qcfg.Queues = map[string]int{queue.QueueCharges: cfg.Workers.Charges, queue.QueueEvents: cfg.Workers.Events,
 			queue.QueueAlerts: cfg.Workers.Alerts, queue.QueueRuns: cfg.Workers.Runs}
 	}
+	logSchedules(a.logger, specs, cfg.Roles.Scheduler, a.clock())
 	if cfg.Roles.Scheduler {
 		qcfg.PeriodicJobs = periodicJobs(specs)
 	} else {
@@ -134,21 +149,21 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 		return nil, err
 	}
 	s.registry.MustRegister(&depthCollector{q: s.queue})
-	s.callbackMetric = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reconcile_callbacks_total",
-		Help: "Provider callbacks received, by provider, kind and result (stored, duplicate, quarantined, error)."},
-		[]string{"provider", "kind", "result"})
-	s.registry.MustRegister(s.callbackMetric)
-	if err := s.routes(); err != nil {
+	if k.callbacks, err = s.routes(); err != nil {
 		return nil, err
 	}
+	initialise(k, s.metrics, chargeMetrics, am)
+	s.metrics.books.refreshLogged(ctx)
 	return s, nil
 }
 
-func (s *server) routes() error {
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+// routes sets up both listeners' handlers and returns the providers whose
+// callback endpoints are served.
+func (s *server) routes() ([]string, error) {
+	s.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	s.admin.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.store.Ping(ctx); err != nil {
@@ -157,43 +172,47 @@ func (s *server) routes() error {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	if err := s.callbackRoutes(); err != nil {
-		return err
+	s.admin.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	callbacks, err := s.callbackRoutes()
+	if err != nil {
+		return nil, err
 	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}
-	return nil
+	return callbacks, nil
 }
 
 // callbackRoutes serves the M-Pesa callback endpoints and the Stripe webhook
-// when their secrets are configured.
-func (s *server) callbackRoutes() error {
+// when their secrets are configured, and returns the providers served.
+func (s *server) callbackRoutes() ([]string, error) {
+	var served []string
 	cfg := s.a.cfg
 	s.intake = &intake.Processor{Store: s.store, Applier: s.charges, Clock: s.a.clock, Logger: s.logger}
 	m := cfg.Providers.Mpesa
 	if m.Callbacks.PathToken != "" {
-		h, err := mpesa.NewHandler(mpesaHandlerConfig(m, s.store, s.a.clock), countingReceiver{s.intake, s.callbackMetric}, s.logger)
+		h, err := mpesa.NewHandler(mpesaHandlerConfig(m, s.store, s.a.clock), countingReceiver{s.intake, s.metrics.callbacks}, s.logger)
 		if err != nil {
-			return fmt.Errorf("config providers.mpesa.callbacks: %w", err)
+			return nil, fmt.Errorf("config providers.mpesa.callbacks: %w", err)
 		}
-		s.mux.Handle(h.Pattern(), h)
+		s.mux.Handle(h.Pattern(), countResponses(mpesa.Provider, s.metrics.callbackResponses, h))
+		served = append(served, mpesa.Provider)
 		s.logger.Info("m-pesa callbacks served", "prefix", h.Pattern())
 	} else {
 		s.logger.Info("m-pesa callbacks off: set RECONCILE_PROVIDERS_MPESA_CALLBACKS_PATH_TOKEN to serve them")
 	}
 	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
-		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.callbackMetric},
+		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.metrics.callbacks},
 			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger})
 		if err != nil {
-			return fmt.Errorf("config providers.stripe: %w", err)
+			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
-		s.mux.Handle("POST /webhooks/stripe", h)
+		s.mux.Handle("POST /webhooks/stripe", countResponses(stripe.Provider, s.metrics.callbackResponses, h))
+		served = append(served, stripe.Provider)
 	}
-	return nil
+	return served, nil
 }
 
 // countingReceiver counts callback intake by provider, kind and result.
@@ -235,8 +254,8 @@ func (r countingReceiver) count(provider string, res intake.Result, err error) {
 func (s *server) run(ctx context.Context) error {
 	cfg := s.a.cfg
 	var (
-		httpSrv *http.Server
-		errc    = make(chan error, 1)
+		httpSrv, adminSrv *http.Server
+		errc              = make(chan error, 2)
 	)
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		// Jobs run on a context the signal does not cancel: on SIGTERM they
@@ -246,6 +265,16 @@ func (s *server) run(ctx context.Context) error {
 			return err
 		}
 	}
+	// The admin listener (metrics, health) runs in every role: workers and
+	// schedulers are scraped and probed too.
+	adminLn, err := net.Listen("tcp", cfg.HTTP.AdminListen)
+	if err != nil {
+		return fmt.Errorf("http.admin_listen %s: %w", cfg.HTTP.AdminListen, err)
+	}
+	adminSrv = &http.Server{Handler: s.admin, ReadHeaderTimeout: cfg.HTTP.ReadTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
+		WriteTimeout: cfg.HTTP.WriteTimeout, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+	go func() { errc <- adminSrv.Serve(adminLn) }()
+	s.logger.Info("admin serving", "addr", adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
 	if cfg.Roles.HTTP {
 		ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 		if err != nil {
@@ -261,6 +290,11 @@ func (s *server) run(ctx context.Context) error {
 	go func() {
 		defer close(reprocessDone)
 		s.reprocessLoop(ctx)
+	}()
+	booksDone := make(chan struct{})
+	go func() {
+		defer close(booksDone)
+		s.metrics.books.loop(ctx, time.Minute)
 	}()
 	var failed error
 	select {
@@ -287,7 +321,12 @@ func (s *server) run(ctx context.Context) error {
 			_ = s.queue.StopAndCancel(hard)
 		}
 	}
+	// Metrics and health answer until the work has stopped.
+	if err := adminSrv.Shutdown(soft); err != nil {
+		s.logger.Warn("admin http shutdown", "error", err)
+	}
 	<-reprocessDone
+	<-booksDone
 	s.logger.Info("stopped")
 	return failed
 }
@@ -329,47 +368,4 @@ func riverID(host string, pid int) string {
 		clean = clean[:60]
 	}
 	return fmt.Sprintf("%s_pid%d", clean, pid)
-}
-
-// findingsCollector exports the findings by provider, kind and status at
-// scrape time.
-type findingsCollector struct{ store ledger.Store }
-
-var findingsDesc = prometheus.NewDesc("reconcile_findings", "Findings by provider, kind and status.",
-	[]string{"provider", "kind", "status"}, nil)
-
-func (f *findingsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- findingsDesc }
-
-func (f *findingsCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	counts, err := f.store.CountFindings(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(findingsDesc, err)
-		return
-	}
-	for _, c := range counts {
-		ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(c.N), c.Provider, string(c.Kind), string(c.Status))
-	}
-}
-
-// depthCollector exports River's queue depth at scrape time.
-type depthCollector struct{ q *queue.Queue }
-
-var depthDesc = prometheus.NewDesc("reconcile_queue_jobs", "Jobs waiting, running or discarded, by queue and state.",
-	[]string{"queue", "state"}, nil)
-
-func (d *depthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- depthDesc }
-
-func (d *depthCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	depth, err := d.q.Depth(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(depthDesc, err)
-		return
-	}
-	for k, n := range depth {
-		ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(n), k.Queue, k.State)
-	}
 }
