@@ -269,7 +269,7 @@ func TestAdminListenIsValidated(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]string{
 		"http:\n  listen: :8080\n  admin_listen: :8080\n": "http.admin_listen: must differ from http.listen",
-		"http:\n  admin_listen: \"\"\n":                      "http.admin_listen: is required",
+		"http:\n  admin_listen: \"\"\n":                   "http.admin_listen: is required",
 	} {
 		_, err := loadConfig(&cobra.Command{}, writeConfig(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
