@@ -32,7 +32,7 @@ type intentsAPI struct {
 	logger *slog.Logger
 }
 
-func (api *intentsAPI) routes(mux *http.ServeMux) {
+func (api *intentsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST /v1/intents", api.auth(http.HandlerFunc(api.create)))
 	mux.Handle("GET /v1/intents/{key}", api.auth(http.HandlerFunc(api.get)))
 }

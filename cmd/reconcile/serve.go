@@ -61,9 +61,9 @@ type server struct {
 	intake   *intake.Processor
 	metrics  *serveMetrics
 	// mux serves the public port: callbacks and the intents API.
-	mux *http.ServeMux
+	mux *routeMux
 	// admin serves the admin port: /metrics, /healthz, /readyz.
-	admin  *http.ServeMux
+	admin  *routeMux
 	logger *slog.Logger
 }
 
@@ -73,7 +73,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: http.NewServeMux(), admin: http.NewServeMux(),
+	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: newRouteMux(), admin: newRouteMux(),
 		logger: a.logger, metrics: newServeMetrics(store, a.logger)}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registry.MustRegister(s.metrics.collectors()...)
@@ -215,6 +215,29 @@ func (s *server) callbackRoutes() ([]string, error) {
 	return served, nil
 }
 
+// publicHandler serves the public port, with the body limit.
+func (s *server) publicHandler() http.Handler {
+	return http.MaxBytesHandler(s.mux, s.a.cfg.HTTP.MaxBodyBytes)
+}
+
+// routeMux is a ServeMux that remembers its patterns, so that tests can
+// check each route against the OpenAPI description.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func newRouteMux() *routeMux { return &routeMux{ServeMux: http.NewServeMux()} }
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routeMux) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(f))
+}
+
 // countingReceiver counts callback intake by provider, kind and result.
 type countingReceiver struct {
 	p *intake.Processor
@@ -280,7 +303,7 @@ func (s *server) run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("http.listen %s: %w", cfg.HTTP.Listen, err)
 		}
-		httpSrv = &http.Server{Handler: http.MaxBytesHandler(s.mux, cfg.HTTP.MaxBodyBytes),
+		httpSrv = &http.Server{Handler: s.publicHandler(),
 			ReadHeaderTimeout: cfg.HTTP.ReadTimeout, ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout,
 			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
 		go func() { errc <- httpSrv.Serve(ln) }()

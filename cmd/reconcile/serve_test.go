@@ -78,6 +78,10 @@ schedules:
 	cfg.HTTP.APIToken = testAPIToken
 	cfg.Providers.Mpesa.Callbacks.PathToken = testPathToken
 	cfg.Providers.Stripe.WebhookSecrets = []string{testWebhookSecret}
+	// A Stripe charger, so that intents can be created; nothing charges
+	// (no worker runs in these tests).
+	cfg.Providers.Stripe.APIKey = "sk_test_openapi_0123456789"
+	cfg.Providers.Stripe.BaseURL = "http://127.0.0.1:1"
 	cfg.Alerts.Mode = "webhook"
 	cfg.Alerts.Channel = "finance"
 	cfg.Alerts.WebhookURL = "http://127.0.0.1:1/hooks/test"
