@@ -126,3 +126,36 @@ func TestDeployReferencesExist(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployEnvNames: every RECONCILE_* variable the deployment files set or
+// mention is a setting reconcile reads, and the unit and compose file run
+// commands that exist.
+func TestDeployEnvNames(t *testing.T) {
+	t.Parallel()
+	known := map[string]bool{}
+	for k := range defaults {
+		known[envName(k)] = true
+	}
+	env := regexp.MustCompile(`RECONCILE_[A-Z0-9_]+`)
+	for _, f := range []string{"../../Dockerfile", "../../deploy/compose.yaml", "../../deploy/reconcile.service",
+		"../../deploy/reconcile.env.example", "../../docs/deploy.md"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range env.FindAllString(string(raw), -1) {
+			if !known[v] && !strings.HasPrefix(v, "RECONCILE_ALERTS_WEBHOOK_URL_") {
+				t.Errorf("%s: %s is not a setting of reconcile", f, v)
+			}
+		}
+	}
+	unit, err := os.ReadFile("../../deploy/reconcile.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"reconcile migrate --config", "reconcile serve --config", "EnvironmentFile=", "DynamicUser=yes", "ProtectSystem=strict"} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("reconcile.service lacks %q", want)
+		}
+	}
+}

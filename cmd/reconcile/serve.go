@@ -34,9 +34,11 @@ func newServeCmd(a *app) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the service: scheduled runs, HTTP (callbacks, API, health, metrics) and workers",
 		Long: `Run everything in one process: River workers (charges, outgoing events, alerts, scheduled
-reconcile runs), the HTTP server (provider callbacks, the intents API, /healthz, /readyz and
-/metrics) and the leader-elected scheduler. Roles can be switched off in the config (roles.*)
-to split a large deployment. Any number of replicas can share one PostgreSQL.
+reconcile runs), the public HTTP server (http.listen: provider callbacks, the intents API), the
+admin HTTP server (http.admin_listen, loopback by default: /metrics, /healthz, /readyz) and the
+leader-elected scheduler. Roles can be switched off in the config (roles.*) to split a large
+deployment; the admin server runs in every process. Any number of replicas can share one
+PostgreSQL. Every endpoint is described in docs/openapi.yaml.
 
 On SIGTERM or SIGINT it stops taking new work, lets running jobs and requests finish for
 queue.shutdown_grace, then cancels what is left; nothing acknowledged is lost.`,
