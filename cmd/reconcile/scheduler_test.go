@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/queue"
+	"github.com/reconcilehq/reconcile/schedule"
+)
+
+// TestTickLogs: a tick logs the next run in the provider's zone; a tick
+// that finds every due window already queued says so, and why.
+func TestTickLogs(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			store := e.New(t)
+			q, err := queue.New(store, queue.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cron, err := schedule.ParseCron("CRON_TZ=Africa/Nairobi 30 2 * * *")
+			if err != nil {
+				t.Fatal(err)
+			}
+			nairobi, err := time.LoadLocation("Africa/Nairobi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := schedule.Spec{Provider: "mpesa", Expr: "CRON_TZ=Africa/Nairobi 30 2 * * *", Cron: cron, Zone: nairobi, Lookback: 1, CatchUp: 2}
+			now := time.Date(2026, 11, 2, 23, 30, 0, 0, time.UTC) // 02:30 on 3 Nov in Nairobi
+			logs := &syncBuffer{}
+			w := &tickWorker{store: store, queue: q, specs: map[string]schedule.Spec{"mpesa": spec},
+				clock: func() time.Time { return now }, logger: slog.New(slog.NewJSONHandler(logs, nil))}
+			job := &river.Job[TickArgs]{Args: TickArgs{Provider: "mpesa"}}
+			ctx := context.Background()
+			if err := w.Work(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Work(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			first := regexp.MustCompile(`"msg":"reconcile tick","provider":"mpesa","newest_window":"2026-11-01T21:00:00Z/2026-11-02T21:00:00Z","enqueued":3,"next_run":"2026-11-04T02:30:00\+03:00"`)
+			if !first.MatchString(logs.String()) {
+				t.Errorf("first tick not logged with its windows and next run:\n%s", logs)
+			}
+			idle := regexp.MustCompile(`"msg":"reconcile tick enqueued nothing","provider":"mpesa",.*"enqueued":0,"next_run":"2026-11-04T02:30:00\+03:00","reason":"each due window \(2 first pass\(es\), 1 lookback\(s\)\) already has a job`)
+			if !idle.MatchString(logs.String()) {
+				t.Errorf("idle tick not explained:\n%s", logs)
+			}
+		})
+	}
+}
