@@ -282,29 +282,37 @@ func (s *server) run(ctx context.Context) error {
 		httpSrv, adminSrv *http.Server
 		errc              = make(chan error, 2)
 	)
+	// Both addresses are taken before any work starts, so that a taken
+	// address stops serve at once. The admin listener (metrics, health)
+	// runs in every role: workers and schedulers are scraped and probed too.
+	adminLn, err := net.Listen("tcp", cfg.HTTP.AdminListen)
+	if err != nil {
+		return fmt.Errorf("http.admin_listen %s: %w", cfg.HTTP.AdminListen, err)
+	}
+	var ln net.Listener
+	if cfg.Roles.HTTP {
+		if ln, err = net.Listen("tcp", cfg.HTTP.Listen); err != nil {
+			adminLn.Close()
+			return fmt.Errorf("http.listen %s: %w", cfg.HTTP.Listen, err)
+		}
+	}
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		// Jobs run on a context the signal does not cancel: on SIGTERM they
 		// get queue.shutdown_grace to finish (Stop), and only then are they
 		// cancelled (StopAndCancel).
 		if err := s.queue.Start(context.WithoutCancel(ctx)); err != nil {
+			adminLn.Close()
+			if ln != nil {
+				ln.Close()
+			}
 			return err
 		}
-	}
-	// The admin listener (metrics, health) runs in every role: workers and
-	// schedulers are scraped and probed too.
-	adminLn, err := net.Listen("tcp", cfg.HTTP.AdminListen)
-	if err != nil {
-		return fmt.Errorf("http.admin_listen %s: %w", cfg.HTTP.AdminListen, err)
 	}
 	adminSrv = &http.Server{Handler: s.admin, ReadHeaderTimeout: cfg.HTTP.ReadTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
 		WriteTimeout: cfg.HTTP.WriteTimeout, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
 	go func() { errc <- adminSrv.Serve(adminLn) }()
 	s.logger.Info("admin serving", "addr", adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
-	if cfg.Roles.HTTP {
-		ln, err := net.Listen("tcp", cfg.HTTP.Listen)
-		if err != nil {
-			return fmt.Errorf("http.listen %s: %w", cfg.HTTP.Listen, err)
-		}
+	if ln != nil {
 		httpSrv = &http.Server{Handler: s.publicHandler(),
 			ReadHeaderTimeout: cfg.HTTP.ReadTimeout, ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout,
 			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -289,4 +290,21 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestAdminAddressTaken: a taken admin address stops serve before any work
+// starts, naming the setting.
+func TestAdminAddressTaken(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	s, _ := testServer(t, dbtest.SQLiteURL(t))
+	s.a.cfg.HTTP.AdminListen = taken.Addr().String()
+	err = s.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "http.admin_listen "+taken.Addr().String()) {
+		t.Fatalf("run = %v, want an error naming http.admin_listen", err)
+	}
 }
