@@ -178,8 +178,7 @@ func (c *apiChecker) documented(s *server) {
 			// The M-Pesa handler serves its endpoints under the prefix.
 			for _, e := range mpesa.Endpoints {
 				if !has(http.MethodPost, prefix+"{token}/"+e.Path) {
-					t := c.t
-					t.Errorf("M-Pesa endpoint POST %s{token}/%s is served but not described", prefix, e.Path)
+					c.t.Errorf("M-Pesa endpoint POST %s{token}/%s is served but not described", prefix, e.Path)
 				}
 			}
 		case !has(method, path):
