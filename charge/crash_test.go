@@ -99,6 +99,9 @@ type crashRig struct {
 	store  ledger.Store
 	db     *probe
 	honour bool
+	// workerURL and workerFake, when set, are where the worker processes
+	// reach the database and the provider instead (through a proxy).
+	workerURL, workerFake string
 }
 
 // worker is a started worker process.
@@ -118,8 +121,12 @@ func (r *crashRig) start(parkAfter int, extraEnv ...string) *worker {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	dbURL, fakeURL := r.url, r.srv.URL()
+	if r.workerURL != "" {
+		dbURL, fakeURL = r.workerURL, r.workerFake
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWorkerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashWorkerEnv+"=1", "CRASH_URL="+r.url, "CRASH_FAKE="+r.srv.URL(),
+	cmd.Env = append(os.Environ(), crashWorkerEnv+"=1", "CRASH_URL="+dbURL, "CRASH_FAKE="+fakeURL,
 		"CRASH_HONOUR="+strconv.FormatBool(r.honour), "CRASH_PARK_AFTER="+strconv.Itoa(parkAfter))
 	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stderr = os.Stderr
@@ -187,20 +194,7 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 	r.store = store
 	r.db = newProbe(t, r.url)
 
-	q, err := queue.New(store, queue.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := charge.New(charge.Deps{Store: store, Chargers: map[string]providers.Charger{"fake": &fake.Charger{}}}, charge.Config{MaxAttempts: 25})
-	svc.UseQueue(q)
-	amount, _ := money.Parse("500", "KES")
-	keys := make([]string, p.intents)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("charge:order-%05d", i)
-		if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: keys[i], Provider: "fake", Amount: amount}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	keys := r.createIntents(p.intents)
 
 	var (
 		kills         []killTally
@@ -294,6 +288,27 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 	if len(caughtBefore) < p.minBefore {
 		t.Errorf("only %d distinct intents caught before the provider charged, want at least %d", len(caughtBefore), p.minBefore)
 	}
+}
+
+// createIntents creates n intents, each with its charge job.
+func (r *crashRig) createIntents(n int) []string {
+	r.t.Helper()
+	ctx := context.Background()
+	q, err := queue.New(r.store, queue.Config{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	svc := charge.New(charge.Deps{Store: r.store, Chargers: map[string]providers.Charger{"fake": &fake.Charger{}}}, charge.Config{MaxAttempts: 25})
+	svc.UseQueue(q)
+	amount, _ := money.Parse("500", "KES")
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("charge:order-%05d", i)
+		if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: keys[i], Provider: "fake", Amount: amount}}); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return keys
 }
 
 // collectParked waits until the fault point holds want answers (or fewer, if
