@@ -241,6 +241,9 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 				r.waitInFlight(w)
 			}
 			time.Sleep(time.Duration(rnd.IntN(150)) * time.Millisecond)
+			// Still busy at the instant of the kill: two charges in
+			// flight, so that one finishing cannot leave it idle.
+			r.waitInFlightN(w, 2)
 		}
 		w.kill()
 		lastKill = time.Now()
@@ -341,10 +344,19 @@ func collectParked(t *testing.T, w *worker, want int) []string {
 // way in it.
 func (r *crashRig) waitInFlight(w *worker) {
 	r.t.Helper()
-	poll.WaitErr(r.t, time.Minute, "a charge in flight", func() (bool, error) {
-		n, err := r.db.countErr(`SELECT count(*) FROM intents WHERE state = 'processing' AND claim_owner LIKE $1`, w.owner+"%")
-		return n > 0, err
+	r.waitInFlightN(w, 1)
+}
+
+// waitInFlightN waits until w holds claims on n intents, checking often.
+func (r *crashRig) waitInFlightN(w *worker, n int) {
+	r.t.Helper()
+	err := poll.Until(context.Background(), time.Minute, 2*time.Millisecond, func() (bool, error) {
+		held, err := r.db.countErr(`SELECT count(*) FROM intents WHERE state = 'processing' AND claim_owner LIKE $1`, w.owner+"%")
+		return held >= n, err
 	})
+	if err != nil {
+		r.t.Fatalf("waiting for %d charges in flight: %v", n, err)
+	}
 }
 
 // tally reads what the dead worker w left in the middle of a charge: intents

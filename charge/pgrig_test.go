@@ -74,7 +74,8 @@ func (p *probe) keys(query string, args ...any) ([]string, error) {
 }
 
 // throwawayPG is a PostgreSQL server of the test's own (scripts/pgtmp.sh),
-// which it may restart: never restart the shared server others test on.
+// with PostgreSQL's durability settings, which it may restart: never restart
+// the shared server others test on.
 type throwawayPG struct {
 	dir, bin, url string
 }
@@ -88,7 +89,9 @@ func startThrowawayPG(t *testing.T) *throwawayPG {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(script, "start")
+	// Durable: with synchronous_commit off, a crash of the server loses
+	// commits it had acknowledged, and no worker can be safe against that.
+	cmd := exec.Command(script, "start", "durable")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
