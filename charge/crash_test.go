@@ -79,7 +79,7 @@ func TestCrash(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d (rerun with -crash.seed=%d)", seed, seed)
-	p := crashPlan{intents: 200, rounds: 8, minCharged: 10, minBefore: 3}
+	p := crashPlan{intents: 200, rounds: 8, minCharged: 10, minBefore: 2}
 	if *crashFull {
 		p = crashPlan{intents: 1000, rounds: 40, restartEvery: 5, minCharged: 50, minBefore: 20}
 	}

@@ -91,12 +91,21 @@ func faultRun(t *testing.T, n int, honour bool, rnd *rand.Rand) {
 	faults := map[string]int{}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { chaos(stop, rnd, dbProxy, provProxy, faults) })
-	// Faults go on until every intent has been tried at least once; then the
-	// network heals and the rest settles.
+	// Faults go on until every intent has been tried at least once (or, as a
+	// job whose fetch was cut waits for River's rescue, for a number of
+	// rounds that grows with the size) and every kind of fault has struck;
+	// then the network heals and the rest settles.
+	rounds := 2 + n/200
+	chaosDone := make(chan struct{})
+	wg.Go(func() { defer close(chaosDone); chaos(stop, rounds, rnd, dbProxy, provProxy, faults) })
 	poll.WaitErr(t, 4*time.Minute, "every intent to be tried", func() (bool, error) {
 		if err := alive(); err != nil {
 			t.Fatal(err)
+		}
+		select {
+		case <-chaosDone:
+			return true, nil
+		default:
 		}
 		pending, err := r.db.countErr(`SELECT count(*) FROM intents WHERE state = 'pending'`)
 		return pending == 0, err
@@ -137,8 +146,8 @@ func faultRun(t *testing.T, n int, honour bool, rnd *rand.Rand) {
 // chaos injects one fault after another into the two proxies, counting them
 // by kind in faults. Every kind strikes once in each round, in a random
 // order; after stop is closed it finishes the first round, if need be, and
-// stops.
-func chaos(stop <-chan struct{}, rnd *rand.Rand, db, prov *faultproxy.Proxy, faults map[string]int) {
+// stops. It stops by itself after maxRounds.
+func chaos(stop <-chan struct{}, maxRounds int, rnd *rand.Rand, db, prov *faultproxy.Proxy, faults map[string]int) {
 	between := func(lo, hi int) time.Duration { return time.Duration(lo+rnd.IntN(hi-lo)) * time.Millisecond }
 	stopped := func() bool {
 		select {
@@ -148,7 +157,7 @@ func chaos(stop <-chan struct{}, rnd *rand.Rand, db, prov *faultproxy.Proxy, fau
 			return false
 		}
 	}
-	for round := 1; round == 1 || !stopped(); round++ {
+	for round := 1; round <= maxRounds && (round == 1 || !stopped()); round++ {
 		for _, kind := range rnd.Perm(8) {
 			if round > 1 && stopped() {
 				break
