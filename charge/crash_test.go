@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -103,14 +104,16 @@ type crashRig struct {
 	// workerURL and workerFake, when set, are where the worker processes
 	// reach the database and the provider instead (through a proxy).
 	workerURL, workerFake string
+	started               int
 }
 
 // worker is a started worker process.
 type worker struct {
-	cmd    *exec.Cmd
-	owner  string
-	parked chan string // keys the fault point holds, as it reports them
-	exited chan struct{}
+	cmd     *exec.Cmd
+	owner   string
+	appName string
+	parked  chan string // keys the fault point holds, as it reports them
+	exited  chan struct{}
 }
 
 // start runs a worker process. parkAfter >= 0 arms the fault point: after
@@ -126,6 +129,18 @@ func (r *crashRig) start(parkAfter int, extraEnv ...string) *worker {
 	if r.workerURL != "" {
 		dbURL, fakeURL = r.workerURL, r.workerFake
 	}
+	// The worker's connections carry a name of their own, so that the test
+	// can tell when the server is done with them after a kill.
+	r.started++
+	appName := fmt.Sprintf("crash-worker-%d", r.started)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", appName)
+	u.RawQuery = q.Encode()
+	dbURL = u.String()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWorkerProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashWorkerEnv+"=1", "CRASH_URL="+dbURL, "CRASH_FAKE="+fakeURL,
 		"CRASH_HONOUR="+strconv.FormatBool(r.honour), "CRASH_PARK_AFTER="+strconv.Itoa(parkAfter))
@@ -136,7 +151,7 @@ func (r *crashRig) start(parkAfter int, extraEnv ...string) *worker {
 		r.t.Fatal(err)
 	}
 	pw.Close()
-	w := &worker{cmd: cmd, owner: fmt.Sprintf("pid-%d/", cmd.Process.Pid), parked: make(chan string, 64), exited: make(chan struct{})}
+	w := &worker{cmd: cmd, owner: fmt.Sprintf("pid-%d/", cmd.Process.Pid), appName: appName, parked: make(chan string, 64), exited: make(chan struct{})}
 	go func() {
 		defer close(w.parked)
 		sc := bufio.NewScanner(pr)
@@ -248,8 +263,14 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 		}
 		w.kill()
 		lastKill = time.Now()
-		// A request the dead worker had sent may still be in the provider's
-		// hands: let it land before the provider's books are read.
+		// A commit the dead worker had sent may still be landing: wait
+		// until the server has closed its connections. A request it had
+		// sent may still be in the provider's hands: let it land before
+		// the provider's books are read.
+		poll.WaitErr(t, time.Minute, "the dead worker's database connections to close", func() (bool, error) {
+			n, err := r.db.countErr(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, w.appName)
+			return n == 0, err
+		})
 		time.Sleep(3 * crashLatency)
 		r.tally(&k, w)
 		for _, key := range k.before {
@@ -286,6 +307,16 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 		honour, p.intents, len(kills), restarts, len(caughtBefore), len(caughtCharged),
 		f.states[ledger.StateSucceeded], f.states[ledger.StateUnknown], f.unknownCharged, f.states[ledger.StateFailed],
 		f.twice, f.lost, f.failedCharged, f.repushed)
+	if !honour {
+		// Nothing recorded what the provider answered, and nothing can ask
+		// it without a reference: each such intent waits, unknown, for
+		// evidence; none was pushed again (checked above).
+		for key := range caughtCharged {
+			if in, err := store.GetIntent(ctx, key); err != nil || in.State != ledger.StateUnknown {
+				t.Errorf("%s was caught charged but not recorded and ended %s (%v), want unknown", key, in.State, err)
+			}
+		}
+	}
 	if len(caughtCharged) < p.minCharged {
 		t.Errorf("only %d distinct intents caught charged but not recorded, want at least %d", len(caughtCharged), p.minCharged)
 	}
