@@ -257,9 +257,10 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 				r.waitInFlight(w)
 			}
 			time.Sleep(time.Duration(rnd.IntN(150)) * time.Millisecond)
-			// Still busy at the instant of the kill: two charges in
-			// flight, so that one finishing cannot leave it idle.
-			r.waitInFlightN(w, 2)
+			// Still busy at the instant of the kill: half its slots in
+			// flight, so that the few finishing as it dies (their commits
+			// land) cannot leave it idle.
+			r.waitInFlightN(w, crashConcurrency/2)
 		}
 		w.kill()
 		lastKill = time.Now()
