@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -517,9 +516,6 @@ func TestCrashWorkerProcess(t *testing.T) {
 			<-make(chan struct{}) // held until the test kills the process
 		})
 	}
-	if honour, _ := strconv.ParseBool(os.Getenv("CRASH_HONOUR")); !honour {
-		http.DefaultTransport = noReplay{http.DefaultTransport}
-	}
 	timeout := time.Second
 	if d, err := time.ParseDuration(os.Getenv("CRASH_PROVIDER_TIMEOUT")); err == nil {
 		timeout = d
@@ -549,19 +545,4 @@ func TestCrashWorkerProcess(t *testing.T) {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = q.Stop(stopCtx)
-}
-
-// noReplay keeps net/http from sending a charge again by itself. Its
-// transport re-sends a POST that carries an Idempotency-Key header when a
-// reused connection breaks before the answer arrives, and the fake charger
-// sends the key in that header even when it plays a provider that does not
-// honour keys: without this, a cut connection charges twice below the
-// worker, where no ledger record can see it. (A request without GetBody is
-// not replayed.)
-type noReplay struct{ next http.RoundTripper }
-
-func (n noReplay) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.GetBody = nil
-	return n.next.RoundTrip(r)
 }
