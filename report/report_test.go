@@ -57,12 +57,29 @@ func outcome(t *testing.T, dry bool) (*reconciler.Outcome, *reconciler.Reconcile
 	return out, rec
 }
 
+// zoned is the run report as the CLI shows it: times in the provider's zone.
+func zoned(t *testing.T, o *reconciler.Outcome) report.Run {
+	t.Helper()
+	r := report.FromOutcome(o)
+	r.Zone = nairobi(t)
+	return r
+}
+
+func nairobi(t *testing.T) *time.Location {
+	t.Helper()
+	z, err := time.LoadLocation("Africa/Nairobi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
 func TestRunGolden(t *testing.T) {
 	t.Parallel()
 	out, rec := outcome(t, false)
 	for _, f := range []report.Format{report.Text, report.JSON, report.CSV} {
 		var buf bytes.Buffer
-		if err := report.WriteRun(&buf, f, report.FromOutcome(out)); err != nil {
+		if err := report.WriteRun(&buf, f, zoned(t, out)); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "run."+string(f), buf.Bytes())
@@ -76,14 +93,14 @@ func TestRunGolden(t *testing.T) {
 	}
 	for _, f := range []report.Format{report.Text, report.JSON, report.CSV} {
 		var buf bytes.Buffer
-		if err := report.WriteFindings(&buf, f, fs); err != nil {
+		if err := report.WriteFindingsIn(&buf, f, fs, map[string]*time.Location{"mpesa": nairobi(t)}); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "findings."+string(f), buf.Bytes())
 	}
 	dry, _ := outcome(t, true)
 	var buf bytes.Buffer
-	if err := report.WriteRun(&buf, report.Text, report.FromOutcome(dry)); err != nil {
+	if err := report.WriteRun(&buf, report.Text, zoned(t, dry)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "dryrun.text", buf.Bytes())
@@ -109,12 +126,14 @@ func TestJSONContract(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	if got := keys(doc); !slices.Equal(got, []string{"findings", "from", "provider", "summary", "to"}) {
+	if got := keys(doc); !slices.Equal(got, []string{"attempt", "dry_run", "findings", "from", "provider", "resolved", "run_id",
+		"summary", "to", "zone"}) {
 		t.Fatalf("top-level keys %v", got)
 	}
 	var summary map[string]json.RawMessage
 	_ = json.Unmarshal(doc["summary"], &summary)
-	if got := keys(summary); !slices.Equal(got, []string{"findings", "intents", "matched", "transactions"}) {
+	if got := keys(summary); !slices.Equal(got, []string{"duration_ms", "findings", "intents", "matched", "new", "resolved",
+		"settled", "transactions"}) {
 		t.Fatalf("summary keys %v", got)
 	}
 	var findings []map[string]json.RawMessage
@@ -123,8 +142,9 @@ func TestJSONContract(t *testing.T) {
 		t.Fatal("no findings")
 	}
 	for _, f := range findings {
-		if got := keys(f); !slices.Equal(got, []string{"actual", "detail", "expected", "id", "intent_key", "kind",
-			"provider", "provider_txn_ids", "severity"}) {
+		if got := keys(f); !slices.Equal(got, []string{"actual", "at_risk", "change", "counterparty", "detail", "expected",
+			"first_seen", "id", "intent_key", "kind", "last_seen", "occurred_at", "provider", "provider_txn_ids", "severity",
+			"status"}) {
 			t.Fatalf("finding keys %v", got)
 		}
 		var kind, intent string

@@ -192,7 +192,7 @@ var defaults = map[string]any{
 	"alerts.summary_when_clean":                  false,
 	"alerts.summary_top":                         5,
 	"alerts.findings_url":                        "",
-	"alerts.zone":                                "UTC",
+	"alerts.zone":                                "",
 	"alerts.channel_interval":                    "1s",
 	"alerts.max_attempts":                        10,
 	"alerts.api_url":                             "https://slack.com/api/",
@@ -443,12 +443,17 @@ func (c *Config) Validate() error {
 	positive("reconcile.lease", c.Reconcile.Lease)
 	if !slices.Contains([]string{"off", "webhook", "bot"}, c.Alerts.Mode) {
 		bad("alerts.mode", "unknown mode %q (want off, webhook or bot)", c.Alerts.Mode)
-	} else if _, _, err := c.Alerts.slack(); err != nil {
+	} else if _, _, err := c.Alerts.planning(); err != nil {
+		// Secrets are checked by the commands that deliver (serve).
 		errs = append(errs, err)
 	}
 	setups, err := buildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
 	if err != nil {
 		errs = append(errs, err)
+	}
+	c.Alerts.zones = map[string]*time.Location{}
+	for name, p := range setups {
+		c.Alerts.zones[name] = p.Zone
 	}
 	for name, sc := range c.Schedules {
 		if _, err := sc.spec(name, time.UTC); err != nil {
