@@ -139,7 +139,9 @@ func (a *app) load(cmd *cobra.Command) error {
 		_, fromEnv := os.LookupEnv("RECONCILE_DATABASE_URL")
 		a.defaultDB = !fromEnv
 	}
-	a.clock = time.Now
+	if a.clock == nil {
+		a.clock = time.Now
+	}
 	a.logger = newLogger(a.stderr, cfg.Log)
 	return nil
 }
