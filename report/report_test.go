@@ -106,7 +106,7 @@ func TestRunGolden(t *testing.T) {
 	golden(t, "dryrun.text", buf.Bytes())
 }
 
-// TestJSONContract checks the exact shape DESIGN.md section 6 fixes.
+// TestJSONContract checks the exact shape docs/formats.md describes.
 func TestJSONContract(t *testing.T) {
 	t.Parallel()
 	out, _ := outcome(t, true)

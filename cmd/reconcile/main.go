@@ -13,7 +13,7 @@ import (
 	_ "time/tzdata" // CRON_TZ and provider zones work on machines without zoneinfo
 )
 
-// Exit codes (DESIGN.md section 6).
+// Exit codes (README.md, Command line).
 const (
 	exitOK       = 0
 	exitError    = 1
