@@ -192,3 +192,93 @@ func TestUnknownCommandsAndProvidersExit2(t *testing.T) {
 		}
 	}
 }
+
+// imported returns a migrated SQLite database holding the examples' M-Pesa
+// intents and statement.
+func imported(t *testing.T) string {
+	t.Helper()
+	url := migrated(t)
+	for _, args := range [][]string{
+		{"import", "intents", "../../examples/intents.csv"},
+		{"import", "statement", "--provider", "mpesa", "../../examples/mpesa-statement.csv"},
+	} {
+		if code, _, errOut := cli(t, append(args, "--database-url", url)...); code != 0 {
+			t.Fatalf("%v: %s", args, errOut)
+		}
+	}
+	return url
+}
+
+// TestTimesInTheProvidersZone: the Slack messages a run would send show
+// times in the provider's zone with the offset when alerts.zone is not set.
+func TestTimesInTheProvidersZone(t *testing.T) {
+	t.Parallel()
+	url := imported(t)
+	code, out, errOut := cli(t, "run", "--provider", "mpesa", "--from", "2026-03-14", "--dry-run", "--database-url", url)
+	if code != 0 {
+		t.Fatalf("%d %q", code, errOut)
+	}
+	slack := out[strings.Index(out, "Slack messages this run would send"):]
+	if !strings.Contains(slack, "2026-03-14 00:00 → 2026-03-15 00:00 EAT (+03:00)") || strings.Contains(slack, " UTC") {
+		t.Fatalf("Slack preview not in Nairobi time:\n%s", slack)
+	}
+}
+
+// TestListsAreNewestFirst: every list command sorts the same way, newest
+// first, and takes the same formats.
+func TestListsAreNewestFirst(t *testing.T) {
+	t.Parallel()
+	url := imported(t)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("alerts:\n  mode: webhook\n  channel: finance-ops\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A run with alerts on queues their deliveries: jobs to list.
+	if code, _, errOut := cli(t, "run", "--provider", "mpesa", "--from", "2026-03-14", "--config", cfg, "--database-url", url); code != 0 {
+		t.Fatalf("run: %s", errOut)
+	}
+	if code, _, _ := cli(t, "import", "intents", "../../examples/bad-intents.csv", "--database-url", url); code != 1 {
+		t.Fatal("bad intents imported")
+	}
+	var jobs struct{ Jobs []struct{ ID int64 } }
+	var quarantine struct{ Quarantine []struct{ ID int64 } }
+	var findings struct {
+		Findings []struct {
+			OccurredAt string `json:"occurred_at"`
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		into any
+	}{{[]string{"jobs", "list"}, &jobs}, {[]string{"quarantine", "list"}, &quarantine}, {[]string{"findings", "list"}, &findings}} {
+		for _, f := range []string{"text", "csv", "json"} {
+			code, out, errOut := cli(t, append(c.args, "--format", f, "--database-url", url)...)
+			if code != 0 {
+				t.Fatalf("%v --format %s: %d %q", c.args, f, code, errOut)
+			}
+			if f == "json" {
+				if err := json.Unmarshal([]byte(out), c.into); err != nil {
+					t.Fatalf("%v: %v", c.args, err)
+				}
+			}
+		}
+	}
+	if len(jobs.Jobs) < 2 || len(quarantine.Quarantine) < 2 || len(findings.Findings) < 2 {
+		t.Fatalf("too little to sort: %d jobs, %d quarantined, %d findings", len(jobs.Jobs), len(quarantine.Quarantine), len(findings.Findings))
+	}
+	for i := 1; i < len(jobs.Jobs); i++ {
+		if jobs.Jobs[i].ID > jobs.Jobs[i-1].ID {
+			t.Errorf("jobs not newest first: %v", jobs.Jobs)
+		}
+	}
+	for i := 1; i < len(quarantine.Quarantine); i++ {
+		if quarantine.Quarantine[i].ID > quarantine.Quarantine[i-1].ID {
+			t.Errorf("quarantine not newest first: %v", quarantine.Quarantine)
+		}
+	}
+	for i := 1; i < len(findings.Findings); i++ {
+		if findings.Findings[i].OccurredAt > findings.Findings[i-1].OccurredAt {
+			t.Errorf("findings not newest first: %v", findings.Findings)
+		}
+	}
+}
