@@ -190,3 +190,52 @@ func TestParseFormat(t *testing.T) {
 		t.Error("yaml accepted")
 	}
 }
+
+// TestRunCarriesWhatTextShows: JSON and CSV carry the run id, the counts of
+// new and resolved findings, each finding's status, amount at risk,
+// counterparty and time, and the findings the run resolved.
+func TestRunCarriesWhatTextShows(t *testing.T) {
+	t.Parallel()
+	out, _ := outcome(t, false)
+	r := zoned(t, out)
+	gone := out.Findings[0]
+	gone.ID, gone.Status = "f_00000000000000000000", ledger.FindingResolved
+	r.ResolvedFindings, r.Resolved = []ledger.Finding{gone}, 1
+
+	var text, js, cs bytes.Buffer
+	for f, buf := range map[report.Format]*bytes.Buffer{report.Text: &text, report.JSON: &js, report.CSV: &cs} {
+		if err := report.WriteRun(buf, f, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(text.String(), "(6 new, 1 resolved)") || !strings.Contains(text.String(), "(run 1, attempt 1)") {
+		t.Fatalf("text:\n%s", text.String())
+	}
+	var doc struct {
+		RunID    int64 `json:"run_id"`
+		Summary  struct{ New, Resolved int }
+		Findings []struct {
+			Status, Counterparty, Change string
+			OccurredAt                   string                            `json:"occurred_at"`
+			AtRisk                       struct{ Amount, Currency string } `json:"at_risk"`
+		}
+		Resolved []struct{ ID, Change string }
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	f := doc.Findings[0]
+	if doc.RunID != 1 || doc.Summary.New != 6 || doc.Summary.Resolved != 1 || f.Status != "open" || f.Change != "new" ||
+		f.Counterparty == "" || f.OccurredAt == "" || f.AtRisk.Amount == "" || len(doc.Resolved) != 1 ||
+		doc.Resolved[0].Change != "resolved" {
+		t.Fatalf("json: %s", js.String())
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rows[len(rows)-1]
+	if len(rows) != len(out.Findings)+2 || last[0] != gone.ID || last[len(last)-1] != "resolved" || last[len(last)-2] != "1" {
+		t.Fatalf("csv: %v", rows)
+	}
+}
