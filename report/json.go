@@ -102,6 +102,8 @@ type jsonRun struct {
 	// it no longer saw.
 	Findings []jsonRunFinding `json:"findings"`
 	Resolved []jsonRunFinding `json:"resolved"`
+	// Evidence says where the evidence came from, when known.
+	Evidence string `json:"evidence,omitempty"`
 	// PullError says the provider's evidence could not be pulled, so
 	// missing_at_provider was not judged.
 	PullError string `json:"pull_error,omitempty"`
@@ -120,7 +122,7 @@ func runJSON(w io.Writer, r Run) error {
 			Matched: r.Summary.Matched, Findings: len(r.Findings), New: r.New, Resolved: r.Resolved, Settled: r.Settled,
 			DurationMS: r.Duration.Milliseconds()},
 		Findings: make([]jsonRunFinding, 0, len(r.Findings)), Resolved: make([]jsonRunFinding, 0, len(r.ResolvedFindings)),
-		PullError: r.PullError}
+		Evidence: r.Evidence, PullError: r.PullError}
 	for _, f := range ordered(r.Findings) {
 		out.Findings = append(out.Findings, runFindingJSON(f, r.Changes[f.ID]))
 	}

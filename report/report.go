@@ -46,14 +46,17 @@ type Run struct {
 	// ResolvedFindings are the findings of the window this run no longer
 	// saw (and so resolved).
 	ResolvedFindings []ledger.Finding
-	RunID            int64
-	Attempt          int
-	DryRun           bool
-	New              int
-	Resolved         int
-	Settled          int
-	PullError        string
-	Duration         time.Duration
+	// Evidence says where the run's evidence came from (pulled, or stored
+	// only and why), when the caller knows; shown when set.
+	Evidence  string
+	RunID     int64
+	Attempt   int
+	DryRun    bool
+	New       int
+	Resolved  int
+	Settled   int
+	PullError string
+	Duration  time.Duration
 }
 
 // FromOutcome takes a run report from a reconciler outcome.

@@ -51,6 +51,9 @@ func runText(w io.Writer, r Run) error {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "  settled       %s unknown intent(s)\n", count(r.Settled))
+	if r.Evidence != "" {
+		fmt.Fprintf(&b, "  evidence      %s\n", r.Evidence)
+	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\n")
 		for _, k := range ledger.Kinds {

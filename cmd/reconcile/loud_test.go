@@ -101,8 +101,9 @@ func TestRunWithoutPullableEvidence(t *testing.T) {
 		t.Fatalf("stripe without a key: %d %q", code, errOut)
 	}
 	for _, flag := range []string{"--no-pull", "--dry-run"} {
-		if code, _, errOut := cli(t, "run", "--provider", "stripe", "--from", "2026-03-14", flag, "--database-url", url); code != 0 {
-			t.Fatalf("%s: %d %q", flag, code, errOut)
+		code, out, errOut := cli(t, "run", "--provider", "stripe", "--from", "2026-03-14", flag, "--database-url", url)
+		if code != 0 || !strings.Contains(out, "evidence      stored only (stripe is not pulled without RECONCILE_PROVIDERS_STRIPE_API_KEY)") {
+			t.Fatalf("%s: %d %q %q", flag, code, out, errOut)
 		}
 	}
 	// M-Pesa's evidence arrives by callbacks and statements: nothing to pull.

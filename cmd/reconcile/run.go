@@ -94,6 +94,7 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			}
 			r := report.FromOutcome(out)
 			r.Zone = setup.Zone
+			r.Evidence = evidenceNote(provider, setup, dryRun, noPull)
 			if err := report.WriteRun(a.stdout, f, r); err != nil {
 				return err
 			}
@@ -120,6 +121,25 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 		_ = cmd.MarkFlagRequired(req)
 	}
 	return cmd
+}
+
+// evidenceNote says where a run's evidence comes from, so that a run that
+// pulled nothing says so.
+func evidenceNote(provider string, setup providerSetup, dryRun, noPull bool) string {
+	switch {
+	case dryRun && setup.Puller != nil:
+		return "stored only (--dry-run never pulls)"
+	case noPull && setup.Puller != nil:
+		return "stored only (--no-pull)"
+	case setup.Puller != nil:
+		return "pulled from " + provider + ", and stored"
+	case setup.PullSetting != "":
+		return "stored only (" + provider + " is not pulled without " + setup.PullSetting + ")"
+	case setup.Callbacks != nil:
+		return "stored: callbacks and imported statements (no pull configured)"
+	default:
+		return "stored: imported statements"
+	}
 }
 
 // parseWindowTime reads RFC 3339, or YYYY-MM-DD as midnight in zone.
