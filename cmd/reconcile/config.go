@@ -127,7 +127,8 @@ type EventsConfig struct {
 	// Endpoints receive every event (POST, JSON, signed).
 	Endpoints []string `mapstructure:"endpoints"`
 	// SigningSecret signs them (secret, environment only:
-	// RECONCILE_EVENTS_SIGNING_SECRET). Required when endpoints are set.
+	// RECONCILE_EVENTS_SIGNING_SECRET). Required by serve, which delivers
+	// events, when endpoints are set.
 	SigningSecret string `mapstructure:"signing_secret"`
 }
 
@@ -467,8 +468,20 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// ValidateDelivery checks the secrets only delivering needs (the Slack
+// secrets, the events signing secret): `reconcile serve` needs them, the
+// other commands do not, so a missing one does not stop them.
+func (c *Config) ValidateDelivery() error {
+	var errs []error
+	if _, _, err := c.Alerts.slack(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
-		bad("events.signing_secret", "set %s to a secret of at least 16 characters to sign events", envName("events.signing_secret"))
+		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
+			envName("events.signing_secret")))
 	}
 	return errors.Join(errs...)
 }

@@ -139,13 +139,15 @@ func TestRunToDefaultsToOneDay(t *testing.T) {
 }
 
 // TestUnusedSettingsAreNotRequired: webhook alerts without the webhook URL
-// (a secret) stop only the command that delivers alerts (serve); listing,
-// running (which plans alerts for serve to deliver) and previewing work.
+// and event endpoints without the signing secret (secrets) stop only the
+// command that delivers (serve); listing, running (which plans alerts and
+// events for serve to deliver) and previewing work.
 func TestUnusedSettingsAreNotRequired(t *testing.T) {
 	t.Parallel()
 	url := migrated(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("alerts:\n  mode: webhook\n  channel: finance-ops\nhttp:\n  listen: 127.0.0.1:0\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("alerts:\n  mode: webhook\n  channel: finance-ops\nhttp:\n  listen: 127.0.0.1:0\n"+
+		"events:\n  endpoints: [\"https://hooks.example.com/payments\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
@@ -162,8 +164,8 @@ func TestUnusedSettingsAreNotRequired(t *testing.T) {
 		}
 	}
 	code, _, errOut := cliIn(t, t.TempDir(), nil, "serve", "--config", cfg, "--database-url", url)
-	if code != 1 || !strings.Contains(errOut, "RECONCILE_ALERTS_WEBHOOK_URL") {
-		t.Fatalf("serve without the webhook URL: %d %q", code, errOut)
+	if code != 1 || !strings.Contains(errOut, "RECONCILE_ALERTS_WEBHOOK_URL") || !strings.Contains(errOut, "RECONCILE_EVENTS_SIGNING_SECRET") {
+		t.Fatalf("serve without the webhook URL and the signing secret: %d %q", code, errOut)
 	}
 }
 

@@ -134,6 +134,11 @@ func (a *app) load(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if cmd.Name() == "serve" {
+		if err := cfg.ValidateDelivery(); err != nil {
+			return err
+		}
+	}
 	a.cfg = cfg
 	if f := cmd.Flags().Lookup("database-url"); (f == nil || !f.Changed) && cfg.DatabaseURL == database.DefaultURL {
 		_, fromEnv := os.LookupEnv("RECONCILE_DATABASE_URL")
