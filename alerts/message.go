@@ -164,8 +164,8 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		m.Text = fmt.Sprintf("Reopened: %s, %s at risk%s", lowerFirst(what), amountText(atRisk), ref)
 		m.Blocks = []slack.Block{
 			header("Reopened: " + what + " · " + amountText(atRisk) + " at risk"),
-			section(joinNonEmpty(" ", ":repeat: Resolved "+timeText(r.At, cfg.Location)+", seen again "+
-				timeText(f.LastSeenAt, cfg.Location)+". *"+severityTitle(f.Severity)+"* severity.", detail)),
+			section(joinNonEmpty(" ", ":repeat: Resolved "+timeText(r.At, cfg.zone(f.Provider))+", seen again "+
+				timeText(f.LastSeenAt, cfg.zone(f.Provider))+". *"+severityTitle(f.Severity)+"* severity.", detail)),
 		}
 	case reasonResolved:
 		by := "no longer seen by a reconcile run"
@@ -173,7 +173,7 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 			by = "resolved by hand"
 		}
 		m.Text = fmt.Sprintf("Resolved: %s, %s%s", lowerFirst(what), by, ref)
-		line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + by + " (" + timeText(r.At, cfg.Location) + ")."
+		line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + by + " (" + timeText(r.At, cfg.zone(f.Provider)) + ")."
 		if note := escape(scrub(f.Note)); note != "" {
 			line += "\n>" + strings.ReplaceAll(note, "\n", "\n>")
 		}
@@ -200,7 +200,7 @@ func resolvedParent(cfg Config, parent ledger.Alert, f ledger.Finding) (message,
 	if err != nil {
 		return message{}, err
 	}
-	banner := section(":white_check_mark: *Resolved* " + timeText(f.ResolvedAt, cfg.Location) + ". The follow-up is in the thread.")
+	banner := section(":white_check_mark: *Resolved* " + timeText(f.ResolvedAt, cfg.zone(f.Provider)) + ". The follow-up is in the thread.")
 	blocks := make([]slack.Block, 0, len(m.Blocks)+1)
 	blocks = append(blocks, m.Blocks[0], banner)
 	m.Blocks = append(blocks, m.Blocks[1:]...)
@@ -223,8 +223,8 @@ func findingFields(cfg Config, f ledger.Finding, atRisk money.Amount) []string {
 		"*Actual*\n" + amountText(f.Actual),
 		"*Provider receipts*\n" + receiptsText(f.ProviderTxnIDs),
 		"*Counterparty*\n" + counterpartyText(f.Counterparty),
-		"*Occurred*\n" + timeText(f.OccurredAt, cfg.Location),
-		"*First seen*\n" + timeText(f.FirstSeenAt, cfg.Location),
+		"*Occurred*\n" + timeText(f.OccurredAt, cfg.zone(f.Provider)),
+		"*First seen*\n" + timeText(f.FirstSeenAt, cfg.zone(f.Provider)),
 	}
 	return fields
 }
@@ -268,7 +268,7 @@ func buildSummary(cfg Config, in summaryInput, meta slack.SlackMetadata) message
 	findings := slices.Clone(in.Findings)
 	slices.SortFunc(findings, compareFindings)
 	name := providerName(run.Provider)
-	window := windowText(run.From, run.To, cfg.Location)
+	window := windowText(run.From, run.To, cfg.zone(run.Provider))
 	totals := totalsByCurrency(findings)
 
 	m := message{AlertID: in.AlertID, Kind: reasonSummary, Channel: cfg.Channel, Metadata: meta}

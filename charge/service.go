@@ -123,6 +123,23 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 	return in, true, nil
 }
 
+// CheckIntent asks the provider's charger, when it can tell, whether p could
+// ever be charged, so that a request it would refuse is refused at create
+// rather than failing later in the background. The error wraps a
+// *ledger.FieldError.
+func (s *Service) CheckIntent(p ledger.IntentParams) error {
+	c, ok := s.chargers[p.Provider]
+	if !ok {
+		return nil // CreateIntentTx says so
+	}
+	rc, ok := c.(providers.RequestChecker)
+	if !ok {
+		return nil
+	}
+	return rc.CheckRequest(providers.ChargeRequest{IntentKey: p.Key, Amount: p.Amount, Customer: p.Customer,
+		Reference: p.Reference, Metadata: p.Metadata, Attempt: 1})
+}
+
 // CreateIntent is CreateIntentTx in a transaction of its own.
 func (s *Service) CreateIntent(ctx context.Context, n ledger.NewIntent) (in ledger.Intent, created bool, err error) {
 	err = s.store.InTx(ctx, func(tx ledger.Tx) error {

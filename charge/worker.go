@@ -13,8 +13,8 @@ import (
 	"github.com/reconcilehq/reconcile/queue"
 )
 
-// chargeWorker runs DESIGN.md section 4. Every step that could be interrupted
-// leaves a record the next delivery resumes from:
+// chargeWorker runs the charge steps docs/design.md describes. Every step
+// that could be interrupted leaves a record the next delivery resumes from:
 //   - the claim (with a lease) fences out any other worker;
 //   - the attempt is recorded before the provider call;
 //   - the outcome, the state change, the event and the job's completion

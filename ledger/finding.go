@@ -13,7 +13,7 @@ import (
 // Kind is the kind of a finding.
 type Kind string
 
-// Finding kinds (DESIGN.md section 5).
+// Finding kinds (docs/design.md).
 const (
 	KindDuplicateCharge   Kind = "duplicate_charge"
 	KindMissingAtProvider Kind = "missing_at_provider"

@@ -108,6 +108,7 @@ type FindingStore interface {
 	// SeenSince (the start of the run that no longer sees them).
 	ResolveUnseen(ctx context.Context, p ResolveUnseenParams) ([]Finding, error)
 	GetFinding(ctx context.Context, id string) (Finding, error)
+	// ListFindings lists findings newest first (by occurred_at, then id).
 	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)
 	// UpdateFinding acknowledges or resolves a finding by hand.
 	UpdateFinding(ctx context.Context, u FindingUpdate) (Finding, error)

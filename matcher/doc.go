@@ -1,7 +1,7 @@
 // Package matcher is the pure core of reconciliation: given the intents of one
 // provider (with the provider references their attempts recorded) and the
 // provider transactions of a window, it links each transaction to at most one
-// intent and returns the findings of DESIGN.md section 5, the unknown intents
+// intent and returns the findings of docs/design.md, the unknown intents
 // that provider evidence settles, and the run's counts.
 //
 // Linking order: a recorded provider reference of any attempt (matched

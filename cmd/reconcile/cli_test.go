@@ -58,8 +58,8 @@ func TestOutOfDateSchemaIsRefused(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "reconcile migrate") {
 		t.Fatalf("unmigrated postgres: %d %q", code, errOut)
 	}
-	// The embedded default migrates by itself.
-	code, out, errOut := cli(t, "findings", "list", "--database-url", "sqlite:"+filepath.Join(t.TempDir(), "r.db"))
+	// A SQLite file that exists migrates by itself.
+	code, out, errOut := cli(t, "findings", "list", "--database-url", migrated(t))
 	if code != 0 || !strings.Contains(out, "No findings.") {
 		t.Fatalf("sqlite: %d %q %q", code, out, errOut)
 	}

@@ -133,7 +133,8 @@ type EventsConfig struct {
 	// Endpoints receive every event (POST, JSON, signed).
 	Endpoints []string `mapstructure:"endpoints"`
 	// SigningSecret signs them (secret, environment only:
-	// RECONCILE_EVENTS_SIGNING_SECRET). Required when endpoints are set.
+	// RECONCILE_EVENTS_SIGNING_SECRET). Required by serve, which delivers
+	// events, when endpoints are set.
 	SigningSecret string `mapstructure:"signing_secret"`
 }
 
@@ -199,7 +200,7 @@ var defaults = map[string]any{
 	"alerts.summary_when_clean":                  false,
 	"alerts.summary_top":                         5,
 	"alerts.findings_url":                        "",
-	"alerts.zone":                                "UTC",
+	"alerts.zone":                                "",
 	"alerts.channel_interval":                    "1s",
 	"alerts.max_attempts":                        10,
 	"alerts.api_url":                             "https://slack.com/api/",
@@ -456,12 +457,17 @@ func (c *Config) Validate() error {
 	positive("reconcile.lease", c.Reconcile.Lease)
 	if !slices.Contains([]string{"off", "webhook", "bot"}, c.Alerts.Mode) {
 		bad("alerts.mode", "unknown mode %q (want off, webhook or bot)", c.Alerts.Mode)
-	} else if _, _, err := c.Alerts.slack(); err != nil {
+	} else if _, _, err := c.Alerts.planning(); err != nil {
+		// Secrets are checked by the commands that deliver (serve).
 		errs = append(errs, err)
 	}
 	setups, err := buildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
 	if err != nil {
 		errs = append(errs, err)
+	}
+	c.Alerts.zones = map[string]*time.Location{}
+	for name, p := range setups {
+		c.Alerts.zones[name] = p.Zone
 	}
 	for name, sc := range c.Schedules {
 		if _, err := sc.spec(name, time.UTC); err != nil {
@@ -475,8 +481,20 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// ValidateDelivery checks the secrets only delivering needs (the Slack
+// secrets, the events signing secret): `reconcile serve` needs them, the
+// other commands do not, so a missing one does not stop them.
+func (c *Config) ValidateDelivery() error {
+	var errs []error
+	if _, _, err := c.Alerts.slack(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
-		bad("events.signing_secret", "set %s to a secret of at least 16 characters to sign events", envName("events.signing_secret"))
+		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
+			envName("events.signing_secret")))
 	}
 	return errors.Join(errs...)
 }

@@ -118,9 +118,13 @@ type providerSetup struct {
 	// Zone is where the provider's local times and date-only windows live.
 	Zone *time.Location
 	// Grace keeps intents younger than this from being called missing.
-	Grace   time.Duration
-	Puller  providers.Puller
-	Charger providers.Charger
+	Grace  time.Duration
+	Puller providers.Puller
+	// PullSetting names what to configure so that a provider whose evidence
+	// is pulled (Stripe) can be pulled; empty when Puller is set or when the
+	// provider's evidence arrives by itself (callbacks, statements).
+	PullSetting string
+	Charger     providers.Charger
 	// Statement reads the provider's statement files.
 	Statement providers.StatementParser
 	// Callbacks reads captured callback bodies.
@@ -206,6 +210,8 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
 		sp.Charger, sp.Puller = c, c
+	} else {
+		sp.PullSetting = envName("providers.stripe.api_key")
 	}
 	out["stripe"] = sp
 
