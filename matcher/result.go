@@ -147,8 +147,18 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		}
 		for _, k := range kids {
 			c := m.txns.ptr(m.kids[k].txn)
-			if c.status == tsSucceeded && (c.typ == tyRefund || c.typ == tyReversal) && c.cur == t.cur {
-				refunded[int32(i)] += c.minor
+			if c.status == tsSucceeded && c.cur == t.cur {
+				switch c.typ {
+				case tyRefund:
+					refunded[int32(i)] += c.minor
+				case tyReversal:
+					// A reversal (a partial capture's uncaptured part, a
+					// failed charge) takes back part of the charge itself.
+					refunded[int32(i)] += c.minor
+					m.reversed[int32(i)] += c.minor
+				case tyRefundFailure:
+					refunded[int32(i)] -= c.minor
+				}
 			}
 			if t.intent != noIdx {
 				c.intent, c.method = t.intent, ByCharge
@@ -169,7 +179,8 @@ func (m *Matcher) net(i int32, refunded map[int32]int64) int64 {
 	if len(refunded) == 0 {
 		return t.minor
 	}
-	return t.minor - refunded[i]
+	// A refund failure seen without its refund gives nothing back.
+	return t.minor - max(refunded[i], 0)
 }
 
 // successful reports whether transaction i is a charge that moved money and
