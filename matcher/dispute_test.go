@@ -91,7 +91,7 @@ func TestDisputesAndPresentment(t *testing.T) {
 			name:    "dispute whose charge is outside the loaded span links by its PaymentIntent",
 			intents: []in{stripeIntent(t, "k1", "40.00", "GBP", "pi_1")},
 			txns:    []tx{stx(t, "dp_1", ledger.TxnDispute, ok, "40.00", "GBP", "ch_old", "pi_1", 3*time.Hour)},
-			want: []string{"disputed_charge k1 [ch_old,dp_1] high", "missing_at_provider k1 [] medium"},
+			want:    []string{"disputed_charge k1 [ch_old,dp_1] high", "missing_at_provider k1 [] medium"},
 		},
 		{
 			name:    "partial and full refunds net; a failed refund gives the money back",

@@ -504,9 +504,9 @@ func (m *Matcher) ready() error {
 type txnIn struct {
 	id, ref, pref, cp, linked string
 	// settle is the settlement as findings show it, "" when none.
-	settle                    string
-	minor, at                 int64
-	cur, typ, status          uint8
+	settle           string
+	minor, at        int64
+	cur, typ, status uint8
 }
 
 // queue accepts a transaction for linking, copying its strings, and links
