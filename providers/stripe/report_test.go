@@ -117,7 +117,7 @@ func reportRows(p ReportParser, data []byte) ([]reportRow, error) {
 		if perr != nil {
 			continue
 		}
-		if _, perr := row.sightings("rows.csv", rec.Line); perr != nil {
+		if _, lerr := row.line().normalize(); lerr != nil {
 			continue
 		}
 		rows = append(rows, row)
