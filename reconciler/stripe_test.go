@@ -1,0 +1,186 @@
+package reconciler_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers/statement"
+	"github.com/reconcilehq/reconcile/providers/stripe"
+	"github.com/reconcilehq/reconcile/reconciler"
+	"github.com/reconcilehq/reconcile/reconciler/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// The Stripe fixture day, 2024-11-23 UTC: the intents below, and the same
+// balance activity in three report layouts (testdata/stripe/*.csv): the
+// balance change report with the recommended columns, the balance change
+// report with a default-like column set (no source_id, no metadata, no
+// customer columns), and the payout reconciliation report in local time.
+// Every documented reporting category appears, plus one Stripe does not
+// document.
+var stripeDay = time.Date(2024, 11, 23, 0, 0, 0, 0, time.UTC)
+
+type stripeIntent struct {
+	key, amount, cur, pi string
+	minute               int
+}
+
+// stripeIntents are the books: each charged under the PaymentIntent pi.
+var stripeIntents = []stripeIntent{
+	{"charge:usd", "100.00", "USD", "pi_usd", 1},
+	{"charge:gbp", "40.00", "GBP", "pi_gbp", 2},          // presented in GBP, settled in USD
+	{"charge:jpy", "1500", "JPY", "pi_jpy", 3},           // zero-decimal, settled in USD
+	{"charge:kwd", "12.345", "KWD", "pi_kwd", 4},         // three decimals; the customer paid 12.346
+	{"charge:partial", "30.00", "USD", "pi_part", 5},     // partly refunded
+	{"charge:full", "20.00", "USD", "pi_full", 6},        // refunded in full
+	{"charge:lost", "25.50", "USD", "pi_lost", 7},        // disputed, funds withdrawn, not reinstated
+	{"charge:won", "60.00", "EUR", "pi_won", 8},          // disputed and won
+	{"charge:capture", "30.00", "USD", "pi_cap", 9},      // authorised 40.00, captured 30.00
+	{"charge:ach", "12.00", "USD", "pi_ach", 10},         // the bank debit failed afterwards
+	{"charge:refund-failed", "8.00", "USD", "pi_rf", 11}, // refunded, the refund failed
+	{"charge:missing", "15.00", "USD", "pi_missing", 12}, // no charge at Stripe
+}
+
+func stripeBooks(t testing.TB) *scenario.Day {
+	d := &scenario.Day{Name: "stripe-report", Provider: stripe.Provider, From: stripeDay, To: stripeDay.Add(24 * time.Hour),
+		Now: stripeDay.Add(30 * time.Hour), Grace: 2 * time.Hour}
+	for _, si := range stripeIntents {
+		amt, err := money.Parse(si.amount, si.cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := stripeDay.Add(10*time.Hour + time.Duration(si.minute)*time.Minute)
+		d.Intents = append(d.Intents, scenario.Intent{NewIntent: ledger.NewIntent{IntentParams: ledger.IntentParams{
+			Key: si.key, Provider: stripe.Provider, Amount: amt, Customer: "cus_" + strings.TrimPrefix(si.pi, "pi_")},
+			State: ledger.StateSucceeded, CreatedAt: at},
+			Attempts: []scenario.Attempt{{Ref: si.pi, Outcome: ledger.OutcomeSucceeded, At: at}}})
+	}
+	return d
+}
+
+var stripeLayouts = []struct {
+	file string
+	loc  *time.Location
+}{
+	{"balance_change_extended.csv", nil},
+	{"balance_change_default.csv", nil},
+	{"payout_reconciliation.csv", time.FixedZone("EST", -5*3600)},
+}
+
+// TestStripeReportDays imports the fixture day in every layout and
+// reconciles it on both engines: the import summary and the findings are
+// golden, the same on both engines, and the same in every layout but for
+// the ids of refunds and disputes, which a report without source_id cannot
+// name.
+func TestStripeReportDays(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		for _, l := range stripeLayouts {
+			t.Run(e.Name+"/"+l.file, func(t *testing.T) {
+				t.Parallel()
+				day := stripeBooks(t)
+				b := setup(t, e.New, day, reconciler.Config{})
+				summary := importReport(t, b.store, l.file, l.loc)
+				base := strings.TrimSuffix(l.file, ".csv")
+				stripeGolden(t, base+".import.golden", summary)
+				// A second import of the same file adds nothing.
+				again := importReport(t, b.store, l.file, l.loc)
+				if !strings.Contains(again, "0 new transaction(s), 0 new source(s)") {
+					t.Errorf("re-import: %s", again)
+				}
+				out := b.run(t, reconciler.Params{NoPull: true})
+				if got := kinds(out.Findings); !slices.Equal(got, stripeWant) {
+					t.Errorf("findings %q, want %q", got, stripeWant)
+				}
+				stripeGolden(t, base+".findings.golden", renderFindings(out.Findings))
+			})
+		}
+	}
+}
+
+func importReport(t *testing.T, s ledger.Store, file string, loc *time.Location) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "stripe", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	clock := func() time.Time { return stripeDay.Add(26 * time.Hour) }
+	c, err := (&statement.Importer{Store: s, Clock: clock}).Import(context.Background(), statement.File{Name: file, Reader: f,
+		Parser: stripe.ReportParser{Location: loc, Clock: clock}, Source: "stripe_statement"})
+	if err != nil {
+		t.Fatalf("import %s: %v", file, err)
+	}
+	return c.Summary(file)
+}
+
+// renderFindings writes findings as a person reads them, one block each.
+func renderFindings(fs []ledger.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s %s intent=%q txns=%s\n  expected=%s actual=%s at_risk=%s\n  %s\n", f.Kind, f.Severity, f.IntentKey,
+			strings.Join(f.ProviderTxnIDs, ","), amountText(f.Expected), amountText(f.Actual), amountText(f.AtRisk), f.Detail)
+	}
+	return b.String()
+}
+
+func amountText(a money.Amount) string {
+	if a.IsZero() {
+		return "-"
+	}
+	return a.Currency + " " + a.Text()
+}
+
+func stripeGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "stripe", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (run with -update to accept):\n--- want\n%s--- got\n%s", path, want, got)
+	}
+}
+
+// stripeWant are the findings of the fixture day, in every layout: the
+// presented amounts are compared (GBP, JPY and EUR settled in USD are no
+// currency_mismatch), the lost dispute is a disputed_charge (never a
+// status_mismatch) and the won one nothing, partial refunds and captures
+// net, a failed refund gives the money back, and no adjustment, fee,
+// payout or undocumented line is a charge.
+var stripeWant = []string{
+	"amount_mismatch charge:kwd",
+	"disputed_charge charge:lost",
+	"missing_at_provider charge:missing",
+	"status_mismatch charge:ach",
+	"status_mismatch charge:full",
+	"unknown_charge ",
+}
+
+// kinds lists findings as "kind intent" lines, for comparing layouts.
+func kinds(fs []ledger.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, string(f.Kind)+" "+f.IntentKey)
+	}
+	slices.Sort(out)
+	return out
+}
