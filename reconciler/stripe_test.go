@@ -14,8 +14,10 @@ import (
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/statement"
 	"github.com/reconcilehq/reconcile/providers/stripe"
+	"github.com/reconcilehq/reconcile/providers/stripe/stripefake"
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/reconciler/scenario"
 )
@@ -183,4 +185,111 @@ func kinds(fs []ledger.Finding) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// stripeFakeDay puts the fixture day into the Stripe fake, as the API
+// would show it: charges (with their settlement), refunds, disputes and
+// every balance transaction of the reports.
+func stripeFakeDay(t *testing.T) *stripefake.Server {
+	t.Helper()
+	now := stripeDay
+	fk := stripefake.New(func() time.Time { return now })
+	at := func(h, m, sec int) time.Time {
+		return stripeDay.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second)
+	}
+	charge := func(id, pi, key string, amount int64, cur string, minute int, settle int64, rate string) {
+		c := stripefake.Charge{ID: id, Amount: amount, Currency: cur, Created: at(10, minute, 4), PaymentIntent: pi,
+			Customer: "cus_x", Metadata: map[string]string{}}
+		if key != "" {
+			c.Metadata["intent_key"] = key
+		}
+		if settle != 0 {
+			c.SettleAmount, c.SettleCurrency, c.ExchangeRate = settle, "usd", rate
+		}
+		fk.AddCharge(c)
+	}
+	refund := func(ch string, amount int64, when time.Time) stripefake.Refund {
+		now = when
+		r, err := fk.AddRefund(ch, amount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	charge("ch_usd", "pi_usd", "charge:usd", 10000, "usd", 1, 0, "")
+	charge("ch_gbp", "pi_gbp", "charge:gbp", 4000, "gbp", 2, 5012, "1.253")
+	charge("ch_jpy", "pi_jpy", "charge:jpy", 1500, "jpy", 3, 1002, "0.00668")
+	charge("ch_kwd", "pi_kwd", "charge:kwd", 12346, "kwd", 4, 4015, "3.2521")
+	charge("ch_part", "pi_part", "charge:partial", 3000, "usd", 5, 0, "")
+	refund("ch_part", 1000, at(12, 0, 0))
+	charge("ch_full", "pi_full", "charge:full", 2000, "usd", 6, 0, "")
+	refund("ch_full", 0, at(12, 30, 0))
+	charge("ch_lost", "pi_lost", "charge:lost", 2550, "usd", 7, 0, "")
+	charge("ch_won", "pi_won", "charge:won", 6000, "eur", 8, 6500, "1.0833")
+	for _, d := range []stripefake.DisputeSpec{
+		{ID: "dp_lost", Charge: "ch_lost", Status: "lost", Withdraw: true, Fee: 1500, At: at(16, 0, 0)},
+		{ID: "dp_won", Charge: "ch_won", Status: "won", Withdraw: true, Reinstate: true, Fee: 1500, At: at(15, 0, 0)},
+	} {
+		if _, err := fk.AddDispute(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	charge("ch_cap", "pi_cap", "charge:capture", 4000, "usd", 9, 0, "")
+	fk.AddBalanceTxn(stripefake.BalanceTxn{Amount: -1000, Currency: "usd", Created: at(10, 30, 0), Type: "refund",
+		Source: "re_cap", SourceCharge: "ch_cap", Category: "partial_capture_reversal"})
+	charge("py_ach", "pi_ach", "charge:ach", 1200, "usd", 10, 0, "")
+	fk.AddBalanceTxn(stripefake.BalanceTxn{Amount: -1200, Currency: "usd", Created: at(18, 0, 0), Type: "payment_failure_refund",
+		Source: "py_ach", Category: "charge_failure"})
+	charge("ch_rf", "pi_rf", "charge:refund-failed", 800, "usd", 11, 0, "")
+	r := refund("ch_rf", 0, at(13, 0, 0))
+	if err := fk.FailRefund(r.ID, at(14, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	charge("ch_unknown", "pi_unknown", "", 500, "usd", 59, 0, "")
+	for i, c := range []struct {
+		cat, typ, src string
+		amount        int64
+	}{{"fee", "stripe_fee", "", -5}, {"network_cost", "network_cost", "", -12}, {"tax", "tax", "", -2},
+		{"payout", "payout", "po_0", -12000}, {"transfer", "transfer", "tr_1", -300}, {"topup", "topup", "tu_1", 500},
+		{"risk_reserved_funds", "reserve_transaction", "", -100}, {"other_adjustment", "adjustment", "", 42},
+		{"payout_minimum_balance_hold", "payout_minimum_balance_hold", "po_0", -1000}, {"mystery_category", "mystery", "", -100}} {
+		fk.AddBalanceTxn(stripefake.BalanceTxn{Amount: c.amount, Currency: "usd", Created: at(22, i, 0), Type: c.typ, Source: c.src,
+			Category: c.cat})
+	}
+	return fk
+}
+
+// TestStripePullMatchesReport reconciles the fixture day pulled from the
+// API (the fake) and imported from the report, on both engines: the
+// findings are the same, to the provider transaction ids.
+func TestStripePullMatchesReport(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			fk := stripeFakeDay(t)
+			url := fk.Start()
+			defer fk.Close()
+			client, err := stripe.New(stripe.Config{APIKey: "sk_test_123", BaseURL: url, BalanceTransactions: true, PageSize: 7,
+				Clock: func() time.Time { return stripeDay.Add(30 * time.Hour) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pulled := setup(t, e.New, stripeBooks(t), reconciler.Config{Pullers: map[string]providers.Puller{stripe.Provider: client}})
+			api := pulled.run(t, reconciler.Params{})
+			if api.PullError != "" {
+				t.Fatalf("pull: %s", api.PullError)
+			}
+			imported := setup(t, e.New, stripeBooks(t), reconciler.Config{})
+			importReport(t, imported.store, "balance_change_extended.csv", nil)
+			report := imported.run(t, reconciler.Params{NoPull: true})
+			if a, r := scenario.Of(api.Findings), scenario.Of(report.Findings); !slices.EqualFunc(a, r, eqExpected) {
+				t.Fatalf("pulled:\n%s\nimported:\n%s", lines(a), lines(r))
+			}
+			if got := kinds(api.Findings); !slices.Equal(got, stripeWant) {
+				t.Errorf("pulled findings %q, want %q", got, stripeWant)
+			}
+			stripeGolden(t, "pulled.findings.golden", renderFindings(api.Findings))
+		})
+	}
 }

@@ -127,6 +127,9 @@ type BalanceTxn struct {
 	Status   string // available or pending
 	// ExchangeRate is Stripe's exchange_rate, "" for null.
 	ExchangeRate string
+	// SourceCharge, for a source the fake does not store (the refund of a
+	// partial capture), is the charge it belongs to when expanded.
+	SourceCharge string
 	order        int
 }
 
@@ -353,25 +356,42 @@ func (c *Charge) settled(amount int64) (int64, string) {
 	return amount * c.SettleAmount / c.Amount, c.SettleCurrency
 }
 
-// AddDispute opens a dispute on a charge for its whole amount. withdraw
-// takes the funds (and a fee of fee) from the balance; reinstate gives the
-// funds back (the dispute was won). Status is the dispute's status.
-func (s *Server) AddDispute(chargeID, status string, withdraw, reinstate bool, fee int64, at time.Time) (Dispute, error) {
+// DisputeSpec describes a dispute to open with AddDispute.
+type DisputeSpec struct {
+	// ID defaults to a new dp_ id.
+	ID     string
+	Charge string
+	// Status is Stripe's: needs_response, under_review, won, lost,
+	// warning_needs_response, warning_closed...
+	Status string
+	// Withdraw takes the funds (and Fee) from the balance; Reinstate gives
+	// the funds back (the dispute was won).
+	Withdraw, Reinstate bool
+	Fee                 int64
+	At                  time.Time
+}
+
+// AddDispute opens a dispute on a charge for its whole amount.
+func (s *Server) AddDispute(spec DisputeSpec) (Dispute, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.charges[chargeID]
+	c, ok := s.charges[spec.Charge]
 	if !ok {
-		return Dispute{}, fmt.Errorf("no charge %s", chargeID)
+		return Dispute{}, fmt.Errorf("no charge %s", spec.Charge)
 	}
-	d := &Dispute{ID: s.id("dp"), Charge: c.ID, Amount: c.Amount, Currency: c.Currency, Created: at, Status: status, order: s.next()}
+	if spec.ID == "" {
+		spec.ID = s.id("dp")
+	}
+	at := spec.At
+	d := &Dispute{ID: spec.ID, Charge: c.ID, Amount: c.Amount, Currency: c.Currency, Created: at, Status: spec.Status, order: s.next()}
 	amount, cur := c.settled(c.Amount)
-	if withdraw {
-		b := &BalanceTxn{ID: s.id("txn"), Amount: -amount, Fee: fee, Currency: cur, Created: at.Add(time.Second), Type: "adjustment",
+	if spec.Withdraw {
+		b := &BalanceTxn{ID: s.id("txn"), Amount: -amount, Fee: spec.Fee, Currency: cur, Created: at.Add(time.Second), Type: "adjustment",
 			Source: d.ID, Category: "dispute", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
 		s.btxns[b.ID] = b
 		d.BalanceTxns = append(d.BalanceTxns, b.ID)
 	}
-	if reinstate {
+	if spec.Reinstate {
 		b := &BalanceTxn{ID: s.id("txn"), Amount: amount, Currency: cur, Created: at.Add(time.Hour), Type: "adjustment",
 			Source: d.ID, Category: "dispute_reversal", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
 		s.btxns[b.ID] = b
@@ -379,6 +399,25 @@ func (s *Server) AddDispute(chargeID, status string, withdraw, reinstate bool, f
 	}
 	s.disputes[d.ID] = d
 	return *d, nil
+}
+
+// FailRefund marks a refund failed: its money comes back to the balance
+// (a refund_failure balance transaction) and to the charge.
+func (s *Server) FailRefund(id string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.refunds[id]
+	if !ok {
+		return fmt.Errorf("no refund %s", id)
+	}
+	c := s.charges[r.Charge]
+	r.Status = "failed"
+	c.AmountRefunded -= r.Amount
+	settled, cur := c.settled(r.Amount)
+	b := &BalanceTxn{ID: s.id("txn"), Amount: settled, Currency: cur, Created: at, Type: "payment_failure_refund",
+		Source: r.ID, Category: "refund_failure", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
+	s.btxns[b.ID] = b
+	return nil
 }
 
 // AddBalanceTxn stores a balance transaction (a payout, a Stripe fee).
@@ -952,6 +991,9 @@ func (s *Server) listBalanceTxns(v url.Values) (any, *apiError) {
 			m := balanceJSON(b)
 			if exp {
 				m["source"] = s.sourceJSON(b.Source)
+				if b.SourceCharge != "" {
+					m["source"] = map[string]any{"id": b.Source, "object": "refund", "charge": b.SourceCharge}
+				}
 			}
 			return m
 		}})
