@@ -293,3 +293,61 @@ func TestStripePullMatchesReport(t *testing.T) {
 		})
 	}
 }
+
+// TestStripePayoutReportTiming: a payout reconciliation report lists a
+// charge with the payout that settles it, days after the charge. A day
+// reconciled from such reports alone calls the charges not yet paid out
+// missing unless the settlement grace covers the payout delay; with it,
+// they are not findings until the grace is over, and a charge that never
+// comes still is one.
+func TestStripePayoutReportTiming(t *testing.T) {
+	t.Parallel()
+	const header = "automatic_payout_id,balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,source_id,charge_id,payment_intent_id,customer_facing_amount,customer_facing_currency\n"
+	first := header + "po_1,txn_a,2024-11-23 10:01:05,usd,100.00,3.20,96.80,charge,ch_usd,ch_usd,pi_usd,100.00,usd\n"
+	second := header + "po_2,txn_b,2024-11-23 10:02:05,usd,50.12,1.75,48.37,charge,ch_gbp,ch_gbp,pi_gbp,40.00,gbp\n"
+	books := func() *scenario.Day {
+		d := stripeBooks(t)
+		d.Intents = d.Intents[:2] // charge:usd, paid out first; charge:gbp, paid out a day later
+		missing := stripeBooks(t).Intents[11]
+		d.Intents = append(d.Intents, missing)
+		return d
+	}
+	imp := func(t *testing.T, s ledger.Store, name, data string) {
+		t.Helper()
+		_, err := (&statement.Importer{Store: s}).Import(context.Background(), statement.File{Name: name,
+			Reader: strings.NewReader(data), Parser: stripe.ReportParser{}, Source: "stripe_statement"})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			// With the default grace, the next day's run calls the charge
+			// not yet paid out missing.
+			short := setup(t, e.New, books(), reconciler.Config{})
+			imp(t, short.store, "po_1.csv", first)
+			if got := kinds(short.run(t, reconciler.Params{NoPull: true}).Findings); !slices.Equal(got,
+				[]string{"missing_at_provider charge:gbp", "missing_at_provider charge:missing"}) {
+				t.Fatalf("2h grace: %q", got)
+			}
+
+			// With a grace of the payout delay (here 3 days), it is not.
+			day := books()
+			b := setup(t, e.New, day, reconciler.Config{})
+			b.rec = reconciler.New(b.store, reconciler.Config{Clock: b.clock.Now, Owner: "test",
+				Grace: map[string]time.Duration{stripe.Provider: 72 * time.Hour}})
+			imp(t, b.store, "po_1.csv", first)
+			if got := kinds(b.run(t, reconciler.Params{NoPull: true}).Findings); len(got) != 0 {
+				t.Fatalf("72h grace, a day later: %q", got)
+			}
+			// The next payout's report brings the charge; once the grace is
+			// over, only the charge that never came is missing.
+			imp(t, b.store, "po_2.csv", second)
+			b.clock.Add(3 * 24 * time.Hour)
+			if got := kinds(b.run(t, reconciler.Params{NoPull: true}).Findings); !slices.Equal(got, []string{"missing_at_provider charge:missing"}) {
+				t.Fatalf("72h grace, after it: %q", got)
+			}
+		})
+	}
+}
