@@ -351,3 +351,61 @@ func TestStripePayoutReportTiming(t *testing.T) {
 		})
 	}
 }
+
+// TestDisputeLifecycle: a dispute opens a disputed_charge finding (medium
+// while the funds are in the balance), escalates it when the funds are
+// withdrawn, and resolves it when the dispute is won; never a
+// status_mismatch.
+func TestDisputeLifecycle(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			day := stripeBooks(t)
+			day.Intents = day.Intents[6:7] // charge:lost, USD 25.50 under pi_lost
+			b := setup(t, e.New, day, reconciler.Config{})
+			usd := func(s string) money.Amount { a, _ := money.Parse(s, "USD"); return a }
+			at := stripeDay.Add(10*time.Hour + 7*time.Minute)
+			see := func(x ledger.ProviderTxn, ref string) {
+				t.Helper()
+				x.Provider = stripe.Provider
+				if _, err := b.store.UpsertProviderTxn(ctx, x, ledger.Source{Channel: "api", Ref: ref, ReceivedAt: b.clock.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			see(ledger.ProviderTxn{ID: "ch_lost", Type: ledger.TxnCharge, Status: ledger.TxnSucceeded, Amount: usd("25.50"),
+				OccurredAt: at, ProviderRef: "pi_lost"}, "ch_lost")
+			dispute := ledger.ProviderTxn{ID: "dp_lost", Type: ledger.TxnDispute, Status: ledger.TxnPending, Amount: usd("25.50"),
+				OccurredAt: at.Add(5 * time.Hour), ProviderRef: "pi_lost", LinkedID: "ch_lost"}
+			see(dispute, "dp_lost")
+			opened := b.run(t, reconciler.Params{NoPull: true})
+			if len(opened.Changes) != 1 || !opened.Changes[0].New || opened.Findings[0].Kind != ledger.KindDisputedCharge ||
+				opened.Findings[0].Severity != ledger.SeverityMedium {
+				t.Fatalf("opened: %+v", opened.Findings)
+			}
+			dispute.Status = ledger.TxnSucceeded
+			see(dispute, "dp_lost withdrawn")
+			b.clock.Add(time.Minute)
+			withdrawn := b.run(t, reconciler.Params{NoPull: true})
+			if len(withdrawn.Changes) != 1 || !withdrawn.Changes[0].Escalated || withdrawn.Findings[0].ID != opened.Findings[0].ID ||
+				withdrawn.Findings[0].Severity != ledger.SeverityHigh || !withdrawn.Findings[0].AtRisk.Equal(usd("25.50")) {
+				t.Fatalf("withdrawn: %+v", withdrawn.Changes)
+			}
+			// Lost: nothing comes back; the finding stays open.
+			b.clock.Add(time.Minute)
+			if lost := b.run(t, reconciler.Params{NoPull: true}); len(lost.Resolved) != 0 || len(lost.Findings) != 1 {
+				t.Fatalf("lost: %+v, resolved %+v", lost.Findings, lost.Resolved)
+			}
+			// Won: the funds are reinstated; the finding resolves.
+			see(ledger.ProviderTxn{ID: "txn_back", Type: ledger.TxnDisputeReversal, Status: ledger.TxnSucceeded, Amount: usd("25.50"),
+				OccurredAt: at.Add(9 * time.Hour), ProviderRef: "pi_lost", LinkedID: "ch_lost"}, "txn_back")
+			b.clock.Add(time.Minute)
+			won := b.run(t, reconciler.Params{NoPull: true})
+			if len(won.Findings) != 0 || len(won.Resolved) != 1 || won.Resolved[0].ID != opened.Findings[0].ID ||
+				won.Resolved[0].ResolvedBy != ledger.ResolvedByRun {
+				t.Fatalf("won: findings %+v resolved %+v", won.Findings, won.Resolved)
+			}
+		})
+	}
+}
