@@ -17,7 +17,7 @@ type disputeGroup struct {
 }
 
 // disputes raises disputed_charge for every charge of intent in that the
-// customer disputed: medium while the dispute is open and the funds are
+// customer disputed in the window (whatever the intent's window): medium while the dispute is open and the funds are
 // still in the balance, high once the provider withdrew them, and nothing
 // once a dispute reversal gave them back (the dispute was won). A lost
 // dispute keeps its finding open. A dispute never makes a charge
@@ -79,7 +79,18 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 		live = append(live, j)
 	}
 	if first == noIdx {
+		// Reinstated funds whose dispute lies in an earlier window: that
+		// dispute was won.
+		for _, j := range g.reversals {
+			if t := m.txns.at(j); t.status == tsSucceeded && t.owned {
+				e.res.DisputesWon = append(e.res.DisputesWon, disputeFindingID(string(m.key(&in)), g.charge))
+				break
+			}
+		}
 		return
+	}
+	if !m.txns.at(first).owned {
+		return // the window of the dispute judges it
 	}
 	for _, j := range live {
 		t := m.txns.at(j)
@@ -126,6 +137,17 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 	}
 	detail += m.settledText(first)
 	e.addIDs(ledger.KindDisputedCharge, sev, in, ids, txns, m.amountOf(in.minor, in.cur), amount, atRisk, first, detail)
+	// The finding belongs to the window of the dispute, which comes weeks
+	// after the charge, and keeps its id as the dispute's evidence grows.
+	f := &e.res.Findings[len(e.res.Findings)-1]
+	f.ID, f.OccurredAt = disputeFindingID(f.IntentKey, g.charge), m.time(m.txns.at(first).at)
+}
+
+// disputeFindingID is the id of the disputed_charge finding of a charge: a
+// charge is disputed at most once, and its finding is the same from the
+// dispute's opening to its end, whatever evidence joins it.
+func disputeFindingID(intentKey, charge string) string {
+	return ledger.FindingID(ledger.KindDisputedCharge, intentKey, []string{charge})
 }
 
 // settledText describes how transaction j settled when it settled in

@@ -50,10 +50,10 @@ func (e *evaluator) intent(i int32) {
 		}
 		state = stSucceeded
 	}
-	if !in.owned {
+	e.disputes(in)
+	if !in.owned || m.opt.OnlyDisputes {
 		return
 	}
-	e.disputes(in)
 	late := m.now >= in.due
 	switch state {
 	case stSucceeded:

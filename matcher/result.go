@@ -45,6 +45,11 @@ type Result struct {
 	Linked, Unlinked int
 	// Fuzzy counts the links made by the fuzzy rule.
 	Fuzzy int
+	// DisputesWon are the ids of the disputed_charge findings that a
+	// dispute reversal of the window proves won, when the dispute itself
+	// lies in an earlier window (whose findings this run does not
+	// resolve by itself). Sorted.
+	DisputesWon []string
 	// Links and UnlinkedIDs are filled only with Options.KeepLinks, sorted
 	// by transaction id.
 	Links       []Link
@@ -75,7 +80,9 @@ func (m *Matcher) Result() (*Result, error) {
 	for i := range m.intents.len() {
 		ev.intent(int32(i))
 	}
-	ev.unknownCharges()
+	if !m.opt.OnlyDisputes {
+		ev.unknownCharges()
+	}
 
 	for i := range m.txns.len() {
 		t := m.txns.ptr(int32(i))
@@ -96,6 +103,8 @@ func (m *Matcher) Result() (*Result, error) {
 	}
 	slices.SortFunc(res.Links, func(a, b Link) int { return cmp.Compare(a.TxnID, b.TxnID) })
 	slices.Sort(res.UnlinkedIDs)
+	slices.Sort(res.DisputesWon)
+	res.DisputesWon = slices.Compact(res.DisputesWon)
 	slices.SortFunc(res.Settlements, func(a, b Settlement) int { return cmp.Compare(a.IntentKey, b.IntentKey) })
 	SortFindings(res.Findings)
 	res.Summary = Summary{Intents: m.nIntents, Transactions: m.nTxns, Matched: m.nLinked, Findings: len(res.Findings)}

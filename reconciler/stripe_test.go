@@ -409,3 +409,72 @@ func TestDisputeLifecycle(t *testing.T) {
 		})
 	}
 }
+
+// TestLateDispute: a dispute weeks after the charge is found by the run of
+// the dispute's day, though neither the charge nor the intent is in that
+// window; the reinstatement weeks later resolves it from its own day's
+// run; re-running the charge's day leaves it alone.
+func TestLateDispute(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			day := stripeBooks(t)
+			day.Intents = day.Intents[6:7] // charge:lost, USD 25.50 under pi_lost
+			b := setup(t, e.New, day, reconciler.Config{})
+			b.clock.Add(60 * 24 * time.Hour)
+			usd := func(s string) money.Amount { a, _ := money.Parse(s, "USD"); return a }
+			see := func(x ledger.ProviderTxn) {
+				t.Helper()
+				x.Provider = stripe.Provider
+				if _, err := b.store.UpsertProviderTxn(ctx, x, ledger.Source{Channel: "statement", Ref: x.ID, ReceivedAt: b.clock.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			window := func(days int) reconciler.Params {
+				b.clock.Add(time.Minute)
+				from := stripeDay.Add(time.Duration(days) * 24 * time.Hour)
+				return reconciler.Params{Provider: stripe.Provider, From: from, To: from.Add(24 * time.Hour), NoPull: true}
+			}
+			see(ledger.ProviderTxn{ID: "ch_lost", Type: ledger.TxnCharge, Status: ledger.TxnSucceeded, Amount: usd("25.50"),
+				OccurredAt: stripeDay.Add(10 * time.Hour), ProviderRef: "pi_lost", Reference: "charge:lost"})
+			// The report row of the dispute names the PaymentIntent only.
+			see(ledger.ProviderTxn{ID: "dp_lost", Type: ledger.TxnDispute, Status: ledger.TxnSucceeded, Amount: usd("25.50"),
+				OccurredAt: stripeDay.Add(20*24*time.Hour + 9*time.Hour), ProviderRef: "pi_lost", LinkedID: "ch_lost"})
+			if first := b.run(t, window(0)); len(first.Findings) != 0 {
+				t.Fatalf("charge day: %+v", first.Findings)
+			}
+			opened := b.run(t, window(20))
+			if got := kinds(opened.Findings); !slices.Equal(got, []string{"disputed_charge charge:lost"}) {
+				t.Fatalf("dispute day: %q", got)
+			}
+			f := opened.Findings[0]
+			if f.Severity != ledger.SeverityHigh || !f.OccurredAt.Equal(stripeDay.Add(20*24*time.Hour+9*time.Hour)) ||
+				!slices.Equal(f.ProviderTxnIDs, []string{"ch_lost", "dp_lost"}) {
+				t.Fatalf("finding %+v", f)
+			}
+			// Re-running the charge's day or the dispute's day changes nothing.
+			if again := b.run(t, window(0)); len(again.Resolved) != 0 {
+				t.Fatalf("charge day again resolved %+v", again.Resolved)
+			}
+			if again := b.run(t, window(20)); len(again.Resolved) != 0 || len(again.Findings) != 1 || again.Changes[0].New {
+				t.Fatalf("dispute day again: %+v", again.Changes)
+			}
+			// Won, weeks later.
+			see(ledger.ProviderTxn{ID: "txn_back", Type: ledger.TxnDisputeReversal, Status: ledger.TxnSucceeded, Amount: usd("25.50"),
+				OccurredAt: stripeDay.Add(40*24*time.Hour + 9*time.Hour), ProviderRef: "pi_lost", LinkedID: "ch_lost"})
+			won := b.run(t, window(40))
+			if len(won.Findings) != 0 || len(won.Resolved) != 1 || won.Resolved[0].ID != f.ID || won.Resolved[0].ResolvedBy != ledger.ResolvedByRun {
+				t.Fatalf("won: findings %+v resolved %+v", won.Findings, won.Resolved)
+			}
+			if got, err := b.store.GetFinding(ctx, f.ID); err != nil || got.Status != ledger.FindingResolved {
+				t.Fatalf("stored %+v, %v", got, err)
+			}
+			// The dispute's day, run again, sees the won dispute too.
+			if again := b.run(t, window(20)); len(again.Findings) != 0 {
+				t.Fatalf("dispute day after the win: %+v", again.Findings)
+			}
+		})
+	}
+}
