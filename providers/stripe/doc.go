@@ -10,8 +10,8 @@
 // column set that can be linked. Both read every reporting category through
 // one table (category.go), so that a day pulled and the same day imported
 // give the same transactions. EventParser interprets webhook event bodies,
-// and WebhookHandler
-// verifies their signature and hands them to the callback intake.
+// and WebhookHandler verifies their signature and hands them to the
+// callback intake.
 //
 // It converts at the edge: Stripe's integer minor units to money.Amount by
 // the currency's exponent in Stripe's API (which differs from ISO 4217 for
