@@ -189,3 +189,20 @@ func TestReportRoundTrip(t *testing.T) {
 		t.Errorf("parse -> render -> parse changed the rows:\n%s", renderReport(again))
 	}
 }
+
+// TestReportMetadataKey: the intent key is read from the configured
+// metadata key's column, and a report naming only another key's column
+// lacks a linking column.
+func TestReportMetadataKey(t *testing.T) {
+	t.Parallel()
+	data := []byte("balance_transaction_id,created_utc,currency,gross,fee,reporting_category,charge_id,payment_metadata[order_id]\n" +
+		"txn_1,2024-11-23 14:05:06,usd,10.00,0.00,charge,ch_1,order-9\n")
+	got, err := parseReport(t, ReportParser{MetadataKey: "order_id"}, data, "k.csv")
+	if err != nil || len(got.sightings) != 1 || got.sightings[0].Txn.Reference != "order-9" {
+		t.Fatalf("custom key: %+v, %v", got.sightings, err)
+	}
+	_, err = parseReport(t, ReportParser{}, data, "k.csv")
+	if err == nil || !strings.Contains(err.Error(), "payment_metadata[intent_key]") {
+		t.Fatalf("default key against a report of another: %v", err)
+	}
+}

@@ -81,7 +81,9 @@ func parseEvent(body []byte, receivedAt time.Time, key string) (providers.Eviden
 	ev := providers.Evidence{Kind: e.Type}
 	family, _, _ := strings.Cut(e.Type, ".")
 	isRefund := family == "refund" || e.Type == "charge.refund.updated"
-	if family != "charge" && family != "payment_intent" && !isRefund || strings.HasPrefix(e.Type, "charge.dispute.") {
+	isDispute := strings.HasPrefix(e.Type, "charge.dispute.") && !strings.HasPrefix(e.Type, "charge.dispute.funds_")
+	if family != "charge" && family != "payment_intent" && !isRefund || strings.HasPrefix(e.Type, "charge.dispute.funds_") {
+		// The funds events repeat what the dispute object says.
 		return ev, nil
 	}
 	if e.Data == nil || len(e.Data.Object) == 0 || string(e.Data.Object) == "null" {
@@ -91,6 +93,12 @@ func parseEvent(body []byte, receivedAt time.Time, key string) (providers.Eviden
 	s := sighter{channel: ChannelWebhook, ref: func(string) string { return e.ID }, receivedAt: receivedAt.UTC(), key: key}
 	const prefix = "data.object."
 	switch {
+	case isDispute:
+		ss, err := disputeSightings(obj, prefix, s)
+		if err != nil {
+			return providers.Evidence{}, err
+		}
+		ev.Sightings = ss
 	case isRefund:
 		one, err := refundSighting(obj, prefix, s, chargeObject{})
 		if err != nil {
