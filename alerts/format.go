@@ -224,6 +224,7 @@ var kindTitles = map[ledger.Kind]string{
 	ledger.KindCurrencyMismatch:  "Currency mismatch",
 	ledger.KindStatusMismatch:    "Status mismatch",
 	ledger.KindStuckIntent:       "Stuck intent",
+	ledger.KindDisputedCharge:    "Disputed charge",
 }
 
 func kindTitle(k ledger.Kind) string {

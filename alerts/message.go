@@ -141,6 +141,12 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		ref = ", intent " + intent + ref
 	}
 	detail := upperFirst(escape(scrub(f.Detail)))
+	if hint := kindHint(f); hint != "" {
+		if detail != "" && !strings.HasSuffix(detail, ".") {
+			detail += "."
+		}
+		detail = joinNonEmpty(" ", detail, hint)
+	}
 	atRisk := f.AtRisk
 	switch r.Kind {
 	case reasonOpened:
@@ -169,6 +175,9 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		}
 	case reasonResolved:
 		by := "no longer seen by a reconcile run"
+		if f.Kind == ledger.KindDisputedCharge {
+			by = "the dispute was won and the funds reinstated"
+		}
 		if f.ResolvedBy == ledger.ResolvedByPerson {
 			by = "resolved by hand"
 		}
@@ -191,6 +200,20 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		section("", findingFields(cfg, f, atRisk)...),
 		footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
 	return m, nil
+}
+
+// kindHint says what to do about a finding of a kind that needs more than
+// a look at the books, "" for the others.
+func kindHint(f ledger.Finding) string {
+	if f.Kind != ledger.KindDisputedCharge {
+		return ""
+	}
+	if f.Severity == ledger.SeverityHigh {
+		return "The funds are withdrawn: submit evidence in the " + providerName(f.Provider) +
+			" Dashboard before the dispute's deadline. This finding resolves itself if the dispute is won, and stays open if it is lost."
+	}
+	return "The funds are not withdrawn yet: answer the inquiry in the " + providerName(f.Provider) +
+		" Dashboard before its deadline."
 }
 
 // resolvedParent re-renders the first message about f (alert parent) with a

@@ -145,11 +145,12 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		return p
 	}
 	for file, want := range map[string]string{
-		write("level.yaml", "log:\n  level: verbose\n"):     "config log.level",
-		write("typo.yaml", "log:\n  levle: info\n"):         "unknown key log.levle",
-		write("url.yaml", "database_url: mysql://x\n"):      "config database_url",
-		write("conns.yaml", "database:\n  max_conns: -1\n"): "config database.max_conns",
-		write("format.yaml", "log:\n  format: pretty\n"):    "config log.format",
+		write("level.yaml", "log:\n  level: verbose\n"):                                        "config log.level",
+		write("typo.yaml", "log:\n  levle: info\n"):                                            "unknown key log.levle",
+		write("url.yaml", "database_url: mysql://x\n"):                                         "config database_url",
+		write("conns.yaml", "database:\n  max_conns: -1\n"):                                    "config database.max_conns",
+		write("format.yaml", "log:\n  format: pretty\n"):                                       "config log.format",
+		write("mdkey.yaml", "providers:\n  stripe:\n    intent_metadata_key: \"order[id]\"\n"): "config providers.stripe.intent_metadata_key",
 	} {
 		code, _, errOut := cli(t, "findings", "list", "--config", file)
 		if code != 1 || !strings.Contains(errOut, want) {

@@ -239,6 +239,7 @@ var defaults = map[string]any{
 	"providers.stripe.report_timezone":           "UTC",
 	"providers.stripe.webhook_secrets":           []string{},
 	"providers.stripe.webhook_tolerance":         "5m",
+	"providers.stripe.intent_metadata_key":       "intent_key",
 }
 
 // secretKeys may only come from the environment.
@@ -446,6 +447,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Providers.Stripe.PageSize < 1 || c.Providers.Stripe.PageSize > 100 {
 		bad("providers.stripe.page_size", "must be 1 to 100")
+	}
+	if k := c.Providers.Stripe.IntentMetadataKey; k == "" || len(k) > 40 || strings.ContainsAny(k, "[]'\"\\ \t\n") {
+		bad("providers.stripe.intent_metadata_key", "must be 1 to 40 characters without brackets, quotes, backslashes or spaces (Stripe metadata keys are at most 40)")
 	}
 	if c.Providers.Stripe.MaxNetworkRetries < 0 {
 		bad("providers.stripe.max_network_retries", "must not be negative")

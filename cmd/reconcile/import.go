@@ -26,10 +26,12 @@ func newImportStatementCmd(a *app) *cobra.Command {
 	var provider string
 	cmd := &cobra.Command{
 		Use:   "statement --provider P FILE",
-		Short: "Import a provider statement file (M-Pesa portal CSV, Stripe payout report CSV, a configured CSV layout)",
+		Short: "Import a provider statement file (M-Pesa portal CSV, Stripe itemized report CSV, a configured CSV layout)",
 		Long: `Import a statement as provider evidence:
   --provider mpesa   the M-Pesa organisation portal export (CSV; preamble rows, BOM and CRLF are fine)
-  --provider stripe  Stripe's payout_reconciliation.itemized.5 report (CSV, amounts in major units)
+  --provider stripe  Stripe's itemized balance reports (balance_change_from_activity.itemized.*,
+                     payout_reconciliation.itemized.*, ending_balance_reconciliation.itemized.*;
+                     CSV, amounts in major units; see docs/stripe.md)
   --provider NAME    a CSV layout configured under statements: in the config
 
 The file is imported in one transaction or not at all: every bad line is reported with its line
@@ -59,8 +61,7 @@ export) add a source, never a second transaction; importing the same file again 
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known\n",
-				args[0], c.Lines, c.NewTxns, c.NewSources, c.Duplicates)
+			fmt.Fprint(a.stdout, c.Summary(args[0]))
 			return nil
 		},
 	}

@@ -111,6 +111,10 @@ type StripeConfig struct {
 	WebhookSecrets []string `mapstructure:"webhook_secrets"`
 	// WebhookTolerance is the oldest signature accepted; default 5m.
 	WebhookTolerance time.Duration `mapstructure:"webhook_tolerance"`
+	// IntentMetadataKey is the PaymentIntent metadata key that carries the
+	// intent key (charges write it; pulls, webhooks and reports read it,
+	// reports as the payment_metadata[KEY] column); default intent_key.
+	IntentMetadataKey string `mapstructure:"intent_metadata_key"`
 }
 
 // providerSetup is what reconcile knows of one provider from the config.
@@ -200,12 +204,13 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 	if err != nil {
 		return nil, fmt.Errorf("config providers.stripe.report_timezone: %w", err)
 	}
-	sp := providerSetup{Zone: sz, Grace: s.SettlementGrace, Statement: stripe.ReportParser{Location: rz, Clock: clock},
-		Callbacks: stripe.EventParser{}}
+	sp := providerSetup{Zone: sz, Grace: s.SettlementGrace,
+		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
+		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey}}
 	if s.APIKey != "" {
 		c, err := stripe.New(stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
 			Timeout: s.Timeout, PaymentMethod: s.PaymentMethod, BalanceTransactions: s.PullBalanceTransactions,
-			PageSize: s.PageSize, Clock: clock})
+			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
