@@ -52,9 +52,11 @@ func importIntents(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams)
 func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
 	var res ledger.ImportIntentsResult
 	// The hash joins below hold a key per row; without room they spill
-	// to disk in many batches.
+	// to disk in many batches. Their estimated costs are large enough to
+	// switch JIT compilation on, which costs more than it saves here.
 	if _, err := tx.Exec(ctx, `
 		SET LOCAL work_mem = '64MB';
+		SET LOCAL jit = off;
 		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup;
 		CREATE TEMP TABLE intent_import (
 			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
