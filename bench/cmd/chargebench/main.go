@@ -1,6 +1,9 @@
-// Command chargebench measures end-to-end charges per second through River:
-// it creates intents (each enqueuing its charge job in the same transaction),
-// then works them with an instant provider and times until all are final.
+// Command chargebench measures charges per second through River: it creates
+// intents (each enqueuing its charge job in the same transaction) and works
+// them with an instant provider, timing until all are final. By default the
+// intents are created first and only the working is timed; with -e2e they
+// are created while the workers run (by as many creators as workers), and
+// the time covers both, as a charge's three transactions do in pgbench.
 package main
 
 import (
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
@@ -28,10 +32,12 @@ func main() {
 	n := flag.Int("n", 5000, "intents to charge")
 	workers := flag.Int("workers", 32, "charge workers")
 	noop := flag.Bool("noop", false, "work no-op River jobs instead of charges: River's own ceiling")
+	e2e := flag.Bool("e2e", false, "time the creation of the intents too, concurrently with the workers")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the charging to this file")
 	flag.Parse()
 	profile = *cpuprofile
 	noopMode = *noop
+	e2eMode = *e2e
 	if err := run(*url, *n, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "chargebench:", err)
 		os.Exit(1)
@@ -41,6 +47,7 @@ func main() {
 var (
 	profile  string
 	noopMode bool
+	e2eMode  bool
 )
 
 func run(url string, n, workers int) error {
@@ -64,11 +71,26 @@ func run(url string, n, workers int) error {
 	svc.UseQueue(q)
 	amount, _ := money.Parse("100", "KES")
 	prefix := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-	for i := range n {
-		if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{
-			Key: fmt.Sprintf("%s-%d", prefix, i), Provider: "instant", Amount: amount}}); err != nil {
-			return err
+	create := func(from, step int) error {
+		for i := from; i < n; i += step {
+			if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{
+				Key: fmt.Sprintf("%s-%d", prefix, i), Provider: "instant", Amount: amount}}); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	var creating errgroup.Group
+	if e2eMode {
+		// Created by as many creators as there are workers, once the
+		// queue has started (drain starts it and then calls this).
+		startCreating = func() {
+			for c := range workers {
+				creating.Go(func() error { return create(c, workers) })
+			}
+		}
+	} else if err := create(0, 1); err != nil {
+		return err
 	}
 	pg, ok := store.(*pgstore.Store)
 	if !ok {
@@ -86,13 +108,20 @@ func run(url string, n, workers int) error {
 	// Done is what the books say: every intent of this run succeeded. The
 	// count scans the intents table, so it runs at a coarse interval that
 	// costs the database little and the measurement at most 1% at 5,000.
-	return drain(ctx, q, n, "charges", 50*time.Millisecond, func() (int, error) {
+	err = drain(ctx, q, n, "charges", 50*time.Millisecond, func() (int, error) {
 		var done int
 		err := pg.Pool().QueryRow(ctx, `SELECT count(*) FROM intents WHERE key LIKE $1 AND state = 'succeeded'`,
 			prefix+"-%").Scan(&done)
 		return done, err
 	})
+	if cerr := creating.Wait(); err == nil {
+		err = cerr
+	}
+	return err
 }
+
+// startCreating, when set, starts creating the intents once the queue runs.
+var startCreating func()
 
 // drain starts q, waits until finished reports n jobs done (asking every
 // interval), stops q and prints the jobs done per second.
@@ -100,6 +129,9 @@ func drain(ctx context.Context, q *queue.Queue, n int, what string, every time.D
 	start := time.Now()
 	if err := q.Start(ctx); err != nil {
 		return err
+	}
+	if startCreating != nil {
+		startCreating()
 	}
 	defer func() {
 		stopCtx, stop := context.WithTimeout(ctx, 10*time.Second)
