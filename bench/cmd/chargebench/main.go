@@ -33,11 +33,14 @@ func main() {
 	workers := flag.Int("workers", 32, "charge workers")
 	noop := flag.Bool("noop", false, "work no-op River jobs instead of charges: River's own ceiling")
 	e2e := flag.Bool("e2e", false, "time the creation of the intents too, concurrently with the workers")
+	conns := flag.Int("conns", 0, "pool size; default workers + 8, and twice the workers + 8 with -e2e (creators too)")
+	cooldown := flag.Duration("cooldown", 0, "River's least time between two fetches; default the queue's")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the charging to this file")
 	flag.Parse()
 	profile = *cpuprofile
 	noopMode = *noop
 	e2eMode = *e2e
+	poolSize, fetchCooldown = *conns, *cooldown
 	if err := run(*url, *n, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "chargebench:", err)
 		os.Exit(1)
@@ -48,11 +51,20 @@ var (
 	profile  string
 	noopMode bool
 	e2eMode  bool
+
+	poolSize      int
+	fetchCooldown time.Duration
 )
 
 func run(url string, n, workers int) error {
 	ctx := context.Background()
-	store, err := database.Open(ctx, url, database.Options{MaxConns: int32(workers + 8)})
+	if poolSize == 0 {
+		poolSize = workers + 8
+		if e2eMode {
+			poolSize += workers
+		}
+	}
+	store, err := database.Open(ctx, url, database.Options{MaxConns: int32(poolSize)})
 	if err != nil {
 		return err
 	}
@@ -64,7 +76,7 @@ func run(url string, n, workers int) error {
 	w := river.NewWorkers()
 	charge.AddWorkers(w, svc)
 	q, err := queue.New(store, queue.Config{Workers: w, Queues: map[string]int{queue.QueueCharges: workers},
-		FetchPollInterval: 50 * time.Millisecond})
+		FetchPollInterval: 50 * time.Millisecond, FetchCooldown: fetchCooldown})
 	if err != nil {
 		return err
 	}
