@@ -175,9 +175,12 @@ configured. Importing the same file again with --charge charges those imported w
 			defer f.Close()
 			in := &countingFile{File: f}
 			opt := &intentcsv.Options{}
+			progressDone := func() {}
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				// Lines, lines/s and how much of the file is read, on a
+				// terminal only.
 				progress := report.NewProgress(os.Stderr, a.clock)
-				defer progress.Done()
+				progressDone = progress.Done
 				opt.Progress = func(rows int) {
 					progress.Update(fmt.Sprintf("import %d%%", in.n.Load()*100/max(st.Size(), 1)), rows)
 				}
@@ -202,6 +205,7 @@ configured. Importing the same file again with --charge charges those imported w
 				}
 			}
 			res, err := intentcsv.Import(ctx, s, args[0], in, a.clock(), opt)
+			progressDone()
 			if err != nil {
 				return err
 			}
