@@ -81,16 +81,36 @@ SQL
   echo "$tps"
 }
 
+# db_stats prints commits so far, the WAL position and the charges pgbench
+# completed so far, '|'-separated.
+db_stats() {
+  psql -At "$BENCH_DATABASE_URL" -c "SELECT xact_commit, pg_current_wal_lsn(),
+    (SELECT count(*) FROM intents WHERE key LIKE 'pgb-%' AND state = 'succeeded')
+    FROM pg_stat_database WHERE datname = current_database()"
+}
+
+# per_charge BEFORE AFTER CHARGES prints commits and WAL bytes per charge.
+per_charge() {
+  psql -At "$BENCH_DATABASE_URL" -c "SELECT round(($(cut -d'|' -f1 <<<"$2") - $(cut -d'|' -f1 <<<"$1"))::numeric / $3, 2)
+    || ' commits, ' || round(pg_wal_lsn_diff('$(cut -d'|' -f2 <<<"$2")', '$(cut -d'|' -f2 <<<"$1")') / $3) || ' WAL bytes'"
+}
+
 printf '%-40s %10s %10s %10s %10s %10s %8s\n' run pgb_insert pgb_charge charges worked noop ratio
 for run in $(seq "$RUNS"); do
   pg=$(pgbench_insert "$CLIENTS" "$DURATION")
+  a=$(db_stats)
   pgc=$(pgbench_charge "$CLIENTS" "$DURATION")
+  b=$(db_stats)
+  pgb_cost=$(per_charge "$a" "$b" "$(( $(cut -d'|' -f3 <<<"$b") - $(cut -d'|' -f3 <<<"$a") ))")
   ch=$(/tmp/chargebench -e2e -url "$BENCH_DATABASE_URL" -n "$N" -workers "$WORKERS")
+  c=$(db_stats)
+  ch_cost=$(per_charge "$b" "$c" "$N")
   wk=$(/tmp/chargebench -url "$BENCH_DATABASE_URL" -n "$N" -workers "$WORKERS")
   noop=$(/tmp/chargebench -noop -url "$BENCH_DATABASE_URL" -n "$N" -workers "$WORKERS")
   printf '%-40s %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f\n' "$run ($CLIENTS clients, $WORKERS workers)" \
     "$pg" "$pgc" "$ch" "$wk" "$noop" "$(awk -v a="$ch" -v b="$pgc" 'BEGIN { print a / b }')"
 done
+echo "per charge, last run: pgbench $pgb_cost; River $ch_cost (its fetches, completions and the bench's polling included)"
 echo "pgb_insert: pgbench single INSERT tps; pgb_charge: pgbench charges/s (3 transactions each);"
 echo "charges: end-to-end charges/s through River; worked: charges/s from a filled queue;"
 echo "noop: no-op River jobs/s; ratio: charges / pgb_charge (target >= 0.5)"
