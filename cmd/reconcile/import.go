@@ -144,7 +144,7 @@ func (a *app) processor(ctx context.Context) (*intake.Processor, error) {
 func newImportIntentsCmd(a *app) *cobra.Command {
 	var chargeThem bool
 	cmd := &cobra.Command{
-		Use:   "intents FILE.csv",
+		Use:   "intents [--charge] FILE.csv",
 		Short: "Import intents from another system (backfill, tests); charges nothing unless --charge",
 		Long: `Import intents from a CSV file with a header row. Required columns:
   key,provider,amount,currency,status,created_at
