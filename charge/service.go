@@ -57,6 +57,7 @@ func (c Config) withDefaults() Config {
 // Enqueuer inserts jobs inside a ledger transaction; *queue.Queue is one.
 type Enqueuer interface {
 	InsertTx(ctx context.Context, tx ledger.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertManyTx(ctx context.Context, tx ledger.Tx, args []river.JobArgs, opts *river.InsertOpts) (int, error)
 }
 
 // Service creates intents and runs their charges.
@@ -138,6 +139,32 @@ func (s *Service) CheckIntent(p ledger.IntentParams) error {
 	}
 	return rc.CheckRequest(providers.ChargeRequest{IntentKey: p.Key, Amount: p.Amount, Customer: p.Customer,
 		Reference: p.Reference, Metadata: p.Metadata, Attempt: 1})
+}
+
+// EnqueueChargesTx enqueues the charge jobs of the pending intents keys in
+// one insert inside the caller's transaction (a bulk import creating them),
+// and returns how many were new: a key whose job is still queued (or
+// finished within River's retention) is skipped. Every intent's provider
+// must have a charger (CanCharge): the caller checks before creating them.
+func (s *Service) EnqueueChargesTx(ctx context.Context, tx ledger.Tx, keys []string) (int, error) {
+	if s.queue == nil {
+		return 0, errors.New("charge: no queue (call UseQueue)")
+	}
+	args := make([]river.JobArgs, len(keys))
+	for i, k := range keys {
+		args[i] = ChargeArgs{IntentKey: k}
+	}
+	n, err := s.queue.InsertManyTx(ctx, tx, args, s.chargeOpts())
+	if err != nil {
+		return n, fmt.Errorf("charge: enqueue %d charge(s): %w", len(keys), err)
+	}
+	return n, nil
+}
+
+// CanCharge reports whether provider has a charger.
+func (s *Service) CanCharge(provider string) bool {
+	_, ok := s.chargers[provider]
+	return ok
 }
 
 // CreateIntent is CreateIntentTx in a transaction of its own.
