@@ -66,6 +66,7 @@ or a config file (see config.example.yaml).`,
 		newAlertsCmd(a),
 		newDemoCmd(a),
 		newQuarantineCmd(a),
+		newRunsCmd(a),
 	)
 	for _, c := range root.Commands() {
 		setUsageArgs(c)
