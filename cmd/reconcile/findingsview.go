@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -130,25 +129,9 @@ func viewTxn(t ledger.ProviderTxn) txnView {
 		OccurredAt: t.OccurredAt.UTC(), Reference: t.Reference, ProviderRef: t.ProviderRef,
 		Counterparty: ledger.MaskCustomer(t.Counterparty), LinkedID: t.LinkedID, Sources: []sourceView{}}
 	for _, s := range t.Sources {
-		v.Sources = append(v.Sources, sourceView{Channel: s.Channel, Ref: s.Ref, ReceivedAt: s.ReceivedAt.UTC(), Raw: maskRaw(s.Raw)})
+		v.Sources = append(v.Sources, sourceView{Channel: s.Channel, Ref: s.Ref, ReceivedAt: s.ReceivedAt.UTC(), Raw: ledger.MaskPayload(s.Raw)})
 	}
 	return v
-}
-
-var (
-	emailRE    = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
-	digitRunRE = regexp.MustCompile(`\+?\d{9,}`)
-)
-
-// maskRaw hides what a raw provider payload says about people: e-mail
-// addresses and runs of nine or more digits (phone numbers, card and
-// account numbers) keep their ends only, as MaskCustomer does.
-func maskRaw(raw []byte) string {
-	s := emailRE.ReplaceAllStringFunc(string(raw), ledger.MaskCustomer)
-	return digitRunRE.ReplaceAllStringFunc(s, func(d string) string {
-		d = strings.TrimPrefix(d, "+")
-		return d[:4] + strings.Repeat("*", len(d)-8) + d[len(d)-4:]
-	})
 }
 
 // findingDetail is a finding with its evidence and history.
