@@ -170,12 +170,12 @@ func TestFindingsAPI(t *testing.T) {
 }
 
 // TestFindingsAPIServed checks that `reconcile serve` serves the findings
-// API behind the API token.
+// API behind the API token, and the console in local mode.
 func TestFindingsAPIServed(t *testing.T) {
 	t.Parallel()
 	url := dbtest.PostgresURL(t)
 	sd := seedBooks(t, url)
-	cfg := writeConfig(t, "http:\n  listen: "+freePort(t)+"\n")
+	cfg := writeConfig(t, "http:\n  listen: "+freePort(t)+"\nconsole:\n  mode: local\n  local_user: amina\n")
 	srv := startProc(t, "serve", []string{"RECONCILE_DATABASE_URL=" + url, "RECONCILE_HTTP_API_TOKEN=" + findingsToken}, "serve", "--config", cfg)
 	base := srv.url()
 	if code, _ := (apiCall{t: t, base: base}).do("GET", "/v1/findings", "", ""); code != http.StatusUnauthorized {
@@ -185,6 +185,35 @@ func TestFindingsAPIServed(t *testing.T) {
 	code, out := c.do("POST", "/v1/findings/"+sd.unknown+"/ack", "gina", `{"note":"on it"}`)
 	if code != 200 || strings.Join(historyOf(t, out), "|") != "opened run 1 run|acknowledged gina api" {
 		t.Fatalf("ack through serve: %d %v\n%s", code, out, srv.output())
+	}
+
+	resp, err := http.Get(base + "/console/findings/" + sd.unknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "amina (operator)") || !strings.Contains(string(page), "acknowledged") {
+		t.Fatalf("console: %d\n%s", resp.StatusCode, page)
+	}
+	for origin, want := range map[string]int{"https://evil.example": http.StatusForbidden, "": http.StatusSeeOther} {
+		req, _ := http.NewRequest(http.MethodPost, base+"/console/findings/"+sd.unknown+"/note", strings.NewReader("note=from+the+console"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("console note with origin %q: %d, want %d", origin, resp.StatusCode, want)
+		}
+	}
+	_, out = c.do("GET", "/v1/findings/"+sd.unknown, "", "")
+	if got := strings.Join(historyOf(t, out), "|"); got != "opened run 1 run|acknowledged gina api|noted amina web" {
+		t.Fatalf("history after the console: %s", got)
 	}
 	srv.term()
 }

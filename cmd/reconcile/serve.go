@@ -161,6 +161,9 @@ func (s *server) routes() error {
 	if err := s.callbackRoutes(); err != nil {
 		return err
 	}
+	if err := s.consoleRoutes(); err != nil {
+		return err
+	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
 		s.findingsAPI().routes(s.mux)
