@@ -236,6 +236,15 @@ func TestFindingsActionsRecordWho(t *testing.T) {
 	if !strings.Contains(out, "replayed") || !strings.Contains(out, "dismissed") {
 		t.Fatalf("quarantine list: %s", out)
 	}
+	out = run(0, "quarantine", "show", itoa(sd.csvRow))
+	if !strings.Contains(out, "dismissed by dave via cli: fixed and imported again") || !strings.Contains(out, "in.csv line 3") {
+		t.Fatalf("quarantine show: %s", out)
+	}
+	out = run(0, "quarantine", "show", itoa(sd.kept), "--format", "csv")
+	if !strings.Contains(out, `,replayed,dave,cli,,"replayed: stk_callback, 1 new transaction(s), 1 new source(s)"`) {
+		t.Fatalf("quarantine show csv: %s", out)
+	}
+	run(1, "quarantine", "show", "99999")
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

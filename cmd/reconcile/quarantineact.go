@@ -11,11 +11,76 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/intake"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 // quarantineActCmds are dismiss and replay.
 func quarantineActCmds(a *app) []*cobra.Command {
-	return []*cobra.Command{newQuarantineDismissCmd(a), newQuarantineReplayCmd(a)}
+	return []*cobra.Command{newQuarantineShowCmd(a), newQuarantineDismissCmd(a), newQuarantineReplayCmd(a)}
+}
+
+func newQuarantineShowCmd(a *app) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a quarantined item: its reason, its input (masked) and its history",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := report.ParseFormat(format)
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			id, err := parseQuarantineID(args[0])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			q, err := s.GetQuarantine(ctx, id)
+			if err != nil {
+				return quarantineActionError(args[0], "show", err)
+			}
+			evs, err := s.QuarantineHistory(ctx, id)
+			if err != nil {
+				return err
+			}
+			hist := viewHistory(evs)
+			switch f {
+			case report.JSON:
+				return writeIndented(a.stdout, map[string]any{"item": map[string]any{"id": q.ID, "source": q.Source, "origin": q.Origin,
+					"line": q.Line, "field": q.Field, "reason": q.Reason, "at": q.At.UTC(), "status": q.Status,
+					"input": ledger.MaskPayload(q.Raw)}, "history": hist})
+			case report.CSV:
+				return writeHistoryCSV(a.stdout, strconv.FormatInt(q.ID, 10), hist)
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "Quarantined item %d (%s), %s\n", q.ID, q.Source, q.Status)
+			fmt.Fprintf(w, "Received %s from %s", ts(q.At), q.Origin)
+			if q.Line > 0 {
+				fmt.Fprintf(w, " line %d", q.Line)
+			}
+			if q.Field != "" {
+				fmt.Fprintf(w, ", field %s", q.Field)
+			}
+			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, oneLine(ledger.MaskPayload(q.Raw), 2000))
+			if len(hist) == 0 {
+				fmt.Fprintln(w, "  none recorded")
+			}
+			for _, ev := range hist {
+				fmt.Fprintf(w, "  %s  %s by %s via %s", ts(ev.At), ev.Action, ev.Actor, ev.Surface)
+				if ev.Note != "" {
+					fmt.Fprintf(w, ": %s", ev.Note)
+				}
+				fmt.Fprintln(w)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
+	return cmd
 }
 
 func parseQuarantineID(s string) (int64, error) {
@@ -180,5 +245,5 @@ func (a *app) replay(ctx context.Context, q ledger.QuarantineItem) (string, erro
 	if res.Duplicate {
 		return "already replayed before", nil
 	}
-	return fmt.Sprintf("%s callback, %d new transaction(s), %d new source(s)", orDash(res.Kind), res.NewTxns, res.NewSources), nil
+	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", orDash(res.Kind), res.NewTxns, res.NewSources), nil
 }
