@@ -223,6 +223,7 @@ func TestPagesGolden(t *testing.T) {
 				{"finding_viewer", viewer, "/console/findings/" + b.dup},
 				{"finding_unknown", ops, "/console/findings/" + b.unknown},
 				{"runs", viewer, "/console/runs"},
+				{"findings_of_run", viewer, "/console/findings?status=all&run=1"},
 				{"quarantine", ops, "/console/quarantine"},
 				{"jobs", ops, "/console/jobs"},
 			} {

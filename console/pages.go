@@ -48,7 +48,7 @@ func (c *Console) actor(r *http.Request) ledger.Actor {
 
 // filterForm is the findings filter as the form shows it.
 type filterForm struct {
-	Status, Provider, Kind, From, To string
+	Status, Provider, Kind, From, To, Run string
 }
 
 var statusChoices = map[string][]ledger.FindingStatus{
@@ -67,7 +67,7 @@ type riskTotal struct {
 func (c *Console) findings(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	form := filterForm{Status: q.Get("status"), Provider: q.Get("provider"), Kind: q.Get("kind"), From: q.Get("from"), To: q.Get("to")}
+	form := filterForm{Status: q.Get("status"), Provider: q.Get("provider"), Kind: q.Get("kind"), From: q.Get("from"), To: q.Get("to"), Run: q.Get("run")}
 	zones, err := c.deps.Providers(ctx)
 	if err != nil {
 		c.internal(w, r, err)
@@ -109,6 +109,13 @@ func (c *Console) findings(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		*d.dst = t
+	}
+	if form.Run != "" {
+		n, err := strconv.ParseInt(form.Run, 10, 64)
+		if err != nil || n <= 0 {
+			problems = append(problems, fmt.Sprintf("run %q: want a run number", form.Run))
+		}
+		f.RunID = n
 	}
 	var list []ledger.Finding
 	status := http.StatusOK
