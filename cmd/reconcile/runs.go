@@ -169,16 +169,16 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			case report.JSON:
 				return writeIndented(a.stdout, d)
 			case report.CSV:
-				return report.WriteFindings(a.stdout, report.CSV, fs)
+				return report.WriteFindingsIn(a.stdout, report.CSV, fs, a.zones())
 			}
-			return writeRunText(a.stdout, d, fs)
+			return writeRunText(a.stdout, d, fs, a.zones())
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the findings)")
 	return cmd
 }
 
-func writeRunText(w io.Writer, d runDetail, fs []ledger.Finding) error {
+func writeRunText(w io.Writer, d runDetail, fs []ledger.Finding, zones map[string]*time.Location) error {
 	r := d.Run
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Run\t%d\n", r.ID)
@@ -203,5 +203,5 @@ func writeRunText(w io.Writer, d runDetail, fs []ledger.Finding) error {
 		_, err := fmt.Fprintln(w, "  none")
 		return err
 	}
-	return report.WriteFindings(w, report.Text, fs)
+	return report.WriteFindingsIn(w, report.Text, fs, zones)
 }
