@@ -21,7 +21,17 @@ type Importer struct {
 	// Clock stamps sightings that carry no receipt time and quarantine
 	// items; time.Now when nil.
 	Clock func() time.Time
+	// BatchSize is how many sightings go to the store at once;
+	// DefaultBatchSize when zero. Memory is bounded by one batch, whatever
+	// the file's size.
+	BatchSize int
+	// Progress, when set, is called after every batch with the lines read
+	// so far.
+	Progress func(lines int)
 }
+
+// DefaultBatchSize is the default Importer.BatchSize.
+const DefaultBatchSize = 10000
 
 // File is one statement file to import.
 type File struct {
@@ -45,6 +55,9 @@ type Counts struct {
 	// Duplicates counts rows whose sighting was already stored (a re-import,
 	// an overlapping export, a repeated row).
 	Duplicates int
+	// Conflicts counts rows that contradict the stored transaction (or an
+	// earlier row of the file): each is quarantined, the first kept.
+	Conflicts int
 	// Rejected counts the lines put in the quarantine.
 	Rejected int
 }
@@ -74,8 +87,32 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 		problems []rejected
 		fileErr  *ledger.ParseError
 	)
+	size := im.BatchSize
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	batch := make([]ledger.Sighting, 0, size)
 	err := im.Store.InTx(ctx, func(tx ledger.Tx) error {
-		counts, problems = Counts{}, nil
+		counts, problems, batch = Counts{}, nil, batch[:0]
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			u, err := tx.UpsertProviderTxns(ctx, batch)
+			if err != nil {
+				return err
+			}
+			counts.NewTxns += u.NewTxns
+			counts.NewSources += u.NewSources
+			counts.Duplicates += u.Duplicates
+			counts.Conflicts += len(u.Conflicts)
+			clear(batch) // let the batch's raw lines go
+			batch = batch[:0]
+			if im.Progress != nil {
+				im.Progress(counts.Lines)
+			}
+			return nil
+		}
 		perr := f.Parser.ParseStatement(r, f.Name, func(s providers.Sighting) error {
 			counts.Lines++
 			if len(problems) > 0 {
@@ -83,26 +120,21 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 				// find every problem.
 				return nil
 			}
+			if err := ledger.ValidateTxn(s.Txn); err != nil {
+				var fe *ledger.FieldError
+				if !errors.As(err, &fe) {
+					return err
+				}
+				problems = append(problems, rejected{&ledger.ParseError{File: f.Name, Field: fe.Field,
+					Err: fmt.Errorf("transaction %s: %w", s.Txn.ID, fe.Err)}, s.Source.Raw})
+				return nil
+			}
 			if s.Source.ReceivedAt.IsZero() {
 				s.Source.ReceivedAt = at
 			}
-			u, err := tx.UpsertProviderTxn(ctx, s.Txn, s.Source)
-			if err != nil {
-				var fe *ledger.FieldError
-				if errors.As(err, &fe) {
-					problems = append(problems, rejected{&ledger.ParseError{File: f.Name, Field: fe.Field,
-						Err: fmt.Errorf("transaction %s: %w", s.Txn.ID, fe.Err)}, s.Source.Raw})
-					return nil
-				}
-				return err
-			}
-			if u.Created {
-				counts.NewTxns++
-			}
-			if u.SourceAdded {
-				counts.NewSources++
-			} else {
-				counts.Duplicates++
+			batch = append(batch, ledger.Sighting(s))
+			if len(batch) == size {
+				return flush()
 			}
 			return nil
 		}, func(perr *ledger.ParseError, raw []byte) error {
@@ -119,7 +151,7 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 		if len(problems) > 0 {
 			return errRollback
 		}
-		return nil
+		return flush()
 	})
 	if err == nil {
 		return counts, nil
