@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/ledger/intentcsv"
 	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/providers/statement"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -34,7 +36,11 @@ func newImportStatementCmd(a *app) *cobra.Command {
 
 The file is imported in one transaction or not at all: every bad line is reported with its line
 and field and kept in quarantine. Rows already known (through a callback, the API or an earlier
-export) add a source, never a second transaction; importing the same file again changes nothing.`,
+export) add a source, never a second transaction; importing the same file again changes nothing.
+A row that contradicts the books (another amount, type, final status or day for a known
+transaction id) is quarantined and counted; the transaction first recorded is kept. The file is
+read as a stream in batches, so memory does not grow with its size; on a terminal, progress
+(lines, lines/s, share of the file read) is shown on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			setup, err := a.setup(provider)
@@ -54,13 +60,27 @@ export) add a source, never a second transaction; importing the same file again 
 				return err
 			}
 			defer f.Close()
-			c, err := (&statement.Importer{Store: s, Clock: a.clock}).Import(ctx, statement.File{Name: args[0], Reader: f,
-				Parser: setup.Statement, Source: provider + "_statement"})
+			var size int64
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				size = st.Size()
+			}
+			in := &countingReader{r: f}
+			progress := report.NewProgress(os.Stderr, a.clock)
+			im := &statement.Importer{Store: s, Clock: a.clock, Progress: func(lines int) {
+				progress.UpdateFile("import", lines, in.n, size)
+			}}
+			c, err := im.Import(ctx, statement.File{Name: args[0], Reader: in, Parser: setup.Statement,
+				Source: provider + "_statement"})
+			progress.Done()
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known\n",
-				args[0], c.Lines, c.NewTxns, c.NewSources, c.Duplicates)
+			conflicts := ""
+			if c.Conflicts > 0 {
+				conflicts = fmt.Sprintf(", %d contradicting the books (quarantined, first kept)", c.Conflicts)
+			}
+			fmt.Fprintf(a.stdout, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known%s\n",
+				args[0], c.Lines, c.NewTxns, c.NewSources, c.Duplicates, conflicts)
 			return nil
 		},
 	}
@@ -78,9 +98,9 @@ func newImportCallbacksCmd(a *app) *cobra.Command {
 as the HTTP endpoints: each is stored, then interpreted; M-Pesa STK results settle their intents.
 Kinds are detected by shape (STK callback, C2B confirmation, B2C, reversal and transaction-status
 results for M-Pesa; events for Stripe). Every line is checked first: if any is bad, nothing is
-imported and the bad lines are quarantined with their line numbers. Lines are then delivered one
-by one, each in its own transaction as over HTTP; if the database fails midway, running the same
-file again completes it (a delivered line is a duplicate and changes nothing).`,
+imported and the bad lines are quarantined with their line numbers. The lines are then delivered
+in one transaction, with the effect each would have over HTTP: the file is imported whole or not
+at all, and importing it again changes nothing (a delivered line is a duplicate).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			setup, err := a.setup(provider)
@@ -177,4 +197,16 @@ charger configured.`,
 			return nil
 		},
 	}
+}
+
+// countingReader counts the bytes read through it, for progress.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
