@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -208,7 +210,11 @@ func countTxns(t *testing.T, s ledger.Store, provider string) int {
 // and once one by one, on two stores, and compares the books.
 func batchAsOneByOne(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
+	seed := uint64(time.Now().UnixNano())
+	if v, err := strconv.ParseUint(os.Getenv("LEDGERTEST_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	rng := rand.New(rand.NewPCG(11, seed))
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	var batch []ledger.Sighting
 	for i := range 300 {
@@ -247,10 +253,10 @@ func batchAsOneByOne(t *testing.T, newStore NewStore) {
 		inBatches.Add(c)
 	}
 	if g, w := fmt.Sprintf("%+v", inBatches), fmt.Sprintf("%+v", byOne); g != w {
-		t.Fatalf("counts in batches:\n%s\none by one:\n%s", g, w)
+		t.Fatalf("seed %d: counts in batches:\n%s\none by one:\n%s", seed, g, w)
 	}
 	if g, w := dumpBooks(t, all), dumpBooks(t, one); g != w {
-		t.Fatalf("books in batches:\n%s\none by one:\n%s", g, w)
+		t.Fatalf("seed %d: books in batches:\n%s\none by one:\n%s", seed, g, w)
 	}
 }
 

@@ -92,21 +92,23 @@ func stageRow(i int, s ledger.Sighting) []any {
 		utc(src.ReceivedAt)}
 }
 
-// analyzeAt is the batch size from which the staging table is analysed
-// before the set statements are planned: without statistics the planner
-// guesses the batch's distinct ids and join sizes.
-const analyzeAt = 1000
-
 // The set statements, run in order in one round trip after the batch is
 // copied into the staging table. Each sees what the previous ones wrote.
+// The statements join each staged row to its stored transaction through a
+// LATERAL primary-key probe, so that the plan is the same at any size of the
+// table and of the batch: a hash join would read the whole table for every
+// batch (quadratic in the file's size), and the planner cannot know better
+// inside the transaction that grows the table. The staging table is not
+// analysed (ANALYZE cost more than it saved): its size is estimated from
+// its pages, and the only joins that depend on it are within the batch.
 const (
 	// insertNewSQL inserts each unknown transaction from its first sighting,
 	// in key order so that concurrent imports lock in the same order.
 	insertNewSQL = `
 	INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at)
-	SELECT DISTINCT ON (provider, txn_id) provider, txn_id, type, status, amount, currency, occurred_at, reference,
-	    provider_ref, counterparty, linked_txn_id, received_at, received_at
+	SELECT DISTINCT ON (provider, txn_id) provider, txn_id, type, status, amount, currency, occurred_at,
+	    reference, provider_ref, counterparty, linked_txn_id, received_at, received_at
 	FROM ` + stageTable + `
 	ORDER BY provider, txn_id, seq
 	ON CONFLICT (provider, txn_id) DO NOTHING`
@@ -115,8 +117,10 @@ const (
 	// transaction and returns them with the stored values. Amount, currency,
 	// type and time never change once stored; the status may go from
 	// pending to final once, to the first final status of an agreeing
-	// sighting in batch order (final), so a final status conflicts when it
-	// differs from the stored final one or from that first one.
+	// sighting in batch order (final, at fseq), so a final status conflicts
+	// when it differs from the stored final one or from that first one. The
+	// stored status returned is the one a sighting met at its place in the
+	// batch.
 	markConflictsSQL = `
 	WITH j AS (
 	    SELECT s.seq, s.provider, s.txn_id, s.status AS seen, p.status AS stored, p.type, p.amount, p.currency,
@@ -124,13 +128,17 @@ const (
 	           (s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
 	            OR s.occurred_at > p.occurred_at + interval '24 hours'
 	            OR s.occurred_at < p.occurred_at - interval '24 hours') AS hard
-	    FROM ` + stageTable + ` s JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id
+	    FROM ` + stageTable + ` s
+	    CROSS JOIN LATERAL (
+	        SELECT p.status, p.type, p.amount, p.currency, p.occurred_at FROM provider_txns p
+	        WHERE p.provider = s.provider AND p.txn_id = s.txn_id LIMIT 1) p
 	), fin AS (
-	    SELECT DISTINCT ON (provider, txn_id) provider, txn_id, seen AS final
+	    SELECT DISTINCT ON (provider, txn_id) provider, txn_id, seen AS final, seq AS fseq
 	    FROM j WHERE NOT hard AND seen <> 'pending' AND stored = 'pending'
 	    ORDER BY provider, txn_id, seq
 	), c AS (
-	    SELECT j.seq, j.type, CASE WHEN j.stored <> 'pending' THEN j.stored ELSE coalesce(fin.final, j.stored) END AS status,
+	    SELECT j.seq, j.type,
+	           CASE WHEN j.stored <> 'pending' THEN j.stored WHEN fin.fseq < j.seq THEN fin.final ELSE j.stored END AS status,
 	           j.amount, j.currency, j.occurred_at
 	    FROM j LEFT JOIN fin ON fin.provider = j.provider AND fin.txn_id = j.txn_id
 	    WHERE j.hard OR (j.seen <> 'pending'
@@ -141,11 +149,15 @@ const (
 
 	// fillSQL fills empty fields (and a pending status) from the first
 	// agreeing sighting that has them, in batch order; updated_at becomes
-	// the latest receipt among the sightings that changed something.
+	// the latest receipt among the sightings that changed something. It
+	// runs with hash and merge joins off (see nestedLoopsSQL): the
+	// transactions to fill are found by primary key, however many.
 	fillSQL = `
 	WITH c AS (
 	    SELECT s.* FROM ` + stageTable + ` s
-	    JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id
+	    CROSS JOIN LATERAL (
+	        SELECT p.reference, p.provider_ref, p.counterparty, p.linked_txn_id, p.status FROM provider_txns p
+	        WHERE p.provider = s.provider AND p.txn_id = s.txn_id LIMIT 1) p
 	    WHERE NOT s.conflict
 	      AND ((p.reference = '' AND s.reference <> '') OR (p.provider_ref = '' AND s.provider_ref <> '')
 	           OR (p.counterparty = '' AND s.counterparty <> '') OR (p.linked_txn_id = '' AND s.linked_txn_id <> '')
@@ -180,6 +192,16 @@ const (
 	  AND ((p.reference = '' AND f.reference IS NOT NULL) OR (p.provider_ref = '' AND f.provider_ref IS NOT NULL)
 	       OR (p.counterparty = '' AND f.counterparty IS NOT NULL) OR (p.linked_txn_id = '' AND f.linked_txn_id IS NOT NULL)
 	       OR (p.status = 'pending' AND f.status IS NOT NULL))`
+
+	// nestedLoopsSQL turns hash and merge joins off for the statement that
+	// follows, keeping the caller's settings to restore (restoreJoinsSQL).
+	nestedLoopsSQL = `
+	SELECT set_config('reconcile.hashjoin', current_setting('enable_hashjoin'), true),
+	       set_config('reconcile.mergejoin', current_setting('enable_mergejoin'), true),
+	       set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`
+	restoreJoinsSQL = `
+	SELECT set_config('enable_hashjoin', current_setting('reconcile.hashjoin'), true),
+	       set_config('enable_mergejoin', current_setting('reconcile.mergejoin'), true)`
 
 	// insertSourcesSQL adds the new sightings of agreeing rows, the first
 	// of each channel and ref in batch order.
@@ -256,9 +278,6 @@ func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, re
 	} else {
 		b.Queue(stageArraysSQL, stageArrays(batch)...)
 	}
-	if len(batch) >= analyzeAt {
-		b.Queue(`ANALYZE ` + stageTable)
-	}
 	b.Queue(insertNewSQL).Exec(func(tag pgconn.CommandTag) error {
 		c.NewTxns = int(tag.RowsAffected())
 		return nil
@@ -281,7 +300,9 @@ func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, re
 		}
 		return rows.Err()
 	})
+	b.Queue(nestedLoopsSQL)
 	b.Queue(fillSQL)
+	b.Queue(restoreJoinsSQL)
 	b.Queue(insertSourcesSQL).Exec(func(tag pgconn.CommandTag) error {
 		c.NewSources = int(tag.RowsAffected())
 		return nil

@@ -90,11 +90,12 @@ const (
 	                   - CAST(substr(p.occurred_at, 21, 6) AS INTEGER)) > 86400000000) AS hard
 	    FROM ` + stageTable + ` s JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id
 	), fin AS (
-	    SELECT provider, txn_id, seen AS final, min(seq)
+	    SELECT provider, txn_id, seen AS final, min(seq) AS fseq
 	    FROM j WHERE NOT hard AND seen <> 'pending' AND stored = 'pending'
 	    GROUP BY provider, txn_id
 	)
-	SELECT j.seq, j.ptype, CASE WHEN j.stored <> 'pending' THEN j.stored ELSE coalesce(fin.final, j.stored) END,
+	SELECT j.seq, j.ptype,
+	           CASE WHEN j.stored <> 'pending' THEN j.stored WHEN fin.fseq < j.seq THEN fin.final ELSE j.stored END,
 	       j.pamount, j.pcurrency, j.poccurred
 	FROM j LEFT JOIN fin ON fin.provider = j.provider AND fin.txn_id = j.txn_id
 	WHERE j.hard OR (j.seen <> 'pending'
