@@ -219,3 +219,27 @@ func ValidateSightings(batch []Sighting) error {
 func ConflictKey(q QuarantineItem) string {
 	return q.Source + "\x00" + q.Origin + "\x00" + q.Field + "\x00" + q.Reason + "\x00" + string(q.Raw)
 }
+
+// SightingsToMeet returns, in order, the positions in batch of the
+// sightings that meet something already recorded: those of a transaction
+// the batch did not create (created is keyed by provider and id, see
+// TxnKey), and all those of a transaction the batch names more than once.
+// The others created their transaction alone and cannot contradict it or
+// fill it; stores skip them (all of a first import) when checking for
+// conflicts and filling.
+func SightingsToMeet(batch []Sighting, created map[string]bool) []int {
+	n := make(map[string]int, len(batch))
+	for _, s := range batch {
+		n[TxnKey(s.Txn.Provider, s.Txn.ID)]++
+	}
+	var out []int
+	for i, s := range batch {
+		if k := TxnKey(s.Txn.Provider, s.Txn.ID); !created[k] || n[k] > 1 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// TxnKey is the key of a provider transaction in SightingsToMeet.
+func TxnKey(provider, id string) string { return provider + "\x00" + id }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -111,7 +112,8 @@ const (
 	    reference, provider_ref, counterparty, linked_txn_id, received_at, received_at
 	FROM ` + stageTable + `
 	ORDER BY provider, txn_id, seq
-	ON CONFLICT (provider, txn_id) DO NOTHING`
+	ON CONFLICT (provider, txn_id) DO NOTHING
+	RETURNING provider, txn_id`
 
 	// markConflictsSQL flags the sightings that contradict the stored
 	// transaction and returns them with the stored values. Amount, currency,
@@ -128,7 +130,7 @@ const (
 	           (s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
 	            OR s.occurred_at > p.occurred_at + interval '24 hours'
 	            OR s.occurred_at < p.occurred_at - interval '24 hours') AS hard
-	    FROM ` + stageTable + ` s
+	    FROM ` + stagedRows + `
 	    CROSS JOIN LATERAL (
 	        SELECT p.status, p.type, p.amount, p.currency, p.occurred_at FROM provider_txns p
 	        WHERE p.provider = s.provider AND p.txn_id = s.txn_id LIMIT 1) p
@@ -154,7 +156,7 @@ const (
 	// transactions to fill are found by primary key, however many.
 	fillSQL = `
 	WITH c AS (
-	    SELECT s.* FROM ` + stageTable + ` s
+	    SELECT s.* FROM ` + stagedRows + `
 	    CROSS JOIN LATERAL (
 	        SELECT p.reference, p.provider_ref, p.counterparty, p.linked_txn_id, p.status FROM provider_txns p
 	        WHERE p.provider = s.provider AND p.txn_id = s.txn_id LIMIT 1) p
@@ -192,6 +194,12 @@ const (
 	  AND ((p.reference = '' AND f.reference IS NOT NULL) OR (p.provider_ref = '' AND f.provider_ref IS NOT NULL)
 	       OR (p.counterparty = '' AND f.counterparty IS NOT NULL) OR (p.linked_txn_id = '' AND f.linked_txn_id IS NOT NULL)
 	       OR (p.status = 'pending' AND f.status IS NOT NULL))`
+
+	// stagedRows stands for the staged rows the two statements above read:
+	// all of them, or (onlyRows) those at the positions in $1.
+	stagedRows = "{{rows}}"
+	allRows    = stageTable + " s"
+	onlyRows   = "(SELECT s.* FROM " + stageTable + " s JOIN unnest($1::int[]) AS k(seq) ON k.seq = s.seq) s"
 
 	// nestedLoopsSQL turns hash and merge joins off for the statement that
 	// follows, keeping the caller's settings to restore (restoreJoinsSQL).
@@ -278,31 +286,49 @@ func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, re
 	} else {
 		b.Queue(stageArraysSQL, stageArrays(batch)...)
 	}
-	b.Queue(insertNewSQL).Exec(func(tag pgconn.CommandTag) error {
-		c.NewTxns = int(tag.RowsAffected())
-		return nil
-	})
-	b.Queue(markConflictsSQL).Query(func(rows pgx.Rows) error {
+	created := map[string]bool{}
+	b.Queue(insertNewSQL).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
-			var (
-				seq    int32
-				stored ledger.ProviderTxn
-				amount decimal.Decimal
-				cur    string
-			)
-			if err := rows.Scan(&seq, &stored.Type, &stored.Status, &amount, &cur, &stored.OccurredAt); err != nil {
+			var provider, id string
+			if err := rows.Scan(&provider, &id); err != nil {
 				return err
 			}
-			stored.Amount = money.Amount{Value: amount, Currency: cur}
-			stored.OccurredAt = stored.OccurredAt.UTC()
-			c.Conflicts = append(c.Conflicts, ledger.SightingConflict{Index: int(seq),
-				Reason: ledger.Conflict(stored, batch[seq].Txn)})
+			created[ledger.TxnKey(provider, id)] = true
 		}
 		return rows.Err()
 	})
-	b.Queue(nestedLoopsSQL)
-	b.Queue(fillSQL)
-	b.Queue(restoreJoinsSQL)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return ledger.UpsertCounts{}, err
+	}
+	c.NewTxns = len(created)
+	b = &pgx.Batch{}
+	if meet := ledger.SightingsToMeet(batch, created); len(meet) > 0 {
+		rows, args := allRows, []any(nil)
+		if len(meet) < len(batch) {
+			rows, args = onlyRows, []any{meet}
+		}
+		b.Queue(strings.Replace(markConflictsSQL, stagedRows, rows, 1), args...).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var (
+					seq    int32
+					stored ledger.ProviderTxn
+					amount decimal.Decimal
+					cur    string
+				)
+				if err := rows.Scan(&seq, &stored.Type, &stored.Status, &amount, &cur, &stored.OccurredAt); err != nil {
+					return err
+				}
+				stored.Amount = money.Amount{Value: amount, Currency: cur}
+				stored.OccurredAt = stored.OccurredAt.UTC()
+				c.Conflicts = append(c.Conflicts, ledger.SightingConflict{Index: int(seq),
+					Reason: ledger.Conflict(stored, batch[seq].Txn)})
+			}
+			return rows.Err()
+		})
+		b.Queue(nestedLoopsSQL)
+		b.Queue(strings.Replace(fillSQL, stagedRows, rows, 1), args...)
+		b.Queue(restoreJoinsSQL)
+	}
 	b.Queue(insertSourcesSQL).Exec(func(tag pgconn.CommandTag) error {
 		c.NewSources = int(tag.RowsAffected())
 		return nil

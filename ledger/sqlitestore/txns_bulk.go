@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,7 +74,8 @@ const (
 	SELECT provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
 	    counterparty, linked_txn_id, received_at, received_at
 	FROM ` + stageTable + ` WHERE true ORDER BY seq
-	ON CONFLICT (provider, txn_id) DO NOTHING`
+	ON CONFLICT (provider, txn_id) DO NOTHING
+	RETURNING provider, txn_id`
 
 	// findConflictsSQL finds the sightings that contradict the stored
 	// transaction, with the stored values (see the PostgreSQL store for the
@@ -85,10 +87,11 @@ const (
 	    SELECT s.seq, s.provider, s.txn_id, s.status AS seen, p.status AS stored, p.type AS ptype,
 	           p.amount AS pamount, p.currency AS pcurrency, p.occurred_at AS poccurred,
 	           (s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
-	            OR abs((unixepoch(s.occurred_at) - unixepoch(p.occurred_at)) * 1000000
-	                   + CAST(substr(s.occurred_at, 21, 6) AS INTEGER)
-	                   - CAST(substr(p.occurred_at, 21, 6) AS INTEGER)) > 86400000000) AS hard
-	    FROM ` + stageTable + ` s JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id
+	            OR (s.occurred_at <> p.occurred_at
+	                AND abs((unixepoch(s.occurred_at) - unixepoch(p.occurred_at)) * 1000000
+	                        + CAST(substr(s.occurred_at, 21, 6) AS INTEGER)
+	                        - CAST(substr(p.occurred_at, 21, 6) AS INTEGER)) > 86400000000)) AS hard
+	    FROM ` + stagedRows + ` JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id
 	), fin AS (
 	    SELECT provider, txn_id, seen AS final, min(seq) AS fseq
 	    FROM j WHERE NOT hard AND seen <> 'pending' AND stored = 'pending'
@@ -101,6 +104,13 @@ const (
 	WHERE j.hard OR (j.seen <> 'pending'
 	      AND j.seen <> CASE WHEN j.stored <> 'pending' THEN j.stored ELSE fin.final END)`
 
+	// stagedRows stands for the staged rows the conflict and fill
+	// statements read: all of them, or (onlyRows) those at the positions
+	// listed in the JSON array ?1.
+	stagedRows = "{{rows}}"
+	allRows    = stageTable + " s"
+	onlyRows   = "(SELECT * FROM " + stageTable + " WHERE seq IN (SELECT value FROM json_each(?1))) s"
+
 	markConflictSQL = `UPDATE ` + stageTable + ` SET conflict = 1 WHERE seq = ?`
 
 	// fillSQL fills empty fields (and a pending status) from the first
@@ -108,7 +118,7 @@ const (
 	// the latest receipt among the sightings that changed something.
 	fillSQL = `
 	WITH c AS (
-	    SELECT s.* FROM ` + stageTable + ` s
+	    SELECT s.* FROM ` + stagedRows + `
 	    JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id
 	    WHERE NOT s.conflict
 	      AND ((p.reference = '' AND s.reference <> '') OR (p.provider_ref = '' AND s.provider_ref <> '')
@@ -182,6 +192,19 @@ func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 
 func upsertSightings(ctx context.Context, tx *sql.Tx, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
 	var c ledger.UpsertCounts
+	// The staging table lives in memory: a batch is a few megabytes, and a
+	// temporary file would cost a system call per page. Changing the
+	// setting drops temporary tables, so it is changed once per connection,
+	// before the table exists.
+	var store int
+	if err := tx.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&store); err != nil {
+		return c, err
+	}
+	if store != 2 {
+		if _, err := tx.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+			return c, err
+		}
+	}
 	if _, err := tx.ExecContext(ctx, stageDDL); err != nil {
 		return c, fmt.Errorf("create staging table: %w", err)
 	}
@@ -191,27 +214,34 @@ func upsertSightings(ctx context.Context, tx *sql.Tx, batch []ledger.Sighting) (
 	if err := stage(ctx, tx, batch); err != nil {
 		return c, fmt.Errorf("stage sightings: %w", err)
 	}
-	r, err := tx.ExecContext(ctx, insertNewSQL)
+	created, err := insertNew(ctx, tx)
 	if err != nil {
 		return c, fmt.Errorf("insert new transactions: %w", err)
 	}
-	n, _ := r.RowsAffected()
-	c.NewTxns = int(n)
-	if c.Conflicts, err = findConflicts(ctx, tx, batch); err != nil {
-		return c, fmt.Errorf("find conflicting sightings: %w", err)
-	}
-	if len(c.Conflicts) > 0 {
-		if err := markConflicts(ctx, tx, batch, c.Conflicts); err != nil {
-			return c, err
+	c.NewTxns = len(created)
+	if meet := ledger.SightingsToMeet(batch, created); len(meet) > 0 {
+		rows, args := allRows, []any(nil)
+		if len(meet) < len(batch) {
+			b, _ := json.Marshal(meet) // a slice of ints always marshals
+			rows, args = onlyRows, []any{string(b)}
+		}
+		if c.Conflicts, err = findConflicts(ctx, tx, strings.Replace(findConflictsSQL, stagedRows, rows, 1), args, batch); err != nil {
+			return c, fmt.Errorf("find conflicting sightings: %w", err)
+		}
+		if len(c.Conflicts) > 0 {
+			if err := markConflicts(ctx, tx, batch, c.Conflicts); err != nil {
+				return c, err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, strings.Replace(fillSQL, stagedRows, rows, 1), args...); err != nil {
+			return c, fmt.Errorf("fill in transactions: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, fillSQL); err != nil {
-		return c, fmt.Errorf("fill in transactions: %w", err)
-	}
+	var r sql.Result
 	if r, err = tx.ExecContext(ctx, insertSourcesSQL); err != nil {
 		return c, fmt.Errorf("insert sources: %w", err)
 	}
-	n, _ = r.RowsAffected()
+	n, _ := r.RowsAffected()
 	c.NewSources = int(n)
 	c.Duplicates = len(batch) - c.NewSources - len(c.Conflicts)
 	if _, err := tx.ExecContext(ctx, clearStageSQL); err != nil {
@@ -255,8 +285,26 @@ func stage(ctx context.Context, tx *sql.Tx, batch []ledger.Sighting) error {
 	return nil
 }
 
-func findConflicts(ctx context.Context, tx *sql.Tx, batch []ledger.Sighting) ([]ledger.SightingConflict, error) {
-	rows, err := tx.QueryContext(ctx, findConflictsSQL)
+// insertNew inserts the new transactions and returns their keys.
+func insertNew(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, insertNewSQL)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	created := map[string]bool{}
+	for rows.Next() {
+		var provider, id string
+		if err := rows.Scan(&provider, &id); err != nil {
+			return nil, err
+		}
+		created[ledger.TxnKey(provider, id)] = true
+	}
+	return created, rows.Err()
+}
+
+func findConflicts(ctx context.Context, tx *sql.Tx, query string, args []any, batch []ledger.Sighting) ([]ledger.SightingConflict, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
