@@ -9,6 +9,43 @@ import (
 type stmtCache struct {
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+	// tx and txStmts are the statements bound to the transaction in
+	// progress (there is one connection, so at most one), each made once:
+	// database/sql keeps every statement bound to a transaction until it
+	// ends, so binding one per call would hold memory per row of a long
+	// import.
+	tx      *sql.Tx
+	txStmts map[string]*sql.Stmt
+}
+
+// forTx returns the statement for query bound to tx, binding or preparing
+// it on first use in tx.
+func (c *stmtCache) forTx(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	if c.tx != tx {
+		// The previous transaction ended and closed its statements.
+		c.tx, c.txStmts = tx, map[string]*sql.Stmt{}
+	}
+	st, ok := c.txStmts[query]
+	base := c.stmts[query]
+	c.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	if base != nil {
+		st = tx.StmtContext(ctx, base)
+	} else {
+		var err error
+		if st, err = tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.Lock()
+	if c.tx == tx {
+		c.txStmts[query] = st
+	}
+	c.mu.Unlock()
+	return st, nil
 }
 
 func (c *stmtCache) lookup(query string) (*sql.Stmt, bool) {
@@ -49,7 +86,7 @@ func (c *stmtCache) close() {
 	for _, st := range c.stmts {
 		_ = st.Close()
 	}
-	c.stmts = nil
+	c.stmts, c.tx, c.txStmts = nil, nil, nil
 }
 
 // stmt returns the prepared statement for query, bound to the transaction
@@ -57,13 +94,11 @@ func (c *stmtCache) close() {
 //
 // Inside a transaction a statement not yet cached is prepared on the
 // transaction: the one connection is the transaction's, so preparing on the
-// database would wait for it forever.
+// database would wait for it forever. Either way it is made once per
+// transaction (stmtCache.forTx).
 func (e executor) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if e.tx != nil {
-		if st, ok := e.stmts.lookup(query); ok {
-			return e.tx.StmtContext(ctx, st), nil
-		}
-		return e.tx.PrepareContext(ctx, query)
+		return e.stmts.forTx(ctx, e.tx, query)
 	}
 	return e.stmts.get(ctx, e.db, query)
 }
