@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,6 +49,7 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 			if err != nil {
 				return err
 			}
+			boundHeap()
 			if setup.Statement == nil {
 				return usagef("--provider %s has no statement format", provider)
 			}
@@ -107,6 +110,7 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if err != nil {
 				return err
 			}
+			boundHeap()
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
@@ -120,7 +124,15 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 				return err
 			}
 			defer f.Close()
-			c, err := proc.ImportFile(ctx, intake.FileImport{Provider: provider, Parser: setup.Callbacks, Name: args[0], Data: f})
+			var size int64
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				size = st.Size()
+			}
+			in := &countingReader{r: f, seek: f}
+			progress := report.NewProgress(os.Stderr, a.clock)
+			c, err := proc.ImportFile(ctx, intake.FileImport{Provider: provider, Parser: setup.Callbacks, Name: args[0], Data: in,
+				Progress: func(stage string, lines int) { progress.UpdateFile(stage, lines, in.n, size) }})
+			progress.Done()
 			if err != nil {
 				return err
 			}
@@ -199,14 +211,37 @@ charger configured.`,
 	}
 }
 
-// countingReader counts the bytes read through it, for progress.
+// countingReader counts the bytes read through it since the last seek,
+// for progress.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r    io.Reader
+	seek io.Seeker
+	n    int64
+}
+
+func (c *countingReader) Seek(offset int64, whence int) (int64, error) {
+	if c.seek == nil {
+		return 0, errors.New("not seekable")
+	}
+	n, err := c.seek.Seek(offset, whence)
+	c.n = n
+	return n, err
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// importHeapLimit is the soft heap limit of file imports: they stream in
+// batches and need far less, and the collector otherwise lets the heap
+// grow to twice what is live before collecting.
+const importHeapLimit = 192 << 20
+
+// boundHeap sets importHeapLimit unless GOMEMLIMIT says otherwise.
+func boundHeap() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(importHeapLimit)
+	}
 }

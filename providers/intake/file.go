@@ -27,6 +27,9 @@ type FileImport struct {
 	Data io.ReadSeeker
 	// MaxLineBytes bounds one body; DefaultMaxLineBytes when zero.
 	MaxLineBytes int
+	// Progress, when set, is called now and then with the stage ("check",
+	// then "import") and the lines read so far in it.
+	Progress func(stage string, lines int)
 }
 
 // FileCounts says what a file import did.
@@ -58,6 +61,9 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 	var raws [][]byte
 	err := eachLine(f.Data, max, func(n int, line []byte, tooLong bool) error {
 		counts.Lines++
+		if f.Progress != nil && counts.Lines%fileChunkSize == 0 {
+			f.Progress("check", counts.Lines)
+		}
 		var perr *ledger.ParseError
 		if tooLong {
 			perr = &ledger.ParseError{File: f.Name, Line: n, Field: "body",
@@ -107,14 +113,18 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		counts.Duplicates, counts.NewTxns, counts.NewSources, counts.QuarantinedLines = 0, 0, 0, 0
 		counts.Kinds, problems = map[string]int{}, nil
 		c := &fileChunk{p: p, tx: tx, provider: f.Provider, now: p.now(), kinds: map[int64]string{}}
+		lines := 0
 		err := eachLine(f.Data, max, func(n int, line []byte, _ bool) error {
 			if err := c.add(ctx, f, n, bytes.Clone(line), &counts, &problems); err != nil {
 				return fmt.Errorf("line %d: %w", n, err)
 			}
-			if len(c.pending) >= fileChunkSize {
-				return c.flush(ctx, &counts)
+			if lines++; len(c.pending) < fileChunkSize {
+				return nil
 			}
-			return nil
+			if f.Progress != nil {
+				f.Progress("import", lines)
+			}
+			return c.flush(ctx, &counts)
 		})
 		if err != nil {
 			return err
