@@ -201,9 +201,9 @@ func upsertSightings(ctx context.Context, tx *sql.Tx, batch []ledger.Sighting) (
 		return c, err
 	}
 	if store != 2 {
-		if _, err := tx.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
-			return c, err
-		}
+		// Best effort: SQLite refuses the change inside a transaction once
+		// temporary storage is open, and the table works on disk too.
+		_, _ = tx.ExecContext(ctx, `PRAGMA temp_store = MEMORY`)
 	}
 	if _, err := tx.ExecContext(ctx, stageDDL); err != nil {
 		return c, fmt.Errorf("create staging table: %w", err)
