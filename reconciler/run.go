@@ -142,23 +142,44 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	return r.write(ctx, out, res)
 }
 
-// pull fetches the provider's evidence for [from, to) and records each
-// sighting; recording is idempotent, so a repeated pull changes nothing.
+// pullBatch is how many pulled sightings are recorded at once.
+const pullBatch = 1000
+
+// pull fetches the provider's evidence for [from, to) and records the
+// sightings in batches; recording is idempotent, so a repeated pull changes
+// nothing. What was pulled before a failure is recorded before the error is
+// returned.
 func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller, from, to time.Time) error {
 	n := 0
+	batch := make([]ledger.Sighting, 0, pullBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := r.store.UpsertProviderTxns(ctx, batch); err != nil {
+			return err
+		}
+		n += len(batch)
+		clear(batch)
+		batch = batch[:0]
+		if p.Progress != nil {
+			p.Progress("pull", n)
+		}
+		return nil
+	}
 	err := puller.Pull(ctx, from, to, func(s providers.Sighting) error {
 		if s.Txn.Provider == "" {
 			s.Txn.Provider = p.Provider
 		}
-		if _, err := r.store.UpsertProviderTxn(ctx, s.Txn, s.Source); err != nil {
-			return err
-		}
-		n++
-		if p.Progress != nil && n%progressEvery == 0 {
-			p.Progress("pull", n)
+		batch = append(batch, ledger.Sighting{Txn: s.Txn, Source: s.Source})
+		if len(batch) == pullBatch {
+			return flush()
 		}
 		return nil
 	})
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return fmt.Errorf("pull %s %s..%s after %d sightings: %w", p.Provider,
 			from.Format(time.RFC3339), to.Format(time.RFC3339), n, err)

@@ -18,6 +18,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Intents", func(t *testing.T) { t.Parallel(); exerciseIntents(t, newStore) })
 	t.Run("Attempts", func(t *testing.T) { t.Parallel(); exerciseAttempts(t, newStore) })
 	t.Run("ProviderTxns", func(t *testing.T) { t.Parallel(); exerciseTxns(t, newStore) })
+	t.Run("ProviderTxnBatches", func(t *testing.T) { t.Parallel(); exerciseTxnBatches(t, newStore) })
 	t.Run("Runs", func(t *testing.T) { t.Parallel(); exerciseRuns(t, newStore) })
 	t.Run("Findings", func(t *testing.T) { t.Parallel(); exerciseFindings(t, newStore) })
 	t.Run("FindingsBatch", func(t *testing.T) { t.Parallel(); exerciseFindingsBatch(t, newStore) })
