@@ -15,7 +15,13 @@ type FieldError struct {
 	Err   error
 }
 
-func (e *FieldError) Error() string { return fmt.Sprintf("field %s: %v", e.Field, e.Err) }
+// maxErrText bounds the text of one field's or line's error, so that a
+// huge or hostile value is never echoed whole (on stderr, in the quarantine).
+const maxErrText = 1024
+
+func (e *FieldError) Error() string {
+	return SafeText(fmt.Sprintf("field %s: %v", SafeText(e.Field, maxClip), e.Err), maxErrText)
+}
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // MaskCustomer hides most of a phone number or e-mail address so it can be
@@ -62,7 +68,7 @@ type ParseError struct {
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
-		b.WriteString(e.File)
+		b.WriteString(SafeText(e.File, maxErrText))
 	}
 	if e.Line > 0 {
 		fmt.Fprintf(&b, " line %d", e.Line)
@@ -71,12 +77,12 @@ func (e *ParseError) Error() string {
 		if b.Len() > 0 {
 			b.WriteString(": ")
 		}
-		fmt.Fprintf(&b, "field %s", e.Field)
+		fmt.Fprintf(&b, "field %s", SafeText(e.Field, maxClip))
 	}
 	if b.Len() > 0 {
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Err.Error())
+	b.WriteString(SafeText(e.Err.Error(), maxErrText))
 	return strings.TrimSpace(b.String())
 }
 
