@@ -22,11 +22,15 @@ const (
 	KindCurrencyMismatch  Kind = "currency_mismatch"
 	KindStatusMismatch    Kind = "status_mismatch"
 	KindStuckIntent       Kind = "stuck_intent"
+	// KindUnreadableRecord is a stored intent or provider transaction the
+	// matcher cannot evaluate (an amount beyond its range): left out of
+	// matching, so that it does not stop the run, and reported.
+	KindUnreadableRecord Kind = "unreadable_record"
 )
 
 // Kinds lists every finding kind in report order.
 var Kinds = []Kind{KindDuplicateCharge, KindStatusMismatch, KindAmountMismatch, KindCurrencyMismatch,
-	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent}
+	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent, KindUnreadableRecord}
 
 // Severity ranks findings.
 type Severity string

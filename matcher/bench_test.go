@@ -46,6 +46,9 @@ func TestBulkCounts(t *testing.T) {
 		got[f.Kind]++
 	}
 	for _, k := range ledger.Kinds {
+		if k == ledger.KindUnreadableRecord { // never planted: the bulk day holds no broken record
+			continue
+		}
 		if got[k] != want[k] || want[k] == 0 {
 			t.Errorf("%s: %d, want %d", k, got[k], want[k])
 		}

@@ -76,6 +76,7 @@ func (m *Matcher) Result() (*Result, error) {
 		ev.intent(int32(i))
 	}
 	ev.unknownCharges()
+	m.unreadableFindings(res)
 
 	for i := range m.txns.len() {
 		t := m.txns.ptr(int32(i))
@@ -148,7 +149,12 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		for _, k := range kids {
 			c := m.txns.ptr(m.kids[k].txn)
 			if c.status == tsSucceeded && (c.typ == tyRefund || c.typ == tyReversal) && c.cur == t.cur {
-				refunded[int32(i)] += c.minor
+				sum, ok := addChecked(refunded[int32(i)], c.minor)
+				if !ok {
+					m.markOverflow(int32(i))
+					sum = 0
+				}
+				refunded[int32(i)] = sum
 			}
 			if t.intent != noIdx {
 				c.intent, c.method = t.intent, ByCharge
@@ -180,3 +186,10 @@ func (m *Matcher) successful(i int32, refunded map[int32]int64) bool {
 }
 
 func (m *Matcher) time(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
+func (m *Matcher) markOverflow(i int32) {
+	if m.overflow == nil {
+		m.overflow = map[int32]bool{}
+	}
+	m.overflow[i] = true
+}

@@ -187,7 +187,7 @@ func (s *server) callbackRoutes() error {
 	}
 	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
 		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.callbackMetric},
-			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger})
+			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger, Clock: s.a.clock})
 		if err != nil {
 			return fmt.Errorf("config providers.stripe: %w", err)
 		}
