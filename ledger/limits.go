@@ -117,7 +117,7 @@ func CheckAmount(a money.Amount) error {
 		return &money.UnknownCurrencyError{Code: a.Currency}
 	}
 	if a.Value.Abs().GreaterThan(max.Value) {
-		return fmt.Errorf("%s %s is above the maximum of %s: %w", a.Currency, Clip(a.Value.String()), max.Text(), ErrOutOfRange)
+		return fmt.Errorf("%s %s is above the maximum of %s: %w", a.Currency, SafeText(a.Value.String(), 40), max.Text(), ErrOutOfRange)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -15,9 +16,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/intentcsv"
 	"github.com/reconcilehq/reconcile/money"
 )
 
@@ -181,7 +184,13 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 		bad("Idempotency-Key", "longer than %d characters", ledger.MaxIDLen)
 	}
 	var req intentRequest
-	dec := json.NewDecoder(io.LimitReader(body, maxIntentBody))
+	raw, err := io.ReadAll(io.LimitReader(body, maxIntentBody))
+	if err != nil || !utf8.Valid(raw) {
+		// encoding/json would turn invalid bytes into U+FFFD silently.
+		bad("body", "is not valid UTF-8")
+		return ledger.IntentParams{}, problems
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -268,4 +277,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// configuredOnly refuses, before create, an intent whose provider is not
+// configured, whatever its state: the API refuses it (no charger), and an
+// import of history must not bring in intents no reconcile will ever look
+// at.
+func configuredOnly(setups map[string]providerSetup, create intentcsv.CreateFunc) intentcsv.CreateFunc {
+	return func(ctx context.Context, tx ledger.Tx, n ledger.NewIntent) (ledger.Intent, bool, error) {
+		if err := checkProvider(setups, n.Provider); err != nil {
+			return ledger.Intent{}, false, err
+		}
+		return create(ctx, tx, n)
+	}
+}
+
+// checkProvider refuses a provider the configuration does not know.
+func checkProvider(setups map[string]providerSetup, provider string) error {
+	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
+		return nil
+	}
+	return &ledger.FieldError{Field: "provider", Err: fmt.Errorf("%s is not a configured provider (configured: %s)",
+		ledger.Clip(provider), strings.Join(slices.Sorted(maps.Keys(setups)), ", "))}
 }

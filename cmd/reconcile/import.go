@@ -169,7 +169,7 @@ charger configured.`,
 			if err != nil {
 				return err
 			}
-			res, err := intentcsv.Import(ctx, s, args[0], f, a.clock(), svc.CreateIntentTx)
+			res, err := intentcsv.Import(ctx, s, args[0], f, a.clock(), configuredOnly(a.providerSetups(), svc.CreateIntentTx))
 			if err != nil {
 				return err
 			}

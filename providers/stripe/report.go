@@ -113,6 +113,12 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		if perr == nil {
 			ss, perr = row.sightings(file, rec.Line)
 		}
+		for _, s := range ss {
+			var fe *ledger.FieldError
+			if err := ledger.ValidateTxn(s.Txn); perr == nil && errors.As(err, &fe) {
+				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: fe.Field, Err: fe.Err}
+			}
+		}
 		if perr != nil {
 			if err := reject(perr, rec.Raw); err != nil {
 				return err
