@@ -187,10 +187,22 @@ func Clip(s string) string {
 // SafeText makes s fit for a text column and a terminal: invalid bytes and
 // control characters (except newline and tab) escaped as Go does in quoted
 // strings, and the result cut to max bytes with the size noted.
-func SafeText(s string, max int) string {
+func SafeText(s string, max int) string { return safeText(s, max, true) }
+
+// SafeLine is SafeText for one cell of a line of output: newlines and tabs
+// are escaped too, so that a value cannot forge lines or columns.
+func SafeLine(s string, max int) string { return safeText(s, max, false) }
+
+func safeText(s string, max int, keepNLTab bool) string {
+	unsafe := func(r rune) bool {
+		if r == '\n' || r == '\t' {
+			return !keepNLTab
+		}
+		return unicode.IsControl(r) || isBidiControl(r)
+	}
 	clean := true
 	for _, r := range s {
-		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') || isBidiControl(r) {
+		if r == utf8.RuneError || unsafe(r) {
 			clean = false
 			break
 		}
@@ -202,7 +214,7 @@ func SafeText(s string, max int) string {
 			switch {
 			case r == utf8.RuneError && n <= 1:
 				fmt.Fprintf(&b, `\x%02x`, s[i])
-			case (unicode.IsControl(r) && r != '\n' && r != '\t') || isBidiControl(r):
+			case unsafe(r):
 				q := fmt.Sprintf("%+q", string(r))
 				b.WriteString(q[1 : len(q)-1])
 			default:
