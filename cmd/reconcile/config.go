@@ -474,6 +474,9 @@ func (c *Config) secretValues() []string {
 	var out []string
 	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
 		out = append(out, u)
+		if p := database.Password(u); p != "" {
+			out = append(out, p)
+		}
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
