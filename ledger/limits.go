@@ -57,27 +57,41 @@ var maxMinor atomic.Pointer[map[string]int64]
 // major units, e.g. {"KES": 1e9}); other currencies keep DefaultMaxMinor.
 // It is process-wide: the binary calls it once at start, from its config.
 func SetMaxAmounts(max map[string]decimal.Decimal) error {
+	m, err := maxMinorOf(max)
+	if err != nil {
+		return err
+	}
+	maxMinor.Store(&m)
+	return nil
+}
+
+// ValidateMaxAmounts checks maxima for SetMaxAmounts without applying them.
+func ValidateMaxAmounts(max map[string]decimal.Decimal) error {
+	_, err := maxMinorOf(max)
+	return err
+}
+
+func maxMinorOf(max map[string]decimal.Decimal) (map[string]int64, error) {
 	m := make(map[string]int64, len(max))
 	for code, v := range max {
 		cur, err := money.NormalizeCurrency(code)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		a, err := money.New(v, cur)
 		if err != nil {
-			return fmt.Errorf("%s: %w", code, err)
+			return nil, fmt.Errorf("%s: %w", code, err)
 		}
 		if !a.Value.IsPositive() {
-			return fmt.Errorf("%s: %s is not positive", cur, a.Text())
+			return nil, fmt.Errorf("%s: %s is not positive", cur, a.Text())
 		}
 		minor, err := a.Minor()
 		if err != nil || minor > CeilingMaxMinor {
-			return fmt.Errorf("%s: %s is above the ceiling of %d minor units", cur, a.Text(), int64(CeilingMaxMinor))
+			return nil, fmt.Errorf("%s: %s is above the ceiling of %d minor units", cur, a.Text(), int64(CeilingMaxMinor))
 		}
 		m[cur] = minor
 	}
-	maxMinor.Store(&m)
-	return nil
+	return m, nil
 }
 
 // MaxAmount returns the largest absolute amount accepted in currency cur.

@@ -359,3 +359,33 @@ func checkQuarantined(t *testing.T, name string, q ledger.QuarantineItem) {
 		t.Errorf("%s: quarantine kept %d raw bytes", name, len(q.Raw))
 	}
 }
+
+// TestConfiguredMaxAmount: limits.max_amounts lowers a currency's maximum,
+// and a bad maximum is refused at start with its key named.
+func TestConfiguredMaxAmount(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("limits:\n  max_amounts:\n    KES: \"1000\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("key,provider,amount,currency,status,created_at\nk1,mpesa,1000.01,KES,succeeded,2024-02-06T09:00:00Z\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := "sqlite:" + filepath.Join(dir, "r.db")
+	code, _, errOut := cli(t, "import", "intents", in, "--config", cfg, "--database-url", url)
+	if code != 1 || !strings.Contains(errOut, "line 2: field amount: KES 1000.01 is above the maximum of 1000.00") {
+		t.Errorf("over the configured maximum: %d %s", code, errOut)
+	}
+	if err := os.WriteFile(cfg, []byte("limits:\n  max_amounts:\n    KES: \"1e30\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = cli(t, "import", "intents", in, "--config", cfg, "--database-url", url)
+	if code != 2 && code != 1 || !strings.Contains(errOut, "config limits.max_amounts") {
+		t.Errorf("a maximum above the ceiling: %d %s", code, errOut)
+	}
+	// Back to the defaults for the other tests of the process.
+	if code, _, errOut := cli(t, "findings", "list", "--database-url", url); code != 0 {
+		t.Fatal(errOut)
+	}
+}
