@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/ledgertest"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/fake"
 	"github.com/reconcilehq/reconcile/providers/intake"
@@ -343,6 +345,39 @@ func TestHostileInputCatalogue(t *testing.T) {
 				"--database-url", e.url)
 			if code != 0 {
 				t.Errorf("run after the catalogue: exit %d: %s %s", code, out, ledger.SafeText(errOut, 500))
+			}
+
+			// A record stored before the limits (planted behind the
+			// ledger's back) does not stop the run: it is reported, once,
+			// and the rest of the window is reconciled.
+			in := filepath.Join(t.TempDir(), "ok.csv")
+			if err := os.WriteFile(in, []byte("key,provider,amount,currency,status,created_at\n"+
+				"k-old,mpesa,10,KES,succeeded,2024-02-06T09:00:00Z\nk-fine,mpesa,10,KES,succeeded,2024-02-06T10:00:00Z\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if code, _, errOut := cli(t, "import", "intents", in, "--database-url", e.url); code != 0 {
+				t.Fatal(errOut)
+			}
+			ledgertest.Exec(t, e.store, `UPDATE intents SET amount = '1000000000000000000000000000000' WHERE key = 'k-old'`)
+			for i := range 2 {
+				code, out, errOut = cli(t, "run", "--provider", "mpesa", "--from", "2024-02-06", "--to", "2024-02-07", "--no-pull",
+					"--format", "json", "--database-url", e.url)
+				var rep struct {
+					Findings []struct {
+						Kind      string `json:"kind"`
+						IntentKey string `json:"intent_key"`
+					} `json:"findings"`
+				}
+				if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+					t.Fatalf("run %d with an unreadable record: exit %d: %v %s %s", i+1, code, err, out, ledger.SafeText(errOut, 500))
+				}
+				got := map[string]string{}
+				for _, f := range rep.Findings {
+					got[f.IntentKey] = f.Kind
+				}
+				if got["k-old"] != "unreadable_record" || got["k-fine"] != "missing_at_provider" || len(rep.Findings) != 2 {
+					t.Errorf("run %d with an unreadable record: findings %v", i+1, got)
+				}
 			}
 		})
 	}
