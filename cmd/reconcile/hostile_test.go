@@ -424,3 +424,19 @@ func TestConfiguredMaxAmount(t *testing.T) {
 		t.Fatal(errOut)
 	}
 }
+
+// TestImportRefusesUnconfiguredProviders: an intents file, like the API,
+// refuses intents of a provider the configuration does not know, final
+// states included.
+func TestImportRefusesUnconfiguredProviders(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(in, []byte("key,provider,amount,currency,status,created_at\n"+
+		"k1,mpesa,10,KES,succeeded,2024-02-06T09:00:00Z\nk2,paypal,10,USD,succeeded,2024-02-06T09:00:00Z\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := cli(t, "import", "intents", in, "--database-url", dbtest.SQLiteURL(t))
+	if code != 1 || !strings.Contains(errOut, `line 3: field provider: "paypal" is not a configured provider (configured: mpesa, stripe)`) {
+		t.Errorf("%d %s", code, errOut)
+	}
+}
