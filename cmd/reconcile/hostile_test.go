@@ -137,6 +137,28 @@ func stripeReport(t *testing.T, b badInput) []byte {
 			b.textOr("charge:bad")})
 }
 
+// bankConfig configures a CSV statement of a bank, a provider of its own.
+const bankConfig = `statements:
+  - provider: bank
+    id: id
+    time: time
+    time_format: "2006-01-02 15:04:05"
+    zone: UTC
+    amount: amount
+    fixed_currency: KES
+    reference: reference
+`
+
+func bankStatement(t *testing.T, b badInput) []byte {
+	at := "2024-02-06 10:00:00"
+	if b.y9999 {
+		at = "9999-02-06 10:00:00"
+	}
+	return csvOf(t, []string{"id", "time", "amount", "reference"},
+		[]string{"B1", "2024-02-06 09:00:00", "10.00", "INV-1"},
+		[]string{"B2", at, b.amountOr("10.00"), b.textOr("INV-2")})
+}
+
 func c2bBody(b badInput) []byte {
 	at := "20240206063845"
 	if b.y9999 {
@@ -209,7 +231,7 @@ func (e hostileEnv) books(t *testing.T) (intents, txns int) {
 	t.Helper()
 	ctx := context.Background()
 	from, to := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
-	for _, p := range []string{"mpesa", "stripe"} {
+	for _, p := range []string{"mpesa", "stripe", "bank"} {
 		if err := e.store.ScanIntents(ctx, ledger.IntentFilter{Provider: p, From: from, To: to}, func(*ledger.IntentRow) error {
 			intents++
 			return nil
@@ -266,6 +288,13 @@ var hostilePaths = []hostilePath{
 	}},
 	{name: "stripe report", send: func(t *testing.T, e hostileEnv, b badInput) (bool, string) {
 		return cliFile(t, e, stripeReport(t, b), "import", "statement", "--provider", "stripe")
+	}},
+	{name: "configured csv statement", send: func(t *testing.T, e hostileEnv, b badInput) (bool, string) {
+		cfg := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(cfg, []byte(bankConfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return cliFile(t, e, bankStatement(t, b), "import", "statement", "--provider", "bank", "--config", cfg)
 	}},
 	{name: "callbacks file", send: func(t *testing.T, e hostileEnv, b badInput) (bool, string) {
 		return cliFile(t, e, append(c2bBody(b), '\n'), "import", "callbacks", "--provider", "mpesa")
