@@ -3,7 +3,6 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,8 +38,6 @@ const (
 	MaxMetadataEntries  = 50
 	MaxMetadataKeyLen   = 40
 	MaxMetadataValueLen = 500
-	// MaxRawBytes bounds the raw payload of one sighting.
-	MaxRawBytes = 1 << 20
 )
 
 // EarliestTime and LatestTime bound every time outside input brings in
@@ -107,14 +104,6 @@ func MaxAmount(cur string) money.Amount {
 		return money.Amount{}
 	}
 	return a
-}
-
-// MaxAmounts returns the configured maxima by currency, for display.
-func MaxAmounts() map[string]int64 {
-	if m := maxMinor.Load(); m != nil {
-		return maps.Clone(*m)
-	}
-	return nil
 }
 
 // ErrOutOfRange reports a value outside the limits.
