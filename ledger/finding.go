@@ -26,11 +26,15 @@ const (
 	// (chargeback). It stays open while the dispute is open or lost, and
 	// is resolved when the dispute is won and the funds come back.
 	KindDisputedCharge Kind = "disputed_charge"
+	// KindUnreadableRecord is a stored intent or provider transaction the
+	// matcher cannot evaluate (an amount beyond its range): left out of
+	// matching, so that it does not stop the run, and reported.
+	KindUnreadableRecord Kind = "unreadable_record"
 )
 
 // Kinds lists every finding kind in report order.
 var Kinds = []Kind{KindDuplicateCharge, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch, KindCurrencyMismatch,
-	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent}
+	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent, KindUnreadableRecord}
 
 // Severity ranks findings.
 type Severity string

@@ -156,6 +156,26 @@ func ValidateTxn(t ProviderTxn) error {
 	default:
 		return &FieldError{Field: "status", Err: fmt.Errorf("unknown status %q", t.Status)}
 	}
+	return checkTxnLimits(t)
+}
+
+// checkTxnLimits applies the limits at the edge (limits.go) to t.
+func checkTxnLimits(t ProviderTxn) error {
+	if err := CheckAmount(t.Amount); err != nil {
+		return &FieldError{Field: "amount", Err: err}
+	}
+	if err := CheckTime(t.OccurredAt); err != nil {
+		return &FieldError{Field: "occurred_at", Err: err}
+	}
+	for _, f := range [...]struct {
+		name, v string
+		max     int
+	}{{"provider", t.Provider, MaxProviderLen}, {"id", t.ID, MaxIDLen}, {"reference", t.Reference, MaxIDLen},
+		{"provider_ref", t.ProviderRef, MaxIDLen}, {"counterparty", t.Counterparty, MaxIDLen}, {"linked_id", t.LinkedID, MaxIDLen}} {
+		if err := checkField(f.name, f.v, f.max); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

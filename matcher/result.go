@@ -83,6 +83,7 @@ func (m *Matcher) Result() (*Result, error) {
 	if !m.opt.OnlyDisputes {
 		ev.unknownCharges()
 	}
+	m.unreadableFindings(res)
 
 	for i := range m.txns.len() {
 		t := m.txns.ptr(int32(i))
@@ -157,17 +158,29 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		for _, k := range kids {
 			c := m.txns.ptr(m.kids[k].txn)
 			if c.status == tsSucceeded && c.cur == t.cur {
+				var d int64
 				switch c.typ {
 				case tyRefund:
-					refunded[int32(i)] += c.minor
+					d = c.minor
 				case tyReversal:
 					// A reversal (a partial capture's uncaptured part, a
 					// failed charge) takes back part of the charge itself.
-					refunded[int32(i)] += c.minor
-					m.reversed[int32(i)] += c.minor
+					d = c.minor
+					rev, ok := addChecked(m.reversed[int32(i)], c.minor)
+					if !ok {
+						m.markOverflow(int32(i))
+						rev = 0
+					}
+					m.reversed[int32(i)] = rev
 				case tyRefundFailure:
-					refunded[int32(i)] -= c.minor
+					d = -c.minor
 				}
+				sum, ok := addChecked(refunded[int32(i)], d)
+				if !ok {
+					m.markOverflow(int32(i))
+					sum = 0
+				}
+				refunded[int32(i)] = sum
 			}
 			if t.intent != noIdx {
 				c.intent, c.method = t.intent, ByCharge
@@ -200,3 +213,10 @@ func (m *Matcher) successful(i int32, refunded map[int32]int64) bool {
 }
 
 func (m *Matcher) time(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
+func (m *Matcher) markOverflow(i int32) {
+	if m.overflow == nil {
+		m.overflow = map[int32]bool{}
+	}
+	m.overflow[i] = true
+}

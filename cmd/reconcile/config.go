@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
+	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
@@ -45,6 +46,29 @@ type Config struct {
 	// Schedules reconcile providers periodically in `reconcile serve`, by
 	// provider name.
 	Schedules map[string]ScheduleConfig `mapstructure:"schedules"`
+	// Limits bound what input may bring in.
+	Limits LimitsConfig `mapstructure:"limits"`
+}
+
+// LimitsConfig sets the limits at the edge that are configurable.
+type LimitsConfig struct {
+	// MaxAmounts is the largest amount accepted per currency, in major
+	// units as decimal text ({KES: "1000000000"}). A currency not listed
+	// accepts up to ledger.DefaultMaxMinor minor units.
+	MaxAmounts map[string]string `mapstructure:"max_amounts"`
+}
+
+// maxAmounts parses MaxAmounts.
+func (l LimitsConfig) maxAmounts() (map[string]decimal.Decimal, error) {
+	out := make(map[string]decimal.Decimal, len(l.MaxAmounts))
+	for cur, v := range l.MaxAmounts {
+		d, err := decimal.NewFromString(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a decimal amount", cur, v)
+		}
+		out[cur] = d
+	}
+	return out, ledger.ValidateMaxAmounts(out)
 }
 
 // ReconcileConfig tunes reconcile runs.
@@ -310,6 +334,10 @@ func loadConfig(cmd *cobra.Command, file string) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	max, _ := cfg.Limits.maxAmounts() // Validate checked them
+	if err := ledger.SetMaxAmounts(max); err != nil {
+		return nil, fmt.Errorf("config limits.max_amounts: %w", err)
+	}
 	return &cfg, nil
 }
 
@@ -373,6 +401,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := database.Engine(c.DatabaseURL); err != nil {
 		bad("database_url", "%v", err)
+	}
+	if _, err := c.Limits.maxAmounts(); err != nil {
+		bad("limits.max_amounts", "%v", err)
 	}
 	if c.Database.MaxConns < 0 {
 		bad("database.max_conns", "must not be negative")
@@ -517,6 +548,9 @@ func (c *Config) secretValues() []string {
 	var out []string
 	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
 		out = append(out, u)
+		if p := database.Password(u); p != "" {
+			out = append(out, p)
+		}
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,

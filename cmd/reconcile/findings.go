@@ -129,7 +129,7 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", f.ID, f.Kind, f.Status)
+			fmt.Fprintf(a.stdout, "%s %s: %s\n", ledger.SafeLine(f.ID, 128), f.Kind, f.Status)
 			return nil
 		},
 	}

@@ -213,6 +213,10 @@ configured. Importing the same file again with --charge charges those imported w
 					progress.Update(fmt.Sprintf("import %d%%", in.n.Load()*100/max(st.Size(), 1)), rows)
 				}
 			}
+			// Intents of a provider the configuration does not know are
+			// refused, as the API refuses them.
+			setups := a.providerSetups()
+			opt.Check = func(r intentcsv.Row) error { return checkProvider(setups, r.Intent.Provider) }
 			enqueued := 0
 			if chargeThem {
 				svc, _, err := a.chargesWithQueue(ctx)
@@ -220,6 +224,9 @@ configured. Importing the same file again with --charge charges those imported w
 					return err
 				}
 				opt.Check = func(r intentcsv.Row) error {
+					if err := checkProvider(setups, r.Intent.Provider); err != nil {
+						return err
+					}
 					if r.Intent.State != ledger.StatePending || svc.CanCharge(r.Intent.Provider) {
 						return nil
 					}

@@ -62,8 +62,8 @@ note) or replays it; both are recorded with who and when.`,
 				if q.Line > 0 {
 					line = fmt.Sprint(q.Line)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, q.At.Format(time.RFC3339), q.Source, q.Origin, line,
-					q.Field, q.Status, firstLine(q.Reason))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, q.At.Format(time.RFC3339), ledger.SafeLine(q.Source, 64),
+					ledger.SafeLine(q.Origin, 256), line, ledger.SafeLine(q.Field, 64), q.Status, ledger.SafeLine(firstLine(q.Reason), 1024))
 			}
 			return tw.Flush()
 		},

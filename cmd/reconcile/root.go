@@ -236,7 +236,7 @@ func (a *app) secrets() []string {
 }
 
 func newLogger(w io.Writer, c LogConfig) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.level()}
+	opts := &slog.HandlerOptions{Level: c.level(), ReplaceAttr: maskAttr}
 	format := c.Format
 	if format == "auto" || format == "" {
 		format = "json"
@@ -278,4 +278,24 @@ func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{h.Handler.WithGroup(name), h.level}
+}
+
+// maskAttr masks phone numbers in every message and attribute the binary
+// logs (ledger.MaskMSISDNs): a CheckoutRequestID can end in the payer's
+// number, and errors can quote a body that holds one.
+func maskAttr(_ []string, a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if v := a.Value.String(); ledger.MaskMSISDNs(v) != v {
+			a.Value = slog.StringValue(ledger.MaskMSISDNs(v))
+		}
+	case slog.KindAny:
+		switch v := a.Value.Any().(type) {
+		case error:
+			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.Error()))
+		case fmt.Stringer:
+			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.String()))
+		}
+	}
+	return a
 }

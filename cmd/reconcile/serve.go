@@ -211,7 +211,7 @@ func (s *server) callbackRoutes() ([]string, error) {
 	}
 	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
 		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.metrics.callbacks},
-			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger})
+			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger, Clock: s.a.clock})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}

@@ -63,23 +63,54 @@ func Open(ctx context.Context, rawURL string, opts Options) (ledger.Store, error
 	}
 }
 
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
+// Forms of a password in a connection string.
+var (
+	// kvPassword is password=... (and sslpassword=...) in a keyword/value
+	// DSN, quoted or not.
+	kvPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*|sslpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']+)`)
+	// queryPassword is ?password=... or &password=... in a URL query.
+	queryPassword = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#\s]*`)
+	// userinfoPassword is the user:password@ of a URL that does not parse.
+	userinfoPassword = regexp.MustCompile(`(://[^:/?#@\s]*:)[^\s]*@`)
+)
 
 // Redact hides the password in a database URL or keyword/value connection
-// string, keeping the rest readable.
+// string, in every form (user:password@ with or without a host, as for a
+// unix socket, ?password= and ?sslpassword= in the query, password= in a
+// DSN), keeping the rest readable. A URL that does not parse is scrubbed
+// by pattern.
 func Redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && !strings.HasPrefix(u.Scheme, "sqlite") && u.Opaque == "" {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")
 		}
-		q := u.Query()
-		for k := range q {
-			if strings.EqualFold(k, "password") {
-				q.Set(k, "xxxxx")
-			}
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
+		out := u.String()
+		return queryPassword.ReplaceAllString(out, "${1}xxxxx")
+	}
+	if strings.Contains(raw, "://") {
+		raw = userinfoPassword.ReplaceAllString(raw, "${1}xxxxx@")
+		return queryPassword.ReplaceAllString(raw, "${1}xxxxx")
 	}
 	return kvPassword.ReplaceAllString(raw, "${1}xxxxx")
+}
+
+// Password returns the password a connection string holds, "" when none,
+// so that callers can scrub it from any text that might echo it.
+func Password(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Opaque == "" {
+		if p, ok := u.User.Password(); ok {
+			return p
+		}
+		q := u.Query()
+		for k, v := range q {
+			if (strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword")) && len(v) > 0 {
+				return v[0]
+			}
+		}
+		return ""
+	}
+	if m := kvPassword.FindStringSubmatch(raw); m != nil {
+		return strings.Trim(m[2], "'")
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 )
 
 func (e executor) AddQuarantine(ctx context.Context, q ledger.QuarantineItem) (int64, error) {
+	q = q.Bounded()
 	var id int64
 	err := e.queryRow(ctx, `
 		INSERT INTO quarantine (source, origin, line, field, reason, raw, received_at)
