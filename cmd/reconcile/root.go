@@ -14,6 +14,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/engine"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -118,7 +119,12 @@ func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
 		return nil, err
 	}
 	if !forMigrate {
-		if s.Engine() == ledger.EngineSQLite {
+		drv, err := engine.Of(s)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if drv.MigrateOnOpen() {
 			if _, err := database.Migrate(ctx, s); err != nil {
 				s.Close()
 				return nil, err

@@ -79,7 +79,8 @@ func (s *Store) Close() { s.pool.Close() }
 
 type tx struct {
 	executor
-	pgx pgx.Tx
+	pgx  pgx.Tx
+	pool *pgxpool.Pool
 }
 
 func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }
@@ -87,7 +88,7 @@ func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }
 // InTx runs fn in a transaction.
 func (s *Store) InTx(ctx context.Context, fn func(ledger.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(ptx pgx.Tx) error {
-		return fn(&tx{executor: executor{db: ptx}, pgx: ptx})
+		return fn(&tx{executor: executor{db: ptx}, pgx: ptx, pool: s.pool})
 	})
 }
 
