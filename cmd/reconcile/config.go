@@ -56,6 +56,9 @@ type ReconcileConfig struct {
 	// Fuzzy links evidence without a reference by amount, currency and
 	// customer when exactly one candidate fits; off by default.
 	Fuzzy bool `mapstructure:"fuzzy"`
+	// StatementGrace keeps intents younger than this from being called
+	// missing by the generic CSV statement providers (statements); default 2h.
+	StatementGrace time.Duration `mapstructure:"statement_grace"`
 }
 
 // HTTPConfig is the server of `reconcile serve`.
@@ -191,6 +194,7 @@ var defaults = map[string]any{
 	"reconcile.tolerance":                        "2h",
 	"reconcile.lease":                            "15m",
 	"reconcile.fuzzy":                            false,
+	"reconcile.statement_grace":                  "2h",
 	"alerts.mode":                                "off",
 	"alerts.channel":                             "",
 	"alerts.severity_channels":                   map[string]string{},
@@ -433,7 +437,7 @@ func (c *Config) Validate() error {
 		bad("workers.runs", "must be at least 1 when schedules are set")
 	}
 	for key, d := range map[string]time.Duration{"providers.mpesa.settlement_grace": c.Providers.Mpesa.SettlementGrace,
-		"providers.stripe.settlement_grace": c.Providers.Stripe.SettlementGrace} {
+		"providers.stripe.settlement_grace": c.Providers.Stripe.SettlementGrace, "reconcile.statement_grace": c.Reconcile.StatementGrace} {
 		if d < 0 {
 			bad(key, "must not be negative")
 		}
