@@ -21,6 +21,12 @@ const (
 	QueueRuns    = "runs"
 )
 
+// Defaults of Config, which the CLI's configuration shares.
+const (
+	DefaultJobTimeout  = 90 * time.Second
+	DefaultRescueAfter = 5 * time.Minute
+)
+
 // Config configures the River client. Without Workers the client only
 // inserts and lists (the CLI); with them it also works jobs (serve).
 type Config struct {
@@ -32,10 +38,10 @@ type Config struct {
 	Logger       *slog.Logger
 	// ID names this client among replicas; default River's (host + time).
 	ID string
-	// JobTimeout bounds one try of a job; default 1 minute.
+	// JobTimeout bounds one try of a job; default DefaultJobTimeout.
 	JobTimeout time.Duration
 	// RescueStuckJobsAfter is when a running job whose worker died is tried
-	// again; default 2 minutes (at least JobTimeout).
+	// again; default DefaultRescueAfter (at least JobTimeout).
 	RescueStuckJobsAfter time.Duration
 	RetryPolicy          river.ClientRetryPolicy
 	// MaxAttempts caps tries of jobs that do not set their own.
@@ -69,8 +75,8 @@ func New(store ledger.Store, cfg Config) (*Queue, error) {
 	rc := &river.Config{
 		Logger:                      cfg.Logger,
 		ID:                          cfg.ID,
-		JobTimeout:                  orDefault(cfg.JobTimeout, time.Minute),
-		RescueStuckJobsAfter:        orDefault(cfg.RescueStuckJobsAfter, 2*time.Minute),
+		JobTimeout:                  orDefault(cfg.JobTimeout, DefaultJobTimeout),
+		RescueStuckJobsAfter:        orDefault(cfg.RescueStuckJobsAfter, DefaultRescueAfter),
 		RetryPolicy:                 cfg.RetryPolicy,
 		MaxAttempts:                 cfg.MaxAttempts,
 		PeriodicJobs:                cfg.PeriodicJobs,

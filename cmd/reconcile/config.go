@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
@@ -180,13 +181,13 @@ var defaults = map[string]any{
 	"workers.events":                             4,
 	"workers.alerts":                             1,
 	"workers.runs":                               2,
-	"queue.job_timeout":                          "90s",
-	"queue.rescue_after":                         "5m",
+	"queue.job_timeout":                          queue.DefaultJobTimeout.String(),
+	"queue.rescue_after":                         queue.DefaultRescueAfter.String(),
 	"queue.shutdown_grace":                       "30s",
 	"queue.retry_base":                           "2s",
 	"queue.retry_max":                            "10m",
 	"charges.lease":                              "2m",
-	"charges.max_attempts":                       12,
+	"charges.max_attempts":                       charge.DefaultMaxAttempts,
 	"charges.pending_poll":                       "30s",
 	"charges.pending_give_up":                    "10m",
 	"events.endpoints":                           []string{},
