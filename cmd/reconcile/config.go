@@ -483,6 +483,8 @@ func (c *Config) Validate() error {
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
 		bad("events.signing_secret", "set %s to a secret of at least 16 characters to sign events", envName("events.signing_secret"))
 	}
+	// Sorted, so that the same mistakes read the same on every run.
+	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
 

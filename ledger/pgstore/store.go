@@ -109,25 +109,17 @@ func translate(err error) error {
 		return nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ledger.ErrNotFound
+		return &ledger.DriverError{Sentinel: ledger.ErrNotFound, Err: err}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "23505", "23P01":
-			return fmt.Errorf("%w: %s", ledger.ErrConflict, pgErr.Message)
-		case "40001", "40P01":
-			return &retryableError{err: err}
+			return &ledger.DriverError{Sentinel: ledger.ErrConflict, Detail: pgErr.Message, Err: err}
 		}
 	}
 	return err
 }
-
-type retryableError struct{ err error }
-
-func (e *retryableError) Error() string   { return e.err.Error() }
-func (e *retryableError) Unwrap() error   { return e.err }
-func (e *retryableError) Retryable() bool { return true }
 
 // redactParseError drops the text of pgx's configuration errors, which can
 // quote the connection string with its password.
