@@ -7,12 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	_ "time/tzdata" // CRON_TZ and provider zones work on machines without zoneinfo
 )
 
-// Exit codes (DESIGN.md section 6).
+// Exit codes.
 const (
 	exitOK       = 0
 	exitError    = 1
@@ -40,6 +39,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
+	if _, _, ferr := root.Find(args); ferr != nil {
+		// The command line names no command: cobra stopped there.
+		err = &usageError{err}
+	}
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		if ee.err != nil {
@@ -49,7 +52,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintln(stderr, "reconcile:", redactAll(err.Error(), a.secrets()))
 	var ue *usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "required flag") {
+	if errors.As(err, &ue) {
 		fmt.Fprintln(stderr, "Run 'reconcile --help' for usage.")
 		return exitUsage
 	}

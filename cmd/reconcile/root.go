@@ -50,7 +50,15 @@ or a config file (see config.example.yaml).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return a.load(cmd)
+			if err := a.load(cmd); err != nil {
+				return err
+			}
+			// cobra checks again after this and finds them set; checking
+			// here makes a missing one a usage error.
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return &usageError{err}
+			}
+			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
