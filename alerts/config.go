@@ -77,8 +77,12 @@ type Config struct {
 	// link to it with provider and status added to the query. It must hold
 	// no credentials, query or fragment.
 	FindingsURL string
-	// Location is the zone times are shown in. Default UTC.
+	// Location is the zone times are shown in. When nil, each message uses
+	// its provider's zone from Zones (M-Pesa times in Nairobi time), and
+	// UTC for a provider not listed.
 	Location *time.Location
+	// Zones are the providers' zones, by provider name.
+	Zones map[string]*time.Location
 
 	// Timeout bounds one HTTP request to Slack. Default 10s.
 	Timeout time.Duration
@@ -127,6 +131,17 @@ const (
 	maxSummaryTop            = 10
 )
 
+// zone is where the times of a message about provider are shown.
+func (c Config) zone(provider string) *time.Location {
+	if c.Location != nil {
+		return c.Location
+	}
+	if z := c.Zones[provider]; z != nil {
+		return z
+	}
+	return time.UTC
+}
+
 // WithDefaults returns c with every unset field at its default.
 func (c Config) WithDefaults() Config {
 	if c.APIURL == "" {
@@ -143,9 +158,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.FindingsCommand == "" {
 		c.FindingsCommand = DefaultFindingsCommand
-	}
-	if c.Location == nil {
-		c.Location = time.UTC
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

@@ -42,15 +42,17 @@ func ExampleRetryAfter() {
 	// retry: alerts: deliver alert 9: try 1 of 10: server_error: HTTP 500 Internal Server Error
 }
 
-// A dry run shows what a window's findings would announce.
+// A dry run shows what a window's findings would announce. Times are in the
+// provider's zone, with the offset.
 func ExamplePreviewFindings() {
-	from := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	nairobi, _ := time.LoadLocation("Africa/Nairobi")
+	from := time.Date(2024, 5, 1, 0, 0, 0, 0, nairobi)
 	at := func(v string) money.Amount { a, _ := money.Parse(v, "KES"); return a }
 	dup := ledger.Finding{ID: "f_0123456789abcdef0123", Kind: ledger.KindDuplicateCharge, Severity: ledger.SeverityHigh,
 		Provider: "mpesa", IntentKey: "charge:order-4471", ProviderTxnIDs: []string{"SE41XYZ123", "SE41XYZ124"},
 		Expected: at("1500.00"), Actual: at("3000.00"), AtRisk: at("1500.00"), Counterparty: "254712340845 JANE DOE",
 		OccurredAt: from.Add(9 * time.Hour), Status: ledger.FindingOpen}
-	cfg := alerts.Config{Channel: "C0FINOPS"}
+	cfg := alerts.Config{Channel: "C0FINOPS", Zones: map[string]*time.Location{"mpesa": nairobi}}
 	run := ledger.Run{Provider: "mpesa", From: from, To: from.Add(24 * time.Hour)}
 
 	var out bytes.Buffer
@@ -71,5 +73,5 @@ func ExamplePreviewFindings() {
 	// High: duplicate charge on M-Pesa, KES 1,500.00 at risk, intent charge:order-4471 (finding f_0123456789abcdef0123)
 	//           "text": "*Counterparty*\n2547****0845 JANE"
 	// === preview · summary · channel C0FINOPS
-	// M-Pesa reconciliation 2024-05-01 00:00 → 2024-05-02 00:00 UTC: 1 open finding, KES 1,500.00 at risk (1 duplicate charge)
+	// M-Pesa reconciliation 2024-05-01 00:00 → 2024-05-02 00:00 EAT (+03:00): 1 open finding, KES 1,500.00 at risk (1 duplicate charge)
 }

@@ -224,6 +224,7 @@ var kindTitles = map[ledger.Kind]string{
 	ledger.KindCurrencyMismatch:  "Currency mismatch",
 	ledger.KindStatusMismatch:    "Status mismatch",
 	ledger.KindStuckIntent:       "Stuck intent",
+	ledger.KindDisputedCharge:    "Disputed charge",
 }
 
 func kindTitle(k ledger.Kind) string {
@@ -259,17 +260,24 @@ func severityTitle(s ledger.Severity) string {
 	return scrubID(string(s))
 }
 
-// timeText renders t in loc, e.g. "2024-05-01 12:12 EAT"; zero is "-".
+// timeText renders t in loc with the zone's offset, e.g. "2024-05-01 12:12
+// EAT (+03:00)"; zero is "-".
 func timeText(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.In(loc).Format("2006-01-02 15:04 MST")
+	return t.In(loc).Format("2006-01-02 15:04 MST (-07:00)")
 }
 
-// windowText renders a window as "2024-05-01 00:00 → 2024-05-02 00:00 EAT".
+// windowText renders a window as "2024-05-01 00:00 → 2024-05-02 00:00 EAT
+// (+03:00)"; both ends carry their zone when the offset changes inside.
 func windowText(from, to time.Time, loc *time.Location) string {
-	return from.In(loc).Format("2006-01-02 15:04") + " → " + to.In(loc).Format("2006-01-02 15:04 MST")
+	_, fo := from.In(loc).Zone()
+	_, tof := to.In(loc).Zone()
+	if fo != tof {
+		return timeText(from, loc) + " → " + timeText(to, loc)
+	}
+	return from.In(loc).Format("2006-01-02 15:04") + " → " + timeText(to, loc)
 }
 
 // findingsCommand is the CLI command that lists the provider's findings.

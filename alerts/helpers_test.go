@@ -86,6 +86,26 @@ func fixtureFindings(t testing.TB) (dup, failed, unknown ledger.Finding) {
 	return dup, failed, unknown
 }
 
+// fixtureDispute is a Stripe charge presented in GBP, settled in USD and
+// disputed, its funds withdrawn.
+func fixtureDispute(t testing.TB) ledger.Finding {
+	t.Helper()
+	gbp, err := money.Parse("40.00", "GBP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"ch_3PgbZ0B7WZ01zgkW", "dp_1PgdPzB7WZ01zgkW"}
+	return ledger.Finding{
+		ID: ledger.FindingID(ledger.KindDisputedCharge, "charge:order-4472", ids), Kind: ledger.KindDisputedCharge,
+		Severity: ledger.SeverityHigh, Provider: "stripe", IntentKey: "charge:order-4472", ProviderTxnIDs: ids,
+		Expected: gbp, Actual: gbp, AtRisk: gbp, Counterparty: "cus_QXgA1b2C3d4E5f",
+		Detail: "customer disputed charge ch_3PgbZ0B7WZ01zgkW for GBP 40.00 on 2024-11-23T15:00:01Z: GBP 40.00 withdrawn from the balance " +
+			"(settled as USD 50.12 at 1.253)",
+		OccurredAt: time.Date(2024, 11, 23, 10, 2, 0, 0, time.UTC), Status: ledger.FindingOpen,
+		FirstSeenAt: t0, LastSeenAt: t0, FirstRunID: 1, LastRunID: 1,
+	}
+}
+
 // fixtureRun is a finished run of the fixture window.
 func fixtureRun() ledger.Run {
 	return ledger.Run{ID: 1, Key: ledger.RunKey("mpesa", winFrom, winTo), Provider: "mpesa", From: winFrom, To: winTo,

@@ -141,6 +141,12 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		ref = ", intent " + intent + ref
 	}
 	detail := upperFirst(escape(scrub(f.Detail)))
+	if hint := kindHint(f); hint != "" {
+		if detail != "" && !strings.HasSuffix(detail, ".") {
+			detail += "."
+		}
+		detail = joinNonEmpty(" ", detail, hint)
+	}
 	atRisk := f.AtRisk
 	switch r.Kind {
 	case reasonOpened:
@@ -164,16 +170,19 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		m.Text = fmt.Sprintf("Reopened: %s, %s at risk%s", lowerFirst(what), amountText(atRisk), ref)
 		m.Blocks = []slack.Block{
 			header("Reopened: " + what + " · " + amountText(atRisk) + " at risk"),
-			section(joinNonEmpty(" ", ":repeat: Resolved "+timeText(r.At, cfg.Location)+", seen again "+
-				timeText(f.LastSeenAt, cfg.Location)+". *"+severityTitle(f.Severity)+"* severity.", detail)),
+			section(joinNonEmpty(" ", ":repeat: Resolved "+timeText(r.At, cfg.zone(f.Provider))+", seen again "+
+				timeText(f.LastSeenAt, cfg.zone(f.Provider))+". *"+severityTitle(f.Severity)+"* severity.", detail)),
 		}
 	case reasonResolved:
 		by := "no longer seen by a reconcile run"
+		if f.Kind == ledger.KindDisputedCharge {
+			by = "the dispute was won and the funds reinstated"
+		}
 		if f.ResolvedBy == ledger.ResolvedByPerson {
 			by = "resolved by hand"
 		}
 		m.Text = fmt.Sprintf("Resolved: %s, %s%s", lowerFirst(what), by, ref)
-		line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + by + " (" + timeText(r.At, cfg.Location) + ")."
+		line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + by + " (" + timeText(r.At, cfg.zone(f.Provider)) + ")."
 		if note := escape(scrub(f.Note)); note != "" {
 			line += "\n>" + strings.ReplaceAll(note, "\n", "\n>")
 		}
@@ -193,6 +202,20 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 	return m, nil
 }
 
+// kindHint says what to do about a finding of a kind that needs more than
+// a look at the books, "" for the others.
+func kindHint(f ledger.Finding) string {
+	if f.Kind != ledger.KindDisputedCharge {
+		return ""
+	}
+	if f.Severity == ledger.SeverityHigh {
+		return "The funds are withdrawn: submit evidence in the " + providerName(f.Provider) +
+			" Dashboard before the dispute's deadline. This finding resolves itself if the dispute is won, and stays open if it is lost."
+	}
+	return "The funds are not withdrawn yet: answer the inquiry in the " + providerName(f.Provider) +
+		" Dashboard before its deadline."
+}
+
 // resolvedParent re-renders the first message about f (alert parent) with a
 // banner saying it was resolved, for chat.update.
 func resolvedParent(cfg Config, parent ledger.Alert, f ledger.Finding) (message, error) {
@@ -200,7 +223,7 @@ func resolvedParent(cfg Config, parent ledger.Alert, f ledger.Finding) (message,
 	if err != nil {
 		return message{}, err
 	}
-	banner := section(":white_check_mark: *Resolved* " + timeText(f.ResolvedAt, cfg.Location) + ". The follow-up is in the thread.")
+	banner := section(":white_check_mark: *Resolved* " + timeText(f.ResolvedAt, cfg.zone(f.Provider)) + ". The follow-up is in the thread.")
 	blocks := make([]slack.Block, 0, len(m.Blocks)+1)
 	blocks = append(blocks, m.Blocks[0], banner)
 	m.Blocks = append(blocks, m.Blocks[1:]...)
@@ -223,8 +246,8 @@ func findingFields(cfg Config, f ledger.Finding, atRisk money.Amount) []string {
 		"*Actual*\n" + amountText(f.Actual),
 		"*Provider receipts*\n" + receiptsText(f.ProviderTxnIDs),
 		"*Counterparty*\n" + counterpartyText(f.Counterparty),
-		"*Occurred*\n" + timeText(f.OccurredAt, cfg.Location),
-		"*First seen*\n" + timeText(f.FirstSeenAt, cfg.Location),
+		"*Occurred*\n" + timeText(f.OccurredAt, cfg.zone(f.Provider)),
+		"*First seen*\n" + timeText(f.FirstSeenAt, cfg.zone(f.Provider)),
 	}
 	return fields
 }
@@ -268,7 +291,7 @@ func buildSummary(cfg Config, in summaryInput, meta slack.SlackMetadata) message
 	findings := slices.Clone(in.Findings)
 	slices.SortFunc(findings, compareFindings)
 	name := providerName(run.Provider)
-	window := windowText(run.From, run.To, cfg.Location)
+	window := windowText(run.From, run.To, cfg.zone(run.Provider))
 	totals := totalsByCurrency(findings)
 
 	m := message{AlertID: in.AlertID, Kind: reasonSummary, Channel: cfg.Channel, Metadata: meta}

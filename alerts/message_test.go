@@ -71,10 +71,21 @@ func messageCases(t *testing.T, cfg Config) []struct {
 	runningRun.State = ledger.RunRunning
 	long := buildSummary(cfg, summaryInput{AlertID: 7, Run: runningRun, Findings: many}, metadata(summaryAlert(7, many), "run_key"))
 
+	disputed := fixtureDispute(t)
+	inquiry := disputed
+	inquiry.Severity = ledger.SeverityMedium
+	inquiry.Detail = "customer disputed charge ch_3PgbZ0B7WZ01zgkW for GBP 40.00 on 2024-11-23T15:00:01Z; the funds are not withdrawn yet"
+	won := disputed
+	won.Status, won.ResolvedAt, won.ResolvedBy = ledger.FindingResolved, t0.Add(96*time.Hour), ledger.ResolvedByRun
+	won.Note = "no longer seen by run 9 (attempt 1)"
+
 	return []struct {
 		name string
 		m    message
 	}{
+		{"dispute_opened", finding(8, inquiry, reason{Kind: reasonOpened})},
+		{"dispute_escalated", finding(9, disputed, reason{Kind: reasonEscalated, Severity: ledger.SeverityHigh, AtRisk: disputed.AtRisk})},
+		{"dispute_resolved", finding(10, won, reason{Kind: reasonResolved, At: won.ResolvedAt})},
 		{"opened", finding(1, dup, reason{Kind: reasonOpened})},
 		{"escalated", finding(2, grown, reason{Kind: reasonEscalated, Severity: ledger.SeverityHigh, AtRisk: grown.AtRisk})},
 		{"reopened", finding(3, reopened, reason{Kind: reasonReopened, At: t0.Add(24 * time.Hour)})},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -87,13 +88,7 @@ func (b *bundle) work(t *testing.T, cond func() bool) {
 			t.Errorf("stop: %v", err)
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for the queue")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Wait(t, 30*time.Second, "the queue", cond)
 }
 
 func (b *bundle) state(t *testing.T, key string) ledger.State {

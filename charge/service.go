@@ -62,6 +62,7 @@ func (c Config) withDefaults() Config {
 // Enqueuer inserts jobs inside a ledger transaction; *queue.Queue is one.
 type Enqueuer interface {
 	InsertTx(ctx context.Context, tx ledger.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertManyTx(ctx context.Context, tx ledger.Tx, args []river.JobArgs, opts *river.InsertOpts) (int, error)
 }
 
 // Service creates intents and runs their charges.
@@ -126,6 +127,49 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 		return ledger.Intent{}, false, fmt.Errorf("charge: enqueue %s: %w", in.Key, err)
 	}
 	return in, true, nil
+}
+
+// CheckIntent asks the provider's charger, when it can tell, whether p could
+// ever be charged, so that a request it would refuse is refused at create
+// rather than failing later in the background. The error wraps a
+// *ledger.FieldError.
+func (s *Service) CheckIntent(p ledger.IntentParams) error {
+	c, ok := s.chargers[p.Provider]
+	if !ok {
+		return nil // CreateIntentTx says so
+	}
+	rc, ok := c.(providers.RequestChecker)
+	if !ok {
+		return nil
+	}
+	return rc.CheckRequest(providers.ChargeRequest{IntentKey: p.Key, Amount: p.Amount, Customer: p.Customer,
+		Reference: p.Reference, Metadata: p.Metadata, Attempt: 1})
+}
+
+// EnqueueChargesTx enqueues the charge jobs of the pending intents keys in
+// one insert inside the caller's transaction (a bulk import creating them),
+// and returns how many were new: a key whose job is still queued (or
+// finished within River's retention) is skipped. Every intent's provider
+// must have a charger (CanCharge): the caller checks before creating them.
+func (s *Service) EnqueueChargesTx(ctx context.Context, tx ledger.Tx, keys []string) (int, error) {
+	if s.queue == nil {
+		return 0, errors.New("charge: no queue (call UseQueue)")
+	}
+	args := make([]river.JobArgs, len(keys))
+	for i, k := range keys {
+		args[i] = ChargeArgs{IntentKey: k}
+	}
+	n, err := s.queue.InsertManyTx(ctx, tx, args, s.chargeOpts())
+	if err != nil {
+		return n, fmt.Errorf("charge: enqueue %d charge(s): %w", len(keys), err)
+	}
+	return n, nil
+}
+
+// CanCharge reports whether provider has a charger.
+func (s *Service) CanCharge(provider string) bool {
+	_, ok := s.chargers[provider]
+	return ok
 }
 
 // CreateIntent is CreateIntentTx in a transaction of its own.

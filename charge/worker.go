@@ -13,8 +13,8 @@ import (
 	"github.com/reconcilehq/reconcile/queue"
 )
 
-// chargeWorker runs DESIGN.md section 4. Every step that could be interrupted
-// leaves a record the next delivery resumes from:
+// chargeWorker runs the charge steps docs/design.md describes. Every step
+// that could be interrupted leaves a record the next delivery resumes from:
 //   - the claim (with a lease) fences out any other worker;
 //   - the attempt is recorded before the provider call;
 //   - the outcome, the state change, the event and the job's completion
@@ -106,6 +106,12 @@ func lastUnsettled(attempts []ledger.Attempt) (ledger.Attempt, bool) {
 	return ledger.Attempt{}, false
 }
 
+// afterProviderCall, when set, runs after a charge call to the provider
+// returns and before its outcome is recorded. Only the package's tests set it
+// (export_test.go, which is compiled into test binaries only), to crash a
+// worker inside that window; nothing in the program assigns it.
+var afterProviderCall func(intentKey string)
+
 // call is one claimed try at an intent.
 type call struct {
 	svc     *Service
@@ -138,6 +144,9 @@ func (c *call) fresh(ctx context.Context) error {
 
 func (c *call) charge(ctx context.Context, a ledger.Attempt) error {
 	res, err := c.charger.Charge(ctx, c.request(a.Number))
+	if afterProviderCall != nil {
+		afterProviderCall(c.in.Key)
+	}
 	c.svc.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "charge", resultLabel(res, err)).Inc()
 	return c.record(ctx, a, res, err, false)
 }
@@ -192,6 +201,9 @@ func (c *call) resume(ctx context.Context, last ledger.Attempt, firstSent time.T
 	}
 	s.logger.Info("resuming charge with the same idempotency key", "intent", c.in.Key, "attempt", last.Number)
 	res, err := c.charger.Charge(ctx, c.request(last.Number))
+	if afterProviderCall != nil {
+		afterProviderCall(c.in.Key)
+	}
 	s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "charge", resultLabel(res, err)).Inc()
 	return c.record(ctx, last, res, err, true)
 }

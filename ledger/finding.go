@@ -13,7 +13,7 @@ import (
 // Kind is the kind of a finding.
 type Kind string
 
-// Finding kinds (DESIGN.md section 5).
+// Finding kinds (docs/design.md).
 const (
 	KindDuplicateCharge   Kind = "duplicate_charge"
 	KindMissingAtProvider Kind = "missing_at_provider"
@@ -22,10 +22,14 @@ const (
 	KindCurrencyMismatch  Kind = "currency_mismatch"
 	KindStatusMismatch    Kind = "status_mismatch"
 	KindStuckIntent       Kind = "stuck_intent"
+	// KindDisputedCharge: the customer disputed a linked charge
+	// (chargeback). It stays open while the dispute is open or lost, and
+	// is resolved when the dispute is won and the funds come back.
+	KindDisputedCharge Kind = "disputed_charge"
 )
 
 // Kinds lists every finding kind in report order.
-var Kinds = []Kind{KindDuplicateCharge, KindStatusMismatch, KindAmountMismatch, KindCurrencyMismatch,
+var Kinds = []Kind{KindDuplicateCharge, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch, KindCurrencyMismatch,
 	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent}
 
 // Severity ranks findings.

@@ -1,9 +1,11 @@
 package ledger
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -182,4 +184,48 @@ type TransitionParams struct {
 type IntentFilter struct {
 	Provider string
 	From, To time.Time
+}
+
+// ImportIntent is one row of a bulk import: an intent to create, the line it
+// came from (refusals name it) and the provider references to record as
+// imported attempts when the intent is new.
+type ImportIntent struct {
+	NewIntent
+	Line         int
+	ProviderRefs []string
+}
+
+// ImportIntentsParams is a bulk import of intents.
+type ImportIntentsParams struct {
+	// Rows are read once, in order, while the import writes; the store holds
+	// only a bounded batch of them at a time.
+	Rows iter.Seq[ImportIntent]
+	// Pending, when set, is called inside the import, once every row is
+	// written and only when none was refused, with the keys of the pending
+	// intents it names (see ImportIntentsResult.Pending), a page at a time.
+	// The charge service enqueues their charges there, in the same
+	// transaction.
+	Pending func(ctx context.Context, keys []string) error
+}
+
+// ImportIntentsResult counts what a bulk import did. Every row is created,
+// existing (the same request as the stored intent, including a repeat of a
+// key earlier in the same import) or refused.
+type ImportIntentsResult struct {
+	Rows     int
+	Created  int
+	Existing int
+	// Pending counts the distinct keys of rows that ask for a pending intent
+	// whose stored intent is still pending after the import: created now,
+	// or imported before and never charged.
+	Pending int
+	// Refused lists the rows refused, in no particular order: the same key
+	// with other parameters (*KeyReuseError) or an invalid row (*FieldError).
+	Refused []RefusedIntent
+}
+
+// RefusedIntent is one refused row of a bulk import.
+type RefusedIntent struct {
+	Line int
+	Err  error
 }

@@ -57,6 +57,10 @@ type TxnRow struct {
 	Minor    int64
 	// OccurredAt is in UTC.
 	OccurredAt time.Time
+	// Settlement is the settlement amount as decimal text with its
+	// currency and ExchangeRate the rate, all empty when the transaction
+	// settled in its own currency (ProviderTxn.Settlement). Evidence only.
+	Settlement, SettlementCurrency, ExchangeRate []byte
 }
 
 // Intent returns the row as an Intent (with copies of its bytes), for
@@ -78,9 +82,15 @@ func (r *TxnRow) Txn() (ProviderTxn, error) {
 	if err != nil {
 		return ProviderTxn{}, err
 	}
-	return ProviderTxn{ID: string(r.ID), Type: r.Type, Status: r.Status, Amount: amt, OccurredAt: r.OccurredAt,
+	t := ProviderTxn{ID: string(r.ID), Type: r.Type, Status: r.Status, Amount: amt, OccurredAt: r.OccurredAt,
 		Reference: string(r.Reference), ProviderRef: string(r.ProviderRef), Counterparty: string(r.Counterparty),
-		LinkedID: string(r.LinkedID)}, nil
+		LinkedID: string(r.LinkedID), ExchangeRate: string(r.ExchangeRate)}
+	if len(r.SettlementCurrency) > 0 {
+		if t.Settlement, err = money.Parse(string(r.Settlement), string(r.SettlementCurrency)); err != nil {
+			return ProviderTxn{}, err
+		}
+	}
+	return t, nil
 }
 
 // StateOf returns the State spelled b, without allocating.
@@ -113,6 +123,16 @@ func TxnTypeOf(b []byte) (TxnType, error) {
 		return TxnFee, nil
 	case "payout":
 		return TxnPayout, nil
+	case "dispute":
+		return TxnDispute, nil
+	case "dispute_reversal":
+		return TxnDisputeReversal, nil
+	case "refund_failure":
+		return TxnRefundFailure, nil
+	case "adjustment":
+		return TxnAdjustment, nil
+	case "other":
+		return TxnOther, nil
 	}
 	return "", fmt.Errorf("unknown type %q", b)
 }

@@ -40,6 +40,13 @@ type IntentStore interface {
 	// event announcing it, atomically; created says the event is new. Use it
 	// inside a transaction to commit more with it.
 	FinishAttempt(ctx context.Context, f FinishParams) (in Intent, created bool, err error)
+	// ImportIntents creates many intents at once, as CreateIntent would each
+	// in order, and records the provider references of each new one as
+	// imported attempts. A row whose key exists with other parameters, or
+	// that is invalid, is refused and the others still written: the caller
+	// rolls the transaction back to import nothing. Memory stays bounded
+	// however many rows there are. Use it inside a transaction.
+	ImportIntents(ctx context.Context, p ImportIntentsParams) (ImportIntentsResult, error)
 	// ListIntents streams the intents of a provider created in the filter's
 	// window, in creation order, with their provider references.
 	ListIntents(ctx context.Context, f IntentFilter, fn func(Intent) error) error
@@ -108,6 +115,7 @@ type FindingStore interface {
 	// SeenSince (the start of the run that no longer sees them).
 	ResolveUnseen(ctx context.Context, p ResolveUnseenParams) ([]Finding, error)
 	GetFinding(ctx context.Context, id string) (Finding, error)
+	// ListFindings lists findings newest first (by occurred_at, then id).
 	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)
 	// UpdateFinding acknowledges or resolves a finding by hand.
 	UpdateFinding(ctx context.Context, u FindingUpdate) (Finding, error)

@@ -2,8 +2,11 @@ package ledger
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -18,7 +21,30 @@ const (
 	TxnReversal TxnType = "reversal"
 	TxnFee      TxnType = "fee"
 	TxnPayout   TxnType = "payout"
+	// TxnDispute is a chargeback on a charge (LinkedID): pending while the
+	// dispute is open without funds withdrawn, succeeded once the provider
+	// has withdrawn the disputed funds.
+	TxnDispute TxnType = "dispute"
+	// TxnDisputeReversal returns the funds of a dispute that was won to
+	// the merchant; LinkedID names the disputed charge.
+	TxnDisputeReversal TxnType = "dispute_reversal"
+	// TxnRefundFailure gives back the money of a refund that failed;
+	// LinkedID names the refunded charge.
+	TxnRefundFailure TxnType = "refund_failure"
+	// TxnAdjustment is money that moved for a reason the provider documents
+	// but that is no payment of a customer (transfers, reserves, top-ups,
+	// tax, other adjustments). Its amount is signed: negative takes money
+	// out of the balance.
+	TxnAdjustment TxnType = "adjustment"
+	// TxnOther is a line of a kind the provider does not document. It is
+	// kept as evidence, signed like an adjustment, and never matched as a
+	// charge.
+	TxnOther TxnType = "other"
 )
+
+// TxnTypes lists every transaction type.
+var TxnTypes = []TxnType{TxnCharge, TxnRefund, TxnReversal, TxnFee, TxnPayout, TxnDispute, TxnDisputeReversal,
+	TxnRefundFailure, TxnAdjustment, TxnOther}
 
 // TxnStatus is the provider's outcome for a transaction.
 type TxnStatus string
@@ -52,9 +78,19 @@ type ProviderTxn struct {
 	// Counterparty is masked before it is stored.
 	Counterparty string
 	// LinkedID names the transaction a refund, reversal or fee belongs to.
-	LinkedID    string
-	FirstSeenAt time.Time
-	UpdatedAt   time.Time
+	LinkedID string
+	// Settlement is what the transaction moved in the account's balance
+	// when that differs from Amount, the amount presented to the customer
+	// (a charge in GBP settled in USD); zero when the provider settled the
+	// presentment amount itself or did not say. Evidence only: matching
+	// compares Amount.
+	Settlement money.Amount
+	// ExchangeRate converts Amount to Settlement as the provider applied it
+	// (Settlement = Amount × ExchangeRate, before fees); empty when none.
+	// Kept as the provider's decimal text, never a float.
+	ExchangeRate string
+	FirstSeenAt  time.Time
+	UpdatedAt    time.Time
 	// Sources lists the channels this transaction was seen through. Filled by
 	// GetProviderTxn; empty in streamed listings.
 	Sources []Source
@@ -107,10 +143,13 @@ func ValidateTxn(t ProviderTxn) error {
 	case t.OccurredAt.IsZero():
 		return &FieldError{Field: "occurred_at", Err: errEmpty}
 	}
-	switch t.Type {
-	case TxnCharge, TxnRefund, TxnReversal, TxnFee, TxnPayout:
-	default:
+	if !slices.Contains(TxnTypes, t.Type) {
 		return &FieldError{Field: "type", Err: fmt.Errorf("unknown type %q", t.Type)}
+	}
+	if t.ExchangeRate != "" {
+		if d, err := decimal.NewFromString(t.ExchangeRate); err != nil || !d.IsPositive() {
+			return &FieldError{Field: "exchange_rate", Err: fmt.Errorf("%q is not a positive decimal", t.ExchangeRate)}
+		}
 	}
 	switch t.Status {
 	case TxnSucceeded, TxnFailed, TxnPending:
@@ -127,6 +166,9 @@ func Conflict(stored, seen ProviderTxn) string {
 	var diffs []string
 	if !stored.Amount.Equal(seen.Amount) {
 		diffs = append(diffs, fmt.Sprintf("amount %s, stored %s", seen.Amount, stored.Amount))
+	}
+	if !stored.Settlement.IsZero() && !seen.Settlement.IsZero() && !stored.Settlement.Equal(seen.Settlement) {
+		diffs = append(diffs, fmt.Sprintf("settlement %s, stored %s", seen.Settlement, stored.Settlement))
 	}
 	if stored.Type != seen.Type {
 		diffs = append(diffs, fmt.Sprintf("type %s, stored %s", seen.Type, stored.Type))

@@ -1,7 +1,7 @@
 // Package matcher is the pure core of reconciliation: given the intents of one
 // provider (with the provider references their attempts recorded) and the
 // provider transactions of a window, it links each transaction to at most one
-// intent and returns the findings of DESIGN.md section 5, the unknown intents
+// intent and returns the findings of docs/design.md, the unknown intents
 // that provider evidence settles, and the run's counts.
 //
 // Linking order: a recorded provider reference of any attempt (matched
@@ -11,7 +11,20 @@
 // masked customer inside the boundary tolerance with exactly one candidate
 // on each side, marked fuzzy. Refunds, reversals and fees that name a charge
 // (LinkedID) belong to that charge's intent; refunds and reversals net
-// against it, so a fully reversed charge is not a successful one.
+// against it (a refund failure undoes its refund), so a fully reversed
+// charge is not a successful one. A charge is compared with its intent net
+// of its reversals (the released part of a partial capture), never of its
+// refunds. Amounts are the ones presented to the customer; the settlement
+// a transaction carries is only shown in the finding's detail. Payouts,
+// adjustments and lines of undocumented kinds link to nothing.
+//
+// Disputes and dispute reversals also name their charge, but never net
+// against it: a disputed charge is a disputed_charge finding (medium while
+// the funds are still in the balance, high once withdrawn, none once a
+// reversal reinstated them), owned by the window of the dispute and keyed
+// by intent and charge, so that it keeps its id as evidence joins it.
+// Result.DisputesWon names those of earlier windows that a reversal of
+// this window proves won.
 //
 // Findings are owned by the window [From, To): intent-based findings by the
 // intent's creation time, unknown_charge by the transaction's occurrence
@@ -28,6 +41,8 @@
 //	amount_mismatch      medium  the provider took less than the intent
 //	unknown_charge       medium  a successful charge of the window links to no intent
 //	missing_at_provider  medium  succeeded locally, no successful charge after the grace
+//	disputed_charge      high    the customer disputed a linked charge and the funds were withdrawn
+//	disputed_charge      medium  the customer disputed a linked charge, the funds not withdrawn yet
 //	stuck_intent         low     processing, unknown or still pending (never charged) past its lease or last
 //	                             change plus the grace, with no provider evidence
 //

@@ -50,7 +50,8 @@ func (e *evaluator) intent(i int32) {
 		}
 		state = stSucceeded
 	}
-	if !in.owned {
+	e.disputes(in)
+	if !in.owned || m.opt.OnlyDisputes {
 		return
 	}
 	late := m.now >= in.due
@@ -152,7 +153,10 @@ func (e *evaluator) duplicate(in intentRec) {
 func (e *evaluator) compare(in intentRec, j int32) {
 	m := e.m
 	t := m.txns.at(j)
-	if t.cur == in.cur && t.minor == in.minor {
+	// Compared net of reversals (the uncaptured part of a partial
+	// capture), not of refunds: a refund is another story.
+	charged := t.minor - m.reversed[j]
+	if t.cur == in.cur && charged == in.minor {
 		return
 	}
 	expected := m.amountOf(in.minor, in.cur)
@@ -161,16 +165,17 @@ func (e *evaluator) compare(in intentRec, j int32) {
 	switch {
 	case t.cur != in.cur:
 		e.add(ledger.KindCurrencyMismatch, ledger.SeverityHigh, in, ids, expected, actual, expected, j,
-			fmt.Sprintf("provider charged %s for an intent of %s", show(actual), show(expected)))
-	case t.minor != in.minor:
-		diff := t.minor - in.minor
+			fmt.Sprintf("provider charged %s for an intent of %s%s", show(actual), show(expected), m.settledText(j)))
+	case charged != in.minor:
+		diff := charged - in.minor
 		sev, word := ledger.SeverityHigh, "more"
 		if diff < 0 {
 			sev, word, diff = ledger.SeverityMedium, "less", -diff
 		}
-		gross := m.amountOf(t.minor, t.cur)
+		gross := m.amountOf(charged, t.cur)
 		e.add(ledger.KindAmountMismatch, sev, in, ids, expected, gross, m.amountOf(diff, in.cur), j,
-			fmt.Sprintf("provider charged %s for an intent of %s: %s %s", show(gross), show(expected), show(m.amountOf(diff, in.cur)), word))
+			fmt.Sprintf("provider charged %s for an intent of %s: %s %s%s", show(gross), show(expected),
+				show(m.amountOf(diff, in.cur)), word, m.settledText(j)))
 	}
 }
 
@@ -237,7 +242,7 @@ func (e *evaluator) unknownCharges() {
 		id := string(m.id(&t))
 		actual := m.amountOf(m.net(int32(i), e.refunded), t.cur)
 		refs := m.unlinkedRefs[int32(i)]
-		detail := fmt.Sprintf("successful charge of %s links to no intent", show(actual))
+		detail := fmt.Sprintf("successful charge of %s links to no intent%s", show(actual), m.settledText(int32(i)))
 		if r, p := m.ar.str(refs[0]), m.ar.str(refs[1]); r != "" || p != "" {
 			detail += fmt.Sprintf(" (reference %q, provider ref %q)", r, p)
 		}
@@ -256,11 +261,19 @@ func (e *evaluator) unknownCharges() {
 func (e *evaluator) add(kind ledger.Kind, sev ledger.Severity, in intentRec, txns []int32,
 	expected, actual, atRisk money.Amount, p int32, detail string) {
 	m := e.m
-	key := string(m.key(&in))
 	ids := make([]string, len(txns))
 	for i, j := range txns {
 		ids[i] = string(m.id(m.txns.ptr(j)))
 	}
+	e.addIDs(kind, sev, in, ids, txns, expected, actual, atRisk, p, detail)
+}
+
+// addIDs is add for evidence named by id (ids) of which txns are the
+// transactions at hand.
+func (e *evaluator) addIDs(kind ledger.Kind, sev ledger.Severity, in intentRec, ids []string, txns []int32,
+	expected, actual, atRisk money.Amount, p int32, detail string) {
+	m := e.m
+	key := string(m.key(&in))
 	slices.SortFunc(ids, cmp.Compare)
 	// Provider transactions are stored with the counterparty masked; the
 	// intent's customer is masked here.

@@ -53,7 +53,28 @@ const (
 	tyReversal
 	tyFee
 	tyPayout
+	tyDispute
+	tyDisputeReversal
+	tyRefundFailure
+	tyAdjustment
+	tyOther
 )
+
+// linkable reports whether transactions of type typ are linked to intents:
+// payouts, adjustments and lines of undocumented kinds are not.
+func linkable(typ uint8) bool {
+	return typ != tyPayout && typ != tyAdjustment && typ != tyOther
+}
+
+// childType reports whether a transaction of type typ that names another
+// transaction belongs to it.
+func childType(typ uint8) bool {
+	switch typ {
+	case tyRefund, tyReversal, tyFee, tyDispute, tyDisputeReversal, tyRefundFailure:
+		return true
+	}
+	return false
+}
 
 const (
 	tsSucceeded uint8 = iota
@@ -73,6 +94,16 @@ func typeCode(t ledger.TxnType) (uint8, bool) {
 		return tyFee, true
 	case ledger.TxnPayout:
 		return tyPayout, true
+	case ledger.TxnDispute:
+		return tyDispute, true
+	case ledger.TxnDisputeReversal:
+		return tyDisputeReversal, true
+	case ledger.TxnRefundFailure:
+		return tyRefundFailure, true
+	case ledger.TxnAdjustment:
+		return tyAdjustment, true
+	case ledger.TxnOther:
+		return tyOther, true
 	}
 	return 0, false
 }
@@ -190,6 +221,15 @@ type Matcher struct {
 	// unlinkedRefs keeps the references of transactions that linked to
 	// nothing, for fuzzy linking and the finding's detail.
 	unlinkedRefs map[int32][2]sref
+	// settled keeps, for transactions that settled in another currency than
+	// they were presented in, the settlement as findings show it.
+	settled map[int32]sref
+	// disputeOf names, for each dispute and dispute reversal, the charge it
+	// disputes.
+	disputeOf map[int32]sref
+	// reversed sums, per charge, the reversals that took part of the
+	// charge back (not refunds): a charge is compared net of them.
+	reversed map[int32]int64
 
 	curs    []string
 	curExp  []int32
@@ -241,6 +281,9 @@ func New(opt Options) (*Matcher, error) {
 		tolerance:    int64(opt.Tolerance),
 		seed:         maphash.MakeSeed(),
 		unlinkedRefs: map[int32][2]sref{},
+		settled:      map[int32]sref{},
+		disputeOf:    map[int32]sref{},
+		reversed:     map[int32]int64{},
 	}
 	m.lo, m.hi = m.from-m.tolerance, m.to+m.tolerance
 	return m, nil
@@ -438,7 +481,8 @@ func (m *Matcher) addTxnStruct(t *ledger.ProviderTxn) error {
 		return err
 	}
 	return m.queue(txnIn{id: t.ID, ref: t.Reference, pref: t.ProviderRef, cp: t.Counterparty, linked: t.LinkedID,
-		minor: minor, at: t.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
+		minor: minor, at: t.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status,
+		settle: settlementText(t.Settlement.Text(), t.Settlement.Currency, t.ExchangeRate)})
 }
 
 // ready indexes the intents before the first transaction.
@@ -459,8 +503,10 @@ func (m *Matcher) ready() error {
 // a caller's buffer: what is kept is copied.
 type txnIn struct {
 	id, ref, pref, cp, linked string
-	minor, at                 int64
-	cur, typ, status          uint8
+	// settle is the settlement as findings show it, "" when none.
+	settle           string
+	minor, at        int64
+	cur, typ, status uint8
 }
 
 // queue accepts a transaction for linking, copying its strings, and links
@@ -470,7 +516,7 @@ func (m *Matcher) queue(t txnIn) error {
 	if m.txns.len()+len(m.pending) >= math.MaxInt32-1 {
 		return errors.New("too many provider transactions")
 	}
-	for _, v := range [...]string{t.id, t.ref, t.pref, t.cp, t.linked} {
+	for _, v := range [...]string{t.id, t.ref, t.pref, t.cp, t.linked, t.settle} {
 		if len(v) > maxStrLen {
 			return fmt.Errorf("value of %d bytes is longer than %d", len(v), maxStrLen)
 		}
@@ -480,6 +526,7 @@ func (m *Matcher) queue(t txnIn) error {
 		m.pendBuf = make([]byte, 0, linkBatch*128)
 	}
 	t.id, t.ref, t.pref, t.cp, t.linked = m.keep(t.id), m.keep(t.ref), m.keep(t.pref), m.keep(t.cp), m.keep(t.linked)
+	t.settle = m.keep(t.settle)
 	m.pending = append(m.pending, t)
 	if len(m.pending) == linkBatch {
 		return m.flush()
@@ -510,7 +557,7 @@ func (m *Matcher) flush() error {
 		if p == "" {
 			p = t.id
 		}
-		if t.typ == tyPayout || p == "" {
+		if !linkable(t.typ) || p == "" {
 			continue
 		}
 		hs[k] = maphash.String(m.seed, p)
@@ -541,16 +588,24 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 		return err
 	}
 	idx := int32(m.txns.len())
-	if t.typ != tyPayout {
+	if linkable(t.typ) {
 		r.intent, r.method = m.link(t.pref, t.id, t.ref, h, minor, t.cur, r.at)
 	}
-	isChild := t.linked != "" && (t.typ == tyRefund || t.typ == tyReversal || t.typ == tyFee)
+	if t.settle != "" {
+		if m.settled[idx], err = m.ar.add(t.settle); err != nil {
+			return err
+		}
+	}
+	isChild := t.linked != "" && childType(t.typ)
 	if isChild {
 		s, err := m.ar.add(t.linked)
 		if err != nil {
 			return err
 		}
 		m.kids = append(m.kids, child{txn: idx, linked: s})
+		if t.typ == tyDispute || t.typ == tyDisputeReversal {
+			m.disputeOf[idx] = s
+		}
 	} else if r.intent != noIdx {
 		m.chain(&r, idx)
 	}

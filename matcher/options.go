@@ -28,6 +28,11 @@ type Options struct {
 	// NoMissing suppresses missing_at_provider findings, for runs whose
 	// provider evidence is known to be incomplete (a failed pull).
 	NoMissing bool
+	// OnlyDisputes judges disputes only, of every intent given whatever
+	// its window: the second pass a run makes over the disputes of its
+	// window whose charges are older than the window (and so were not in
+	// the first).
+	OnlyDisputes bool
 	// KeepLinks makes Result list every link, for tests and debugging; it
 	// costs memory proportional to the input.
 	KeepLinks bool

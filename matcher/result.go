@@ -45,6 +45,11 @@ type Result struct {
 	Linked, Unlinked int
 	// Fuzzy counts the links made by the fuzzy rule.
 	Fuzzy int
+	// DisputesWon are the ids of the disputed_charge findings that a
+	// dispute reversal of the window proves won, when the dispute itself
+	// lies in an earlier window (whose findings this run does not
+	// resolve by itself). Sorted.
+	DisputesWon []string
 	// Links and UnlinkedIDs are filled only with Options.KeepLinks, sorted
 	// by transaction id.
 	Links       []Link
@@ -75,7 +80,9 @@ func (m *Matcher) Result() (*Result, error) {
 	for i := range m.intents.len() {
 		ev.intent(int32(i))
 	}
-	ev.unknownCharges()
+	if !m.opt.OnlyDisputes {
+		ev.unknownCharges()
+	}
 
 	for i := range m.txns.len() {
 		t := m.txns.ptr(int32(i))
@@ -96,6 +103,8 @@ func (m *Matcher) Result() (*Result, error) {
 	}
 	slices.SortFunc(res.Links, func(a, b Link) int { return cmp.Compare(a.TxnID, b.TxnID) })
 	slices.Sort(res.UnlinkedIDs)
+	slices.Sort(res.DisputesWon)
+	res.DisputesWon = slices.Compact(res.DisputesWon)
 	slices.SortFunc(res.Settlements, func(a, b Settlement) int { return cmp.Compare(a.IntentKey, b.IntentKey) })
 	SortFindings(res.Findings)
 	res.Summary = Summary{Intents: m.nIntents, Transactions: m.nTxns, Matched: m.nLinked, Findings: len(res.Findings)}
@@ -147,8 +156,18 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		}
 		for _, k := range kids {
 			c := m.txns.ptr(m.kids[k].txn)
-			if c.status == tsSucceeded && (c.typ == tyRefund || c.typ == tyReversal) && c.cur == t.cur {
-				refunded[int32(i)] += c.minor
+			if c.status == tsSucceeded && c.cur == t.cur {
+				switch c.typ {
+				case tyRefund:
+					refunded[int32(i)] += c.minor
+				case tyReversal:
+					// A reversal (a partial capture's uncaptured part, a
+					// failed charge) takes back part of the charge itself.
+					refunded[int32(i)] += c.minor
+					m.reversed[int32(i)] += c.minor
+				case tyRefundFailure:
+					refunded[int32(i)] -= c.minor
+				}
 			}
 			if t.intent != noIdx {
 				c.intent, c.method = t.intent, ByCharge
@@ -169,7 +188,8 @@ func (m *Matcher) net(i int32, refunded map[int32]int64) int64 {
 	if len(refunded) == 0 {
 		return t.minor
 	}
-	return t.minor - refunded[i]
+	// A refund failure seen without its refund gives nothing back.
+	return t.minor - max(refunded[i], 0)
 }
 
 // successful reports whether transaction i is a charge that moved money and

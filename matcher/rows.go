@@ -112,8 +112,13 @@ func (m *Matcher) AddTxnRow(r *ledger.TxnRow) error {
 	if err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
 	}
+	var settle string
+	if len(r.SettlementCurrency) > 0 {
+		settle = settlementText(string(r.Settlement), string(r.SettlementCurrency), string(r.ExchangeRate))
+	}
 	err = m.queue(txnIn{id: view(r.ID), ref: view(r.Reference), pref: view(r.ProviderRef), cp: view(r.Counterparty),
-		linked: view(r.LinkedID), minor: r.Minor, at: r.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status})
+		linked: view(r.LinkedID), minor: r.Minor, at: r.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status,
+		settle: settle})
 	if err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
 	}

@@ -47,9 +47,13 @@ func txnRow(t testing.TB, s *scratch, x ledger.ProviderTxn) *ledger.TxnRow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ledger.TxnRow{ID: s.bytes(x.ID), Reference: s.bytes(x.Reference), ProviderRef: s.bytes(x.ProviderRef),
+	r := &ledger.TxnRow{ID: s.bytes(x.ID), Reference: s.bytes(x.Reference), ProviderRef: s.bytes(x.ProviderRef),
 		Counterparty: s.bytes(x.Counterparty), LinkedID: s.bytes(x.LinkedID), Type: x.Type, Status: x.Status,
-		Currency: x.Amount.Currency, Minor: minor, OccurredAt: x.OccurredAt}
+		Currency: x.Amount.Currency, Minor: minor, OccurredAt: x.OccurredAt, ExchangeRate: s.bytes(x.ExchangeRate)}
+	if !x.Settlement.IsZero() {
+		r.Settlement, r.SettlementCurrency = s.bytes(x.Settlement.Text()), s.bytes(x.Settlement.Currency)
+	}
+	return r
 }
 
 // runRows matches through AddIntentRow, AddProviderRef and AddTxnRow, with

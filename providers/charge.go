@@ -57,6 +57,14 @@ type Charger interface {
 	Charge(ctx context.Context, req ChargeRequest) (ChargeResult, error)
 }
 
+// RequestChecker is implemented by chargers that can tell, before anything
+// is recorded or sent, that a request can never be accepted (M-Pesa: not
+// whole shillings, not a Kenyan mobile number). The error wraps a
+// *ledger.FieldError naming the field at fault.
+type RequestChecker interface {
+	CheckRequest(req ChargeRequest) error
+}
+
 // KeyHonourer is implemented by chargers whose provider honours idempotency
 // keys: sending the same key again replays the first result instead of
 // charging again.

@@ -13,6 +13,12 @@ import (
 type Sighting struct {
 	Txn    ledger.ProviderTxn
 	Source ledger.Source
+	// Category is what the line counts as in an import summary (a Stripe
+	// reporting category), when the parser says; "" otherwise.
+	Category string
+	// Warnings are things worth a look that did not stop the line from
+	// being read; an import shows each distinct one once.
+	Warnings []string
 }
 
 // AttemptOutcome is a provider's verdict on one of our attempts, found by

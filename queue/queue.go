@@ -172,3 +172,22 @@ func (q *Queue) Get(ctx context.Context, id int64) (*rivertype.JobRow, error) {
 func (q *Queue) Retry(ctx context.Context, id int64) (*rivertype.JobRow, error) {
 	return q.river.JobRetry(ctx, id)
 }
+
+// InsertManyTx enqueues many jobs inside the ledger transaction tx in one
+// statement per engine, with the same options for each; the jobs exist if
+// and only if the transaction commits. It returns how many were inserted,
+// not counting unique jobs that already existed.
+func (q *Queue) InsertManyTx(ctx context.Context, tx ledger.Tx, args []river.JobArgs, opts *river.InsertOpts) (int, error) {
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: opts}
+	}
+	res, err := q.river.InsertManyTx(ctx, tx, params)
+	n := 0
+	for _, r := range res {
+		if !r.UniqueSkippedAsDuplicate {
+			n++
+		}
+	}
+	return n, err
+}

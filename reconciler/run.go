@@ -116,11 +116,15 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	if err != nil {
 		return err
 	}
-	if err := r.load(ctx, p, m, lo, hi); err != nil {
+	disputes, err := r.load(ctx, p, m, lo, hi)
+	if err != nil {
 		return err
 	}
 	res, err := m.Result()
 	if err != nil {
+		return err
+	}
+	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res); err != nil {
 		return err
 	}
 	out.Summary, out.Fuzzy = res.Summary, res.Fuzzy
@@ -166,7 +170,9 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 // scans: intents first (those created in the span with their provider
 // references, then older ones still processing or unknown, which late
 // evidence may settle), then provider transactions.
-func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) error {
+//
+// It returns the span's disputes and dispute reversals, for lateDisputes.
+func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) ([]ledger.ProviderTxn, error) {
 	n := 0
 	tick := func(stage string) {
 		n++
@@ -180,10 +186,10 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 		return m.AddIntentRow(row)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.store.ScanProviderRefs(ctx, span, m.AddProviderRef); err != nil {
-		return err
+		return nil, err
 	}
 	// Open intents of any age: those outside the span are added (their
 	// provider references come from their attempts).
@@ -195,12 +201,12 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, in := range old {
 		atts, err := r.store.ListAttempts(ctx, in.Key)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, a := range atts {
 			if a.ProviderRef != "" {
@@ -208,20 +214,29 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 			}
 		}
 		if err := m.AddIntent(in); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	var disputes []ledger.ProviderTxn
 	err = r.store.ScanProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(row *ledger.TxnRow) error {
 		tick("transactions")
+		if row.Type == ledger.TxnDispute || row.Type == ledger.TxnDisputeReversal {
+			t, err := row.Txn()
+			if err != nil {
+				return fmt.Errorf("provider txn %q: %w", row.ID, err)
+			}
+			t.Provider = p.Provider
+			disputes = append(disputes, t)
+		}
 		return m.AddTxnRow(row)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if p.Progress != nil {
 		p.Progress("matching", n)
 	}
-	return nil
+	return disputes, nil
 }
 
 // write records everything the run learned in one transaction.
@@ -229,7 +244,11 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 	run := out.Run
 	err := r.store.InTx(ctx, func(tx ledger.Tx) error {
 		now := r.cfg.Clock().UTC()
-		changes, err := tx.UpsertFindings(ctx, res.Findings, run.ID, now)
+		fs, err := dropWon(ctx, tx, res.Findings)
+		if err != nil {
+			return err
+		}
+		changes, err := tx.UpsertFindings(ctx, fs, run.ID, now)
 		if err != nil {
 			return err
 		}
@@ -248,12 +267,17 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 		if err != nil {
 			return err
 		}
+		won, err := resolveWon(ctx, tx, run, res.DisputesWon, now)
+		if err != nil {
+			return err
+		}
+		resolved = append(resolved, won...)
 		settled, err := r.settleAll(ctx, tx, run.Provider, res.Settlements, now)
 		if err != nil {
 			return err
 		}
 		counts := out.Run.Counts
-		counts.Resolved, counts.Settled = len(resolved), len(settled)
+		counts.Resolved, counts.Settled, counts.Findings = len(resolved), len(settled), len(changes)
 		for _, c := range changes {
 			if c.New || c.Reopened {
 				counts.New++

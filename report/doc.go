@@ -1,6 +1,6 @@
 // Package report renders reconcile runs and findings for people and for
 // programs: text (a summary and a table with thousands separators and masked
-// counterparties), JSON exactly as DESIGN.md section 6 fixes it, and CSV.
+// counterparties), JSON in the shape docs/formats.md describes, and CSV.
 // Output is deterministic for the same input. It also draws a progress bar
 // on a terminal for long runs.
 //

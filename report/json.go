@@ -64,26 +64,70 @@ type jsonSummary struct {
 	Transactions int `json:"transactions"`
 	Matched      int `json:"matched"`
 	Findings     int `json:"findings"`
+	// New and Resolved count what this run changed (zero on a dry run);
+	// Settled counts the unknown intents it settled.
+	New        int   `json:"new"`
+	Resolved   int   `json:"resolved"`
+	Settled    int   `json:"settled"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// jsonRunFinding is a finding in a run report: what text shows of it, and
+// what this run changed about it.
+type jsonRunFinding struct {
+	jsonFinding
+	AtRisk       jsonAmount `json:"at_risk"`
+	Counterparty string     `json:"counterparty"`
+	OccurredAt   string     `json:"occurred_at"`
+	// Status is empty on a dry run (nothing was stored).
+	Status    string `json:"status"`
+	FirstSeen string `json:"first_seen"`
+	LastSeen  string `json:"last_seen"`
+	// Change is new, reopened, escalated, resolved, or empty (seen before,
+	// unchanged).
+	Change string `json:"change"`
 }
 
 type jsonRun struct {
-	Provider string        `json:"provider"`
-	From     string        `json:"from"`
-	To       string        `json:"to"`
-	Summary  jsonSummary   `json:"summary"`
-	Findings []jsonFinding `json:"findings"`
+	Provider string `json:"provider"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	// Zone is the provider's zone, in which text shows times.
+	Zone    string      `json:"zone"`
+	RunID   int64       `json:"run_id"`
+	Attempt int         `json:"attempt"`
+	DryRun  bool        `json:"dry_run"`
+	Summary jsonSummary `json:"summary"`
+	// Findings are the findings this run saw; Resolved those of the window
+	// it no longer saw.
+	Findings []jsonRunFinding `json:"findings"`
+	Resolved []jsonRunFinding `json:"resolved"`
+	// Evidence says where the evidence came from, when known.
+	Evidence string `json:"evidence,omitempty"`
 	// PullError says the provider's evidence could not be pulled, so
 	// missing_at_provider was not judged.
 	PullError string `json:"pull_error,omitempty"`
 }
 
+func runFindingJSON(f ledger.Finding, change string) jsonRunFinding {
+	return jsonRunFinding{jsonFinding: findingJSON(f), AtRisk: amountJSON(f.AtRisk), Counterparty: f.Counterparty,
+		OccurredAt: utc(f.OccurredAt), Status: string(f.Status), FirstSeen: utc(f.FirstSeenAt), LastSeen: utc(f.LastSeenAt),
+		Change: change}
+}
+
 func runJSON(w io.Writer, r Run) error {
-	out := jsonRun{Provider: r.Provider, From: utc(r.From), To: utc(r.To),
+	out := jsonRun{Provider: r.Provider, From: utc(r.From), To: utc(r.To), Zone: r.zone().String(), RunID: r.RunID,
+		Attempt: r.Attempt, DryRun: r.DryRun,
 		Summary: jsonSummary{Intents: r.Summary.Intents, Transactions: r.Summary.Transactions,
-			Matched: r.Summary.Matched, Findings: len(r.Findings)},
-		Findings: make([]jsonFinding, 0, len(r.Findings)), PullError: r.PullError}
+			Matched: r.Summary.Matched, Findings: len(r.Findings), New: r.New, Resolved: r.Resolved, Settled: r.Settled,
+			DurationMS: r.Duration.Milliseconds()},
+		Findings: make([]jsonRunFinding, 0, len(r.Findings)), Resolved: make([]jsonRunFinding, 0, len(r.ResolvedFindings)),
+		Evidence: r.Evidence, PullError: r.PullError}
 	for _, f := range ordered(r.Findings) {
-		out.Findings = append(out.Findings, findingJSON(f))
+		out.Findings = append(out.Findings, runFindingJSON(f, r.Changes[f.ID]))
+	}
+	for _, f := range ordered(r.ResolvedFindings) {
+		out.Resolved = append(out.Resolved, runFindingJSON(f, "resolved"))
 	}
 	return encode(w, out)
 }
@@ -92,7 +136,7 @@ func findingsJSON(w io.Writer, fs []ledger.Finding) error {
 	out := struct {
 		Findings []jsonListed `json:"findings"`
 	}{Findings: make([]jsonListed, 0, len(fs))}
-	for _, f := range ordered(fs) {
+	for _, f := range fs {
 		out.Findings = append(out.Findings, jsonListed{jsonFinding: findingJSON(f), AtRisk: amountJSON(f.AtRisk),
 			Counterparty: f.Counterparty, OccurredAt: utc(f.OccurredAt), Status: string(f.Status),
 			FirstSeen: utc(f.FirstSeenAt), LastSeen: utc(f.LastSeenAt), Note: f.Note})

@@ -30,13 +30,25 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (want text, json or csv)", s)
 }
 
-// Run is what a run report shows.
+// Run is what a run report shows. Every format carries every field: text
+// for people, JSON and CSV for programs.
 type Run struct {
 	Provider string
 	From, To time.Time
+	// Zone is the provider's zone: text shows times in it, with the offset;
+	// JSON names it. Nil means UTC.
+	Zone     *time.Location
 	Summary  matcher.Summary
 	Findings []ledger.Finding
-	// The fields below appear in the text form only.
+	// Changes says, by finding id, what this run changed: new, reopened or
+	// escalated.
+	Changes map[string]string
+	// ResolvedFindings are the findings of the window this run no longer
+	// saw (and so resolved).
+	ResolvedFindings []ledger.Finding
+	// Evidence says where the run's evidence came from (pulled, or stored
+	// only and why), when the caller knows; shown when set.
+	Evidence  string
 	RunID     int64
 	Attempt   int
 	DryRun    bool
@@ -49,10 +61,28 @@ type Run struct {
 
 // FromOutcome takes a run report from a reconciler outcome.
 func FromOutcome(o *reconciler.Outcome) Run {
-	return Run{Provider: o.Run.Provider, From: o.Run.From, To: o.Run.To, Summary: o.Summary, Findings: o.Findings,
-		RunID: o.Run.ID, Attempt: o.Run.Attempt, DryRun: o.DryRun, New: o.Run.Counts.New,
+	r := Run{Provider: o.Run.Provider, From: o.Run.From, To: o.Run.To, Summary: o.Summary, Findings: o.Findings,
+		ResolvedFindings: o.Resolved, RunID: o.Run.ID, Attempt: o.Run.Attempt, DryRun: o.DryRun, New: o.Run.Counts.New,
 		Resolved: len(o.Resolved), Settled: len(o.Settled), PullError: o.PullError,
-		Duration: time.Duration(o.Run.Counts.DurationMS) * time.Millisecond}
+		Duration: time.Duration(o.Run.Counts.DurationMS) * time.Millisecond, Changes: map[string]string{}}
+	for _, c := range o.Changes {
+		switch {
+		case c.New:
+			r.Changes[c.Finding.ID] = "new"
+		case c.Reopened:
+			r.Changes[c.Finding.ID] = "reopened"
+		case c.Escalated:
+			r.Changes[c.Finding.ID] = "escalated"
+		}
+	}
+	return r
+}
+
+func (r Run) zone() *time.Location {
+	if r.Zone == nil {
+		return time.UTC
+	}
+	return r.Zone
 }
 
 // WriteRun renders a run in format f.
@@ -61,23 +91,56 @@ func WriteRun(w io.Writer, f Format, r Run) error {
 	case JSON:
 		return runJSON(w, r)
 	case CSV:
-		return findingsCSV(w, r.Findings, false)
+		return runCSV(w, r)
 	default:
 		return runText(w, r)
 	}
 }
 
 // WriteFindings renders a list of findings (with their status and first
-// and last seen times) in format f.
+// and last seen times) in format f, in the order given (a findings list is
+// newest first); text shows times in UTC.
 func WriteFindings(w io.Writer, f Format, fs []ledger.Finding) error {
+	return WriteFindingsIn(w, f, fs, nil)
+}
+
+// WriteFindingsIn is WriteFindings with each provider's zone: text shows a
+// finding's times in its provider's zone, with the offset.
+func WriteFindingsIn(w io.Writer, f Format, fs []ledger.Finding, zones map[string]*time.Location) error {
 	switch f {
 	case JSON:
 		return findingsJSON(w, fs)
 	case CSV:
 		return findingsCSV(w, fs, true)
 	default:
-		return findingsText(w, fs)
+		return findingsText(w, fs, zones)
 	}
+}
+
+// LocalTime renders t in loc with its zone and offset, as people read it:
+// "2026-03-14 09:12 EAT (+03:00)". Zero is "-".
+func LocalTime(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2006-01-02 15:04 MST (-07:00)")
+}
+
+// LocalWindow renders [from, to) in loc: "2026-03-14 00:00 -> 2026-03-15
+// 00:00 EAT (+03:00)".
+func LocalWindow(from, to time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	_, fo := from.In(loc).Zone()
+	_, to2 := to.In(loc).Zone()
+	if fo != to2 {
+		return LocalTime(from, loc) + " -> " + LocalTime(to, loc)
+	}
+	return from.In(loc).Format("2006-01-02 15:04") + " -> " + LocalTime(to, loc)
 }
 
 func showAmount(a moneyAmount) string {

@@ -57,12 +57,29 @@ func outcome(t *testing.T, dry bool) (*reconciler.Outcome, *reconciler.Reconcile
 	return out, rec
 }
 
+// zoned is the run report as the CLI shows it: times in the provider's zone.
+func zoned(t *testing.T, o *reconciler.Outcome) report.Run {
+	t.Helper()
+	r := report.FromOutcome(o)
+	r.Zone = nairobi(t)
+	return r
+}
+
+func nairobi(t *testing.T) *time.Location {
+	t.Helper()
+	z, err := time.LoadLocation("Africa/Nairobi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
 func TestRunGolden(t *testing.T) {
 	t.Parallel()
 	out, rec := outcome(t, false)
 	for _, f := range []report.Format{report.Text, report.JSON, report.CSV} {
 		var buf bytes.Buffer
-		if err := report.WriteRun(&buf, f, report.FromOutcome(out)); err != nil {
+		if err := report.WriteRun(&buf, f, zoned(t, out)); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "run."+string(f), buf.Bytes())
@@ -76,20 +93,20 @@ func TestRunGolden(t *testing.T) {
 	}
 	for _, f := range []report.Format{report.Text, report.JSON, report.CSV} {
 		var buf bytes.Buffer
-		if err := report.WriteFindings(&buf, f, fs); err != nil {
+		if err := report.WriteFindingsIn(&buf, f, fs, map[string]*time.Location{"mpesa": nairobi(t)}); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "findings."+string(f), buf.Bytes())
 	}
 	dry, _ := outcome(t, true)
 	var buf bytes.Buffer
-	if err := report.WriteRun(&buf, report.Text, report.FromOutcome(dry)); err != nil {
+	if err := report.WriteRun(&buf, report.Text, zoned(t, dry)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "dryrun.text", buf.Bytes())
 }
 
-// TestJSONContract checks the exact shape DESIGN.md section 6 fixes.
+// TestJSONContract checks the exact shape docs/formats.md describes.
 func TestJSONContract(t *testing.T) {
 	t.Parallel()
 	out, _ := outcome(t, true)
@@ -109,12 +126,14 @@ func TestJSONContract(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	if got := keys(doc); !slices.Equal(got, []string{"findings", "from", "provider", "summary", "to"}) {
+	if got := keys(doc); !slices.Equal(got, []string{"attempt", "dry_run", "findings", "from", "provider", "resolved", "run_id",
+		"summary", "to", "zone"}) {
 		t.Fatalf("top-level keys %v", got)
 	}
 	var summary map[string]json.RawMessage
 	_ = json.Unmarshal(doc["summary"], &summary)
-	if got := keys(summary); !slices.Equal(got, []string{"findings", "intents", "matched", "transactions"}) {
+	if got := keys(summary); !slices.Equal(got, []string{"duration_ms", "findings", "intents", "matched", "new", "resolved",
+		"settled", "transactions"}) {
 		t.Fatalf("summary keys %v", got)
 	}
 	var findings []map[string]json.RawMessage
@@ -123,8 +142,9 @@ func TestJSONContract(t *testing.T) {
 		t.Fatal("no findings")
 	}
 	for _, f := range findings {
-		if got := keys(f); !slices.Equal(got, []string{"actual", "detail", "expected", "id", "intent_key", "kind",
-			"provider", "provider_txn_ids", "severity"}) {
+		if got := keys(f); !slices.Equal(got, []string{"actual", "at_risk", "change", "counterparty", "detail", "expected",
+			"first_seen", "id", "intent_key", "kind", "last_seen", "occurred_at", "provider", "provider_txn_ids", "severity",
+			"status"}) {
 			t.Fatalf("finding keys %v", got)
 		}
 		var kind, intent string
@@ -168,5 +188,54 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := report.ParseFormat("yaml"); err == nil {
 		t.Error("yaml accepted")
+	}
+}
+
+// TestRunCarriesWhatTextShows: JSON and CSV carry the run id, the counts of
+// new and resolved findings, each finding's status, amount at risk,
+// counterparty and time, and the findings the run resolved.
+func TestRunCarriesWhatTextShows(t *testing.T) {
+	t.Parallel()
+	out, _ := outcome(t, false)
+	r := zoned(t, out)
+	gone := out.Findings[0]
+	gone.ID, gone.Status = "f_00000000000000000000", ledger.FindingResolved
+	r.ResolvedFindings, r.Resolved = []ledger.Finding{gone}, 1
+
+	var text, js, cs bytes.Buffer
+	for f, buf := range map[report.Format]*bytes.Buffer{report.Text: &text, report.JSON: &js, report.CSV: &cs} {
+		if err := report.WriteRun(buf, f, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(text.String(), "(6 new, 1 resolved)") || !strings.Contains(text.String(), "(run 1, attempt 1)") {
+		t.Fatalf("text:\n%s", text.String())
+	}
+	var doc struct {
+		RunID    int64 `json:"run_id"`
+		Summary  struct{ New, Resolved int }
+		Findings []struct {
+			Status, Counterparty, Change string
+			OccurredAt                   string                            `json:"occurred_at"`
+			AtRisk                       struct{ Amount, Currency string } `json:"at_risk"`
+		}
+		Resolved []struct{ ID, Change string }
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	f := doc.Findings[0]
+	if doc.RunID != 1 || doc.Summary.New != 6 || doc.Summary.Resolved != 1 || f.Status != "open" || f.Change != "new" ||
+		f.Counterparty == "" || f.OccurredAt == "" || f.AtRisk.Amount == "" || len(doc.Resolved) != 1 ||
+		doc.Resolved[0].Change != "resolved" {
+		t.Fatalf("json: %s", js.String())
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rows[len(rows)-1]
+	if len(rows) != len(out.Findings)+2 || last[0] != gone.ID || last[len(last)-1] != "resolved" || last[len(last)-2] != "1" {
+		t.Fatalf("csv: %v", rows)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/matcher"
@@ -36,7 +37,7 @@ func runText(w io.Writer, r Run) error {
 	if r.DryRun {
 		what = "reconcile dry run (nothing written)"
 	}
-	fmt.Fprintf(&b, "%s: %s %s .. %s", what, r.Provider, utc(r.From), utc(r.To))
+	fmt.Fprintf(&b, "%s: %s %s", what, r.Provider, LocalWindow(r.From, r.To, r.zone()))
 	if r.RunID != 0 {
 		fmt.Fprintf(&b, " (run %d, attempt %d)", r.RunID, r.Attempt)
 	}
@@ -50,6 +51,9 @@ func runText(w io.Writer, r Run) error {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "  settled       %s unknown intent(s)\n", count(r.Settled))
+	if r.Evidence != "" {
+		fmt.Fprintf(&b, "  evidence      %s\n", r.Evidence)
+	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\n")
 		for _, k := range ledger.Kinds {
@@ -71,7 +75,7 @@ func runText(w io.Writer, r Run) error {
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	return table(w, r.Findings, false)
+	return table(w, ordered(r.Findings), false, func(string) *time.Location { return r.zone() })
 }
 
 func countKind(fs []ledger.Finding, k ledger.Kind) int {
@@ -84,21 +88,21 @@ func countKind(fs []ledger.Finding, k ledger.Kind) int {
 	return n
 }
 
-func findingsText(w io.Writer, fs []ledger.Finding) error {
+func findingsText(w io.Writer, fs []ledger.Finding, zones map[string]*time.Location) error {
 	if len(fs) == 0 {
 		_, err := io.WriteString(w, "No findings.\n")
 		return err
 	}
-	return table(w, fs, true)
+	return table(w, fs, true, func(p string) *time.Location { return zones[p] })
 }
 
-// table writes the findings table and, below it, each finding's detail.
-func table(w io.Writer, fs []ledger.Finding, listed bool) error {
-	fs = ordered(fs)
+// table writes the findings table, in the order given, and below it each
+// finding's detail.
+func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider string) *time.Location) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "ID\tSEVERITY\tKIND\tINTENT\tEXPECTED\tACTUAL\tAT RISK\tCOUNTERPARTY\tPROVIDER TXNS"
 	if listed {
-		head += "\tSTATUS\tLAST SEEN"
+		head += "\tOCCURRED\tSTATUS\tLAST SEEN"
 	}
 	fmt.Fprintln(tw, head)
 	for _, f := range fs {
@@ -117,7 +121,7 @@ func table(w io.Writer, fs []ledger.Finding, listed bool) error {
 		line := strings.Join([]string{f.ID, string(f.Severity), string(f.Kind), intent, showAmount(f.Expected),
 			showAmount(f.Actual), showAmount(f.AtRisk), cp, ids}, "\t")
 		if listed {
-			line += "\t" + string(f.Status) + "\t" + utc(f.LastSeenAt)
+			line += "\t" + LocalTime(f.OccurredAt, zone(f.Provider)) + "\t" + string(f.Status) + "\t" + LocalTime(f.LastSeenAt, zone(f.Provider))
 		}
 		fmt.Fprintln(tw, line)
 	}

@@ -38,7 +38,8 @@ type AlertsConfig struct {
 	SummaryTop int `mapstructure:"summary_top"`
 	// FindingsURL is an optional page listing findings (no credentials).
 	FindingsURL string `mapstructure:"findings_url"`
-	// Zone is the time zone times are shown in; default UTC.
+	// Zone is the time zone times are shown in; default each provider's
+	// own zone (providers.<name>.zone: Nairobi time for M-Pesa).
 	Zone string `mapstructure:"zone"`
 	// ChannelInterval is the time between messages to one channel; default 1s.
 	ChannelInterval time.Duration `mapstructure:"channel_interval"`
@@ -51,17 +52,35 @@ type AlertsConfig struct {
 	// WebhookURL (secret, RECONCILE_ALERTS_WEBHOOK_URL) posts to Channel in
 	// webhook mode.
 	WebhookURL string `mapstructure:"webhook_url"`
+
+	// zones are the providers' zones, filled in by Config.Validate.
+	zones map[string]*time.Location
 }
 
-// slack builds the alerts configuration; enabled is false in mode off.
+// slack builds the alerts configuration for delivering messages (serve's
+// workers): the Slack secrets are required. enabled is false in mode off.
 func (c AlertsConfig) slack() (alerts.Config, bool, error) {
+	return c.build(true)
+}
+
+// planning builds the alerts configuration for commands that plan or show
+// messages without sending them (run, findings resolve, previews): the
+// Slack secrets are not needed there, so a missing one does not stop them.
+func (c AlertsConfig) planning() (alerts.Config, bool, error) {
+	return c.build(false)
+}
+
+// placeholderWebhook stands in for a webhook URL a command does not use.
+const placeholderWebhook = "https://hooks.slack.com/services/not-needed-here"
+
+func (c AlertsConfig) build(secrets bool) (alerts.Config, bool, error) {
 	if c.Mode == "" || c.Mode == "off" {
 		return alerts.Config{}, false, nil
 	}
 	out := alerts.Config{Mode: alerts.Mode(c.Mode), BotToken: c.BotToken, APIURL: c.APIURL, Channel: c.Channel,
 		SummaryWhenClean: c.SummaryWhenClean, SummaryTop: c.SummaryTop, FindingsURL: c.FindingsURL,
 		ChannelInterval: c.ChannelInterval, MaxAttempts: c.MaxAttempts,
-		ImmediateSeverity: ledger.Severity(c.ImmediateSeverity)}
+		ImmediateSeverity: ledger.Severity(c.ImmediateSeverity), Zones: c.zones}
 	if len(c.SeverityChannels) > 0 {
 		out.SeverityChannels = map[ledger.Severity]string{}
 		for sev, ch := range c.SeverityChannels {
@@ -94,6 +113,20 @@ func (c AlertsConfig) slack() (alerts.Config, bool, error) {
 				out.Webhooks[ch] = c.WebhookURL
 			}
 		}
+		if !secrets {
+			fill := func(ch string) {
+				if _, ok := out.Webhooks[ch]; !ok && ch != "" {
+					out.Webhooks[ch] = placeholderWebhook
+				}
+			}
+			fill(c.Channel)
+			for _, ch := range c.SeverityChannels {
+				fill(ch)
+			}
+		}
+	}
+	if out.Mode == alerts.ModeBot && !secrets && out.BotToken == "" {
+		out.BotToken = "xoxb-not-needed-here"
 	}
 	if err := out.WithDefaults().Validate(); err != nil {
 		return out, true, fmt.Errorf("config alerts: %w (secrets: RECONCILE_ALERTS_BOT_TOKEN, RECONCILE_ALERTS_WEBHOOK_URL[_<CHANNEL>])", err)
@@ -127,14 +160,14 @@ func newAlertsCmd(a *app) *cobra.Command {
 			if runID <= 0 {
 				return usagef("preview needs --run ID (see the run id in `reconcile run` output)")
 			}
-			cfg, enabled, err := a.cfg.Alerts.slack()
+			cfg, enabled, err := a.cfg.Alerts.planning()
 			if err != nil {
 				return err
 			}
 			if !enabled {
-				cfg = previewConfig()
+				cfg = a.previewConfig()
 			}
-			s, err := a.open(cmd.Context(), false)
+			s, err := a.openExisting(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -148,7 +181,7 @@ func newAlertsCmd(a *app) *cobra.Command {
 
 // previewConfig shows what the messages look like when alerts are not
 // configured yet.
-func previewConfig() alerts.Config {
-	return alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops",
+func (a *app) previewConfig() alerts.Config {
+	return alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Zones: a.zones(),
 		Webhooks: map[string]string{"finance-ops": "https://hooks.slack.com/services/preview"}}.WithDefaults()
 }

@@ -67,6 +67,16 @@ func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	p, problems := parseIntentRequest(r.Body, key)
+	if len(problems) == 0 {
+		// What the provider would refuse (M-Pesa: KES 1500.50, not whole
+		// shillings) is refused now, not later in the background.
+		var fe *ledger.FieldError
+		if err := api.svc.CheckIntent(p); errors.As(err, &fe) {
+			problems = append(problems, fieldProblem{Field: fe.Field, Message: fe.Err.Error()})
+		} else if err != nil {
+			problems = append(problems, fieldProblem{Field: "body", Message: err.Error()})
+		}
+	}
 	if len(problems) > 0 {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request", "fields": problems})
 		return
@@ -207,10 +217,14 @@ func requestHash(p ledger.IntentParams) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// attemptView is one try at the provider. What the provider or the worker
+// said about it is under "error" when the try failed or its outcome is
+// unknown, and under "message" otherwise (an accepted STK push, a success).
 type attemptView struct {
 	Number      int        `json:"number"`
 	Outcome     string     `json:"outcome"`
 	ProviderRef string     `json:"provider_ref,omitempty"`
+	Message     string     `json:"message,omitempty"`
 	Error       string     `json:"error,omitempty"`
 	StartedAt   time.Time  `json:"started_at"`
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
@@ -235,7 +249,13 @@ func intentView(in ledger.Intent, attempts []ledger.Attempt) intentJSON {
 		Customer: ledger.MaskCustomer(in.Customer), Reference: in.Reference, Metadata: in.Metadata, State: string(in.State),
 		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}
 	for _, a := range attempts {
-		av := attemptView{Number: a.Number, Outcome: string(a.Outcome), ProviderRef: a.ProviderRef, Error: a.Error, StartedAt: a.StartedAt}
+		av := attemptView{Number: a.Number, Outcome: string(a.Outcome), ProviderRef: a.ProviderRef, StartedAt: a.StartedAt}
+		switch a.Outcome {
+		case ledger.OutcomeFailed, ledger.OutcomeUnknown:
+			av.Error = a.Error
+		default:
+			av.Message = a.Error
+		}
 		if !a.FinishedAt.IsZero() {
 			f := a.FinishedAt
 			av.FinishedAt = &f

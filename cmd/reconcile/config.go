@@ -137,7 +137,8 @@ type EventsConfig struct {
 	// Endpoints receive every event (POST, JSON, signed).
 	Endpoints []string `mapstructure:"endpoints"`
 	// SigningSecret signs them (secret, environment only:
-	// RECONCILE_EVENTS_SIGNING_SECRET). Required when endpoints are set.
+	// RECONCILE_EVENTS_SIGNING_SECRET). Required by serve, which delivers
+	// events, when endpoints are set.
 	SigningSecret string `mapstructure:"signing_secret"`
 }
 
@@ -204,7 +205,7 @@ var defaults = map[string]any{
 	"alerts.summary_when_clean":                  false,
 	"alerts.summary_top":                         5,
 	"alerts.findings_url":                        "",
-	"alerts.zone":                                "UTC",
+	"alerts.zone":                                "",
 	"alerts.channel_interval":                    "1s",
 	"alerts.max_attempts":                        10,
 	"alerts.api_url":                             "https://slack.com/api/",
@@ -243,6 +244,7 @@ var defaults = map[string]any{
 	"providers.stripe.report_timezone":           "UTC",
 	"providers.stripe.webhook_secrets":           []string{},
 	"providers.stripe.webhook_tolerance":         "5m",
+	"providers.stripe.intent_metadata_key":       "intent_key",
 }
 
 // secretKeys may only come from the environment.
@@ -451,6 +453,9 @@ func (c *Config) Validate() error {
 	if c.Providers.Stripe.PageSize < 1 || c.Providers.Stripe.PageSize > 100 {
 		bad("providers.stripe.page_size", "must be 1 to 100")
 	}
+	if k := c.Providers.Stripe.IntentMetadataKey; k == "" || len(k) > 40 || strings.ContainsAny(k, "[]'\"\\ \t\n") {
+		bad("providers.stripe.intent_metadata_key", "must be 1 to 40 characters without brackets, quotes, backslashes or spaces (Stripe metadata keys are at most 40)")
+	}
 	if c.Providers.Stripe.MaxNetworkRetries < 0 {
 		bad("providers.stripe.max_network_retries", "must not be negative")
 	}
@@ -461,12 +466,17 @@ func (c *Config) Validate() error {
 	positive("reconcile.lease", c.Reconcile.Lease)
 	if !slices.Contains([]string{"off", "webhook", "bot"}, c.Alerts.Mode) {
 		bad("alerts.mode", "unknown mode %q (want off, webhook or bot)", c.Alerts.Mode)
-	} else if _, _, err := c.Alerts.slack(); err != nil {
+	} else if _, _, err := c.Alerts.planning(); err != nil {
+		// Secrets are checked by the commands that deliver (serve).
 		errs = append(errs, err)
 	}
 	setups, err := buildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
 	if err != nil {
 		errs = append(errs, err)
+	}
+	c.Alerts.zones = map[string]*time.Location{}
+	for name, p := range setups {
+		c.Alerts.zones[name] = p.Zone
 	}
 	for name, sc := range c.Schedules {
 		if _, err := sc.spec(name, time.UTC); err != nil {
@@ -480,8 +490,20 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// ValidateDelivery checks the secrets only delivering needs (the Slack
+// secrets, the events signing secret): `reconcile serve` needs them, the
+// other commands do not, so a missing one does not stop them.
+func (c *Config) ValidateDelivery() error {
+	var errs []error
+	if _, _, err := c.Alerts.slack(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
-		bad("events.signing_secret", "set %s to a secret of at least 16 characters to sign events", envName("events.signing_secret"))
+		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
+			envName("events.signing_secret")))
 	}
 	// Sorted, so that the same mistakes read the same on every run.
 	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })

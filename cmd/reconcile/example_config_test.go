@@ -14,8 +14,7 @@ import (
 // it shows every key of the configuration (secrets as environment variables).
 func TestExampleConfig(t *testing.T) {
 	t.Parallel()
-	code, _, errOut := cli(t, "findings", "list", "--config", "../../config.example.yaml", "--database-url",
-		"sqlite:"+t.TempDir()+"/r.db")
+	code, _, errOut := cli(t, "findings", "list", "--config", "../../config.example.yaml", "--database-url", migrated(t))
 	if code != 0 {
 		t.Fatalf("config.example.yaml does not load: %s", errOut)
 	}

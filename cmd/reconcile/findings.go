@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,9 +35,14 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List findings (open and acknowledged by default)",
+		Short: "List findings, newest first (open and acknowledged by default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if provider != "" {
+				if _, err := a.setup(provider); err != nil {
+					return err
+				}
+			}
 			f := ledger.FindingFilter{Provider: provider, Limit: limit}
 			for _, s := range statuses {
 				st, ok := ledger.ParseFindingStatus(s)
@@ -56,7 +62,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 				return usagef("--format: %v", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, err := a.openExisting(ctx)
 			if err != nil {
 				return err
 			}
@@ -64,7 +70,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.WriteFindings(a.stdout, fmtOut, list)
+			return report.WriteFindingsIn(a.stdout, fmtOut, list, a.zones())
 		},
 	}
 	fl := cmd.Flags()
@@ -91,7 +97,7 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 				return usagef("resolve needs --note saying what was done")
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, err := a.openExisting(ctx)
 			if err != nil {
 				return err
 			}
@@ -120,6 +126,15 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 	return cmd
 }
 
+// zones are the providers' zones, by name.
+func (a *app) zones() map[string]*time.Location {
+	out := map[string]*time.Location{}
+	for name, p := range a.providerSetups() {
+		out[name] = p.Zone
+	}
+	return out
+}
+
 func isKind(k string) bool {
 	for _, kk := range ledger.Kinds {
 		if string(kk) == k {
@@ -140,7 +155,7 @@ func kindNames() string {
 // announceResolution plans the Slack follow-up of a finding a person
 // resolved, in the resolving transaction, when alerts are on.
 func (a *app) announceResolution(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
-	slack, enabled, err := a.cfg.Alerts.slack()
+	slack, enabled, err := a.cfg.Alerts.planning()
 	if err != nil || !enabled {
 		return err
 	}

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/intentcsv"
 	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/providers/statement"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -26,10 +29,12 @@ func newImportStatementCmd(a *app) *cobra.Command {
 	var provider string
 	cmd := &cobra.Command{
 		Use:   "statement --provider P FILE",
-		Short: "Import a provider statement file (M-Pesa portal CSV, Stripe payout report CSV, a configured CSV layout)",
+		Short: "Import a provider statement file (M-Pesa portal CSV, Stripe itemized report CSV, a configured CSV layout)",
 		Long: `Import a statement as provider evidence:
   --provider mpesa   the M-Pesa organisation portal export (CSV; preamble rows, BOM and CRLF are fine)
-  --provider stripe  Stripe's payout_reconciliation.itemized.5 report (CSV, amounts in major units)
+  --provider stripe  Stripe's itemized balance reports (balance_change_from_activity.itemized.*,
+                     payout_reconciliation.itemized.*, ending_balance_reconciliation.itemized.*;
+                     CSV, amounts in major units; see docs/stripe.md)
   --provider NAME    a CSV layout configured under statements: in the config
 
 The file is imported in one transaction or not at all: every bad line is reported with its line
@@ -59,8 +64,7 @@ export) add a source, never a second transaction; importing the same file again 
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known\n",
-				args[0], c.Lines, c.NewTxns, c.NewSources, c.Duplicates)
+			fmt.Fprint(a.stdout, c.Summary(args[0]))
 			return nil
 		},
 	}
@@ -139,9 +143,10 @@ func (a *app) processor(ctx context.Context) (*intake.Processor, error) {
 }
 
 func newImportIntentsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "intents FILE.csv",
-		Short: "Import intents from another system (backfill, tests)",
+	var chargeThem bool
+	cmd := &cobra.Command{
+		Use:   "intents [--charge] FILE.csv",
+		Short: "Import intents from another system (backfill, tests); charges nothing unless --charge",
 		Long: `Import intents from a CSV file with a header row. Required columns:
   key,provider,amount,currency,status,created_at
 Optional columns:
@@ -150,9 +155,13 @@ Times are RFC 3339 with a zone. An unknown column is an error.
 
 The whole file is imported in one transaction, or nothing is: every bad row is reported with
 its line and column and kept in quarantine. Importing the same file again changes nothing.
-Intents in a final state (succeeded, failed, unknown) are history. A pending intent gets its
-charge job in the same transaction, as if created through the API; its provider must have a
-charger configured.`,
+Intents in a final state (succeeded, failed, unknown) are history.
+
+Nothing is charged unless --charge is given: a backfill must not send payment prompts to
+customers. Without it a pending intent is imported and stays pending, and the output says how
+many. With --charge, every pending intent of the file that is still pending gets its charge job
+in the same transaction, as if created through the API; its provider must have a charger
+configured. Importing the same file again with --charge charges those imported without it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -165,16 +174,78 @@ charger configured.`,
 				return err
 			}
 			defer f.Close()
-			svc, _, err := a.chargesWithQueue(ctx)
-			if err != nil {
-				return err
+			in := &countingFile{File: f}
+			opt := &intentcsv.Options{}
+			progressDone := func() {}
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				// Lines, lines/s and how much of the file is read, on a
+				// terminal only.
+				progress := report.NewProgress(os.Stderr, a.clock)
+				progressDone = progress.Done
+				opt.Progress = func(rows int) {
+					progress.Update(fmt.Sprintf("import %d%%", in.n.Load()*100/max(st.Size(), 1)), rows)
+				}
 			}
-			res, err := intentcsv.Import(ctx, s, args[0], f, a.clock(), svc.CreateIntentTx)
+			enqueued := 0
+			if chargeThem {
+				svc, _, err := a.chargesWithQueue(ctx)
+				if err != nil {
+					return err
+				}
+				opt.Check = func(r intentcsv.Row) error {
+					if r.Intent.State != ledger.StatePending || svc.CanCharge(r.Intent.Provider) {
+						return nil
+					}
+					return fmt.Errorf("%s line %d: --charge: no charger is configured for provider %q: %s",
+						args[0], r.Line, r.Intent.Provider, chargerSetting(r.Intent.Provider))
+				}
+				opt.Pending = func(ctx context.Context, tx ledger.Tx, keys []string) error {
+					n, err := svc.EnqueueChargesTx(ctx, tx, keys)
+					enqueued += n
+					return err
+				}
+			}
+			res, err := intentcsv.Import(ctx, s, args[0], in, a.clock(), opt)
+			progressDone()
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "%s: %d row(s), %d intent(s) created, %d already present\n", args[0], res.Rows, res.Created, res.Existing)
+			switch {
+			case chargeThem:
+				fmt.Fprintf(a.stdout, "%d pending intent(s): %d charge job(s) enqueued, %d already queued\n",
+					res.Pending, enqueued, res.Pending-enqueued)
+			case res.Pending > 0:
+				fmt.Fprintf(a.stdout, "%d pending intent(s) imported and not charged: no charge jobs were enqueued. "+
+					"To charge them, import the file again with --charge.\n", res.Pending)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&chargeThem, "charge", false, "enqueue the charge of every pending intent of the file (sends real payment requests)")
+	return cmd
+}
+
+// chargerSetting says what makes provider able to charge.
+func chargerSetting(provider string) string {
+	switch provider {
+	case "mpesa":
+		return "set " + envName("providers.mpesa.consumer_key") + ", " + envName("providers.mpesa.consumer_secret") +
+			" and " + envName("providers.mpesa.pass_key") + " (with providers.mpesa.short_code and callbacks)"
+	case "stripe":
+		return "set " + envName("providers.stripe.api_key")
+	}
+	return "only mpesa and stripe can charge; import without --charge"
+}
+
+// countingFile counts the bytes read from a file, for progress.
+type countingFile struct {
+	*os.File
+	n atomic.Int64
+}
+
+func (c *countingFile) Read(p []byte) (int, error) {
+	n, err := c.File.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }

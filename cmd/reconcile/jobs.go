@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -12,6 +13,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/report"
 )
 
 func newJobsCmd(a *app) *cobra.Command {
@@ -38,10 +41,10 @@ func newJobsListCmd(a *app) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List jobs (by default everything not completed: waiting, running, retrying, discarded, cancelled)",
+		Short: "List jobs, newest first (by default everything not completed: waiting, running, retrying, discarded, cancelled)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			params := river.NewJobListParams().First(limit).OrderBy(river.JobListOrderByID, river.SortOrderAsc)
+			params := river.NewJobListParams().First(limit).OrderBy(river.JobListOrderByID, river.SortOrderDesc)
 			var st []rivertype.JobState
 			for _, s := range states {
 				ok := false
@@ -62,8 +65,12 @@ func newJobsListCmd(a *app) *cobra.Command {
 			if len(kinds) > 0 {
 				params = params.Kinds(kinds...)
 			}
-			if format != "text" && format != "json" {
-				return usagef("--format %q: want text or json", format)
+			f, err := report.ParseFormat(format)
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			if _, err := a.openExisting(cmd.Context()); err != nil {
+				return err
 			}
 			q, err := a.queue(cmd.Context())
 			if err != nil {
@@ -73,8 +80,11 @@ func newJobsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format == "json" {
+			switch f {
+			case report.JSON:
 				return writeJobsJSON(a, res.Jobs)
+			case report.CSV:
+				return writeJobsCSV(a, res.Jobs)
 			}
 			return writeJobsText(a, res.Jobs)
 		},
@@ -83,7 +93,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 	f.StringSliceVar(&states, "state", nil, "states to list (available, running, retryable, scheduled, discarded, cancelled, completed, pending)")
 	f.StringSliceVar(&kinds, "kind", nil, "job kinds to list (charge, deliver_event, alerts.deliver, reconcile_tick, reconcile_run)")
 	f.IntVar(&limit, "limit", 100, "at most this many")
-	f.StringVar(&format, "format", "text", "text or json")
+	f.StringVar(&format, "format", "text", "text, json or csv")
 	return cmd
 }
 
@@ -96,6 +106,9 @@ func newJobsRetryCmd(a *app) *cobra.Command {
 			id, err := strconv.ParseInt(args[0], 10, 64)
 			if err != nil {
 				return usagef("job id %q: not a number", args[0])
+			}
+			if _, err := a.openExisting(cmd.Context()); err != nil {
+				return err
 			}
 			q, err := a.queue(cmd.Context())
 			if err != nil {
@@ -182,6 +195,27 @@ func writeJobsJSON(a *app, jobs []*rivertype.JobRow) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"jobs": out})
+}
+
+func writeJobsCSV(a *app, jobs []*rivertype.JobRow) error {
+	cw := csv.NewWriter(a.stdout)
+	if err := cw.Write([]string{"id", "kind", "state", "queue", "attempt", "max_attempts", "subject", "scheduled_at",
+		"finalized_at", "last_error"}); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		fin := ""
+		if j.FinalizedAt != nil {
+			fin = j.FinalizedAt.UTC().Format(time.RFC3339)
+		}
+		if err := cw.Write([]string{strconv.FormatInt(j.ID, 10), j.Kind, string(j.State), j.Queue,
+			strconv.Itoa(j.Attempt), strconv.Itoa(j.MaxAttempts), jobSubject(j), j.ScheduledAt.UTC().Format(time.RFC3339), fin,
+			redactAll(lastError(j), a.secrets())}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // redactArgs hides URLs in job arguments (an event endpoint may carry a

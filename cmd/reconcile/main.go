@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 	_ "time/tzdata" // CRON_TZ and provider zones work on machines without zoneinfo
 )
 
-// Exit codes.
+// Exit codes (README.md, Command line).
 const (
 	exitOK       = 0
 	exitError    = 1
@@ -28,7 +29,12 @@ func main() {
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return runAt(ctx, args, stdin, stdout, stderr, nil)
+}
+
+// runAt is run with a clock (time.Now when nil), so tests can fix the time.
+func runAt(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, clock func() time.Time) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, clock: clock}
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -111,6 +111,10 @@ type StripeConfig struct {
 	WebhookSecrets []string `mapstructure:"webhook_secrets"`
 	// WebhookTolerance is the oldest signature accepted; default 5m.
 	WebhookTolerance time.Duration `mapstructure:"webhook_tolerance"`
+	// IntentMetadataKey is the PaymentIntent metadata key that carries the
+	// intent key (charges write it; pulls, webhooks and reports read it,
+	// reports as the payment_metadata[KEY] column); default intent_key.
+	IntentMetadataKey string `mapstructure:"intent_metadata_key"`
 }
 
 // providerSetup is what reconcile knows of one provider from the config.
@@ -118,9 +122,13 @@ type providerSetup struct {
 	// Zone is where the provider's local times and date-only windows live.
 	Zone *time.Location
 	// Grace keeps intents younger than this from being called missing.
-	Grace   time.Duration
-	Puller  providers.Puller
-	Charger providers.Charger
+	Grace  time.Duration
+	Puller providers.Puller
+	// PullSetting names what to configure so that a provider whose evidence
+	// is pulled (Stripe) can be pulled; empty when Puller is set or when the
+	// provider's evidence arrives by itself (callbacks, statements).
+	PullSetting string
+	Charger     providers.Charger
 	// Statement reads the provider's statement files.
 	Statement providers.StatementParser
 	// Callbacks reads captured callback bodies.
@@ -196,16 +204,19 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 	if err != nil {
 		return nil, fmt.Errorf("config providers.stripe.report_timezone: %w", err)
 	}
-	sp := providerSetup{Zone: sz, Grace: s.SettlementGrace, Statement: stripe.ReportParser{Location: rz, Clock: clock},
-		Callbacks: stripe.EventParser{}}
+	sp := providerSetup{Zone: sz, Grace: s.SettlementGrace,
+		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
+		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey}}
 	if s.APIKey != "" {
 		c, err := stripe.New(stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
 			Timeout: s.Timeout, PaymentMethod: s.PaymentMethod, BalanceTransactions: s.PullBalanceTransactions,
-			PageSize: s.PageSize, Clock: clock})
+			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
 		sp.Charger, sp.Puller = c, c
+	} else {
+		sp.PullSetting = envName("providers.stripe.api_key")
 	}
 	out["stripe"] = sp
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 func newQuarantineCmd(a *app) *cobra.Command {
@@ -29,10 +32,11 @@ and reason. Nothing is dropped silently.`,
 		Short: "List quarantined input, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "text" && format != "json" {
-				return usagef("--format %q: want text or json", format)
+			f, err := report.ParseFormat(format)
+			if err != nil {
+				return usagef("--format: %v", err)
 			}
-			s, err := a.open(cmd.Context(), false)
+			s, err := a.openExisting(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -40,8 +44,11 @@ and reason. Nothing is dropped silently.`,
 			if err != nil {
 				return err
 			}
-			if format == "json" {
+			switch f {
+			case report.JSON:
 				return writeQuarantineJSON(a, items)
+			case report.CSV:
+				return writeQuarantineCSV(a, items)
 			}
 			if len(items) == 0 {
 				fmt.Fprintln(a.stdout, "Nothing quarantined.")
@@ -62,7 +69,7 @@ and reason. Nothing is dropped silently.`,
 	}
 	list.Flags().StringVar(&source, "source", "", "only this input path (intents_csv, mpesa_statement, mpesa_callback, ...)")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
-	list.Flags().StringVar(&format, "format", "text", "text or json (json includes the raw input)")
+	list.Flags().StringVar(&format, "format", "text", "text, json or csv (json and csv include the raw input)")
 	cmd.AddCommand(list)
 	return cmd
 }
@@ -72,6 +79,25 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+func writeQuarantineCSV(a *app, items []ledger.QuarantineItem) error {
+	cw := csv.NewWriter(a.stdout)
+	if err := cw.Write([]string{"id", "at", "source", "origin", "line", "field", "reason", "raw"}); err != nil {
+		return err
+	}
+	for _, q := range items {
+		line := ""
+		if q.Line > 0 {
+			line = strconv.Itoa(q.Line)
+		}
+		if err := cw.Write([]string{strconv.FormatInt(q.ID, 10), q.At.UTC().Format(time.RFC3339), q.Source, q.Origin, line,
+			q.Field, q.Reason, string(q.Raw)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 func writeQuarantineJSON(a *app, items []ledger.QuarantineItem) error {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -27,12 +29,15 @@ type app struct {
 	configFile  string
 	databaseURL string
 
-	cfg    *Config
-	logger *slog.Logger
-	clock  func() time.Time
-	store  ledger.Store
-	q      *queue.Queue
-	setups map[string]providerSetup
+	cfg *Config
+	// defaultDB is true when no flag, variable or file chose the database:
+	// commands then say which one they use.
+	defaultDB bool
+	logger    *slog.Logger
+	clock     func() time.Time
+	store     ledger.Store
+	q         *queue.Queue
+	setups    map[string]providerSetup
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -79,9 +84,39 @@ or a config file (see config.example.yaml).`,
 	)
 	setVersion(root)
 	for _, c := range root.Commands() {
+		setGroupUsage(c)
 		setUsageArgs(c)
 	}
 	return root
+}
+
+// setGroupUsage makes a command that only groups others (findings, jobs,
+// import, ...) refuse an unknown or missing subcommand with a usage error
+// (exit 2) instead of printing its help and succeeding.
+func setGroupUsage(c *cobra.Command) {
+	if !c.HasSubCommands() {
+		return
+	}
+	if c.RunE == nil && c.Run == nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q", args[0])
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error {
+			var names []string
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			return usagef("%s needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		}
+	}
+	for _, sub := range c.Commands() {
+		setGroupUsage(sub)
+	}
 }
 
 // setUsageArgs makes argument-count errors usage errors (exit 2) everywhere.
@@ -110,8 +145,19 @@ func (a *app) load(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if cmd.Name() == "serve" {
+		if err := cfg.ValidateDelivery(); err != nil {
+			return err
+		}
+	}
 	a.cfg = cfg
-	a.clock = time.Now
+	if f := cmd.Flags().Lookup("database-url"); (f == nil || !f.Changed) && cfg.DatabaseURL == database.DefaultURL {
+		_, fromEnv := os.LookupEnv("RECONCILE_DATABASE_URL")
+		a.defaultDB = !fromEnv
+	}
+	if a.clock == nil {
+		a.clock = time.Now
+	}
 	a.logger = newLogger(a.stderr, cfg.Log)
 	return nil
 }
@@ -121,6 +167,10 @@ func (a *app) load(cmd *cobra.Command) error {
 func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
 	if a.store != nil {
 		return a.store, nil
+	}
+	if a.defaultDB {
+		fmt.Fprintf(a.stderr, "reconcile: using the default database %s (choose another with --database-url or RECONCILE_DATABASE_URL)\n",
+			database.DefaultURL)
 	}
 	s, err := database.Open(ctx, a.cfg.DatabaseURL, database.Options{MaxConns: a.cfg.Database.MaxConns})
 	if err != nil {
@@ -144,6 +194,26 @@ func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
 	}
 	a.store = s
 	return s, nil
+}
+
+// openExisting opens the store for a command that only reads (or changes
+// what is already there): it never creates a database. A SQLite file that
+// does not exist is an error saying how to create one.
+func (a *app) openExisting(ctx context.Context) (ledger.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	if engine, err := database.Engine(a.cfg.DatabaseURL); err == nil && engine == ledger.EngineSQLite {
+		path := database.SQLitePath(a.cfg.DatabaseURL)
+		if path != "" && path != ":memory:" && !strings.HasPrefix(path, "file:") {
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("database %s does not exist: create it with `reconcile migrate --database-url %s` "+
+					"(then import intents and statements), or point --database-url at an existing one",
+					database.Redact(a.cfg.DatabaseURL), database.Redact(a.cfg.DatabaseURL))
+			}
+		}
+	}
+	return a.open(ctx, false)
 }
 
 // queue returns a River client that inserts and lists jobs but works none.

@@ -25,15 +25,25 @@ func newRunCmd(a *app) *cobra.Command {
 		dryRun, failOnFindings, noPull bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run --provider P --from T --to T",
+		Use:   "run --provider P --from T [--to T]",
 		Short: "Reconcile one provider and window on demand",
 		Long: `Reconcile the window [from, to) of one provider: pull its evidence (Stripe's API, M-Pesa's
-Pull Transactions API) unless --no-pull, match it to the books, then record findings, resolve
-those no longer seen, settle unknown intents the evidence proves, and announce changes in Slack.
+Pull Transactions API when enabled) unless --no-pull, match it to the books, then record findings,
+resolve those no longer seen, settle unknown intents the evidence proves, and announce changes in
+Slack.
+
+A provider whose evidence must be pulled (Stripe) but cannot be, because its API key is not set,
+is an error naming the setting; --no-pull matches only the evidence already stored (imported
+reports, webhooks) instead. M-Pesa and configured CSV statements need no pull: their evidence
+arrives as callbacks and statement imports.
+
+--dry-run never pulls: it matches the evidence already stored, prints the findings and the Slack
+messages a real run would send, and writes and sends nothing (no run, no findings, no alerts).
+It needs an existing database.
 
 Times are RFC 3339 or YYYY-MM-DD (midnight in the provider's zone: Africa/Nairobi for M-Pesa,
-UTC for Stripe). Re-running a window updates the same findings. Two processes never run the
-same window at once.
+UTC for Stripe); --to defaults to one day after --from. Re-running a window updates the same
+findings. Two processes never run the same window at once.
 
 Exit codes: 0 done (findings are results, not failures); 3 done with open findings when
 --fail-on-findings; 1 error; 2 usage error.`,
@@ -53,12 +63,23 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			if err != nil {
 				return usagef("--from: %v", err)
 			}
-			end, err := parseWindowTime(to, setup.Zone)
-			if err != nil {
-				return usagef("--to: %v", err)
+			end := start.In(setup.Zone).AddDate(0, 0, 1).UTC()
+			if to != "" {
+				if end, err = parseWindowTime(to, setup.Zone); err != nil {
+					return usagef("--to: %v", err)
+				}
 			}
 			if !end.After(start) {
 				return usagef("--to (%s) must be after --from (%s)", end.Format(time.RFC3339), start.Format(time.RFC3339))
+			}
+			if setup.Puller == nil && setup.PullSetting != "" && !noPull && !dryRun {
+				return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
+					"the evidence already stored (imported reports, webhooks)", provider, setup.PullSetting)
+			}
+			if dryRun {
+				if _, err := a.openExisting(ctx); err != nil {
+					return err
+				}
 			}
 			rec, err := a.reconciler(ctx)
 			if err != nil {
@@ -71,7 +92,10 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			if err != nil {
 				return err
 			}
-			if err := report.WriteRun(a.stdout, f, report.FromOutcome(out)); err != nil {
+			r := report.FromOutcome(out)
+			r.Zone = setup.Zone
+			r.Evidence = evidenceNote(provider, setup, dryRun, noPull)
+			if err := report.WriteRun(a.stdout, f, r); err != nil {
 				return err
 			}
 			if dryRun {
@@ -88,15 +112,34 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "provider to reconcile (required)")
 	fl.StringVar(&from, "from", "", "window start, RFC 3339 or YYYY-MM-DD (required)")
-	fl.StringVar(&to, "to", "", "window end (exclusive), RFC 3339 or YYYY-MM-DD (required)")
+	fl.StringVar(&to, "to", "", "window end (exclusive), RFC 3339 or YYYY-MM-DD (default one day after --from)")
 	fl.StringVar(&format, "format", "text", "text, json or csv")
-	fl.BoolVar(&dryRun, "dry-run", false, "match and print, write nothing, send nothing")
+	fl.BoolVar(&dryRun, "dry-run", false, "match the evidence already stored (no pull), print findings and Slack messages; write and send nothing")
 	fl.BoolVar(&failOnFindings, "fail-on-findings", false, "exit 3 when the window has open findings")
 	fl.BoolVar(&noPull, "no-pull", false, "match only the evidence already stored")
-	for _, req := range []string{"provider", "from", "to"} {
+	for _, req := range []string{"provider", "from"} {
 		_ = cmd.MarkFlagRequired(req)
 	}
 	return cmd
+}
+
+// evidenceNote says where a run's evidence comes from, so that a run that
+// pulled nothing says so.
+func evidenceNote(provider string, setup providerSetup, dryRun, noPull bool) string {
+	switch {
+	case dryRun && setup.Puller != nil:
+		return "stored only (--dry-run never pulls)"
+	case noPull && setup.Puller != nil:
+		return "stored only (--no-pull)"
+	case setup.Puller != nil:
+		return "pulled from " + provider + ", and stored"
+	case setup.PullSetting != "":
+		return "stored only (" + provider + " is not pulled without " + setup.PullSetting + ")"
+	case setup.Callbacks != nil:
+		return "stored: callbacks and imported statements (no pull configured)"
+	default:
+		return "stored: imported statements"
+	}
 }
 
 // parseWindowTime reads RFC 3339, or YYYY-MM-DD as midnight in zone.
@@ -143,7 +186,7 @@ func (a *app) newReconciler(store ledger.Store, q *queue.Queue, svc *charge.Serv
 			cfg.Pullers[name] = p.Puller
 		}
 	}
-	slack, enabled, err := a.cfg.Alerts.slack()
+	slack, enabled, err := a.cfg.Alerts.planning()
 	if err != nil {
 		return nil, err
 	}
@@ -187,12 +230,12 @@ func (a *app) chargesWithQueue(ctx context.Context) (*charge.Service, *queue.Que
 
 // previewDryRun shows the Slack messages a real run would send.
 func (a *app) previewDryRun(out *reconciler.Outcome, f report.Format) error {
-	cfg, enabled, err := a.cfg.Alerts.slack()
+	cfg, enabled, err := a.cfg.Alerts.planning()
 	if err != nil {
 		return err
 	}
 	if !enabled {
-		cfg = previewConfig()
+		cfg = a.previewConfig()
 	}
 	w := a.stdout
 	if f != report.Text {

@@ -262,7 +262,8 @@ func (d *demo) reconcile(ctx context.Context) error {
 		provider string
 		from     time.Time
 	}{{mpesa.Provider, Day}, {"stripe", time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)}}
-	cfg := alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Location: EAT,
+	zones := map[string]*time.Location{mpesa.Provider: EAT, "stripe": time.UTC}
+	cfg := alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Zones: zones,
 		Webhooks: map[string]string{"finance-ops": "https://hooks.slack.com/services/demo"}}
 	for _, w := range windows {
 		out, err := rec.Run(ctx, reconciler.Params{Provider: w.provider, From: w.from, To: w.from.AddDate(0, 0, 1)})
@@ -271,7 +272,9 @@ func (d *demo) reconcile(ctx context.Context) error {
 		}
 		d.outcomes[w.provider] = out
 		fmt.Fprintln(d.opt.Out)
-		if err := report.WriteRun(d.opt.Out, report.Text, report.FromOutcome(out)); err != nil {
+		r := report.FromOutcome(out)
+		r.Zone = zones[w.provider]
+		if err := report.WriteRun(d.opt.Out, report.Text, r); err != nil {
 			return err
 		}
 		fmt.Fprintf(d.opt.Out, "\n  Slack would say (text fallback; `reconcile alerts preview --run %d` shows the Block Kit):\n", out.Run.ID)

@@ -221,7 +221,7 @@ func (d *demo) anomalies(ctx context.Context) error {
 	// a charge in the wrong currency, one nobody asked for, and an intent a
 	// worker left processing long ago.
 	pis := d.succeededStripe()
-	if len(pis) < 2 {
+	if len(pis) < 3 {
 		return fmt.Errorf("expected succeeded Stripe payments, found %d", len(pis))
 	}
 	d.sfake.AddCharge(stripefake.Charge{Amount: pis[0].Amount, Currency: pis[0].Currency, Status: "succeeded", Captured: true,
@@ -229,6 +229,10 @@ func (d *demo) anomalies(ctx context.Context) error {
 	rev := d.sfake.AddCharge(stripefake.Charge{Amount: pis[1].Amount, Currency: pis[1].Currency, Status: "succeeded", Captured: true,
 		Created: now, Metadata: map[string]string{"intent_key": pis[1].Metadata["intent_key"]}})
 	if _, err := d.sfake.AddRefund(rev.ID, rev.Amount); err != nil {
+		return err
+	}
+	if _, err := d.sfake.AddDispute(stripefake.DisputeSpec{Charge: pis[2].LatestCharge, Status: "needs_response",
+		Withdraw: true, Fee: 1500, At: now}); err != nil {
 		return err
 	}
 	usd := func(s string) money.Amount { a, _ := money.Parse(s, "USD"); return a }
@@ -251,7 +255,8 @@ func (d *demo) anomalies(ctx context.Context) error {
 	}
 	d.say("Stripe: %s charged twice, %s charged twice and refunded once, stripe:legacy-7 paid in EUR,",
 		pis[0].Metadata["intent_key"], pis[1].Metadata["intent_key"])
-	d.say("        a USD 25 charge nobody asked for, and stripe:stuck-1 left processing by a worker at 07:01")
+	d.say("        %s disputed by its customer (funds withdrawn), a USD 25 charge nobody asked for,", pis[2].Metadata["intent_key"])
+	d.say("        and stripe:stuck-1 left processing by a worker at 07:01")
 	return nil
 }
 

@@ -1,10 +1,13 @@
 package intentcsv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -15,67 +18,100 @@ type Result struct {
 	Rows     int
 	Created  int
 	Existing int
+	// Pending counts the file's pending intents that are still pending
+	// (created now or by an earlier import).
+	Pending int
 }
+
+// Options tune an import. The zero value imports and enqueues nothing else.
+type Options struct {
+	// Pending, when set, is called inside the import's transaction with the
+	// keys of the pending intents it created, in batches (the CLI's
+	// --charge enqueues their charges there). Without it a pending intent
+	// is imported and nothing else happens to it.
+	Pending func(ctx context.Context, tx ledger.Tx, keys []string) error
+	// Check, when set, vets each good row before it is written; an error
+	// stops the import and nothing is imported (a setting the rows need,
+	// not a bad row: nothing is quarantined).
+	Check func(Row) error
+	// Progress, when set, is called every few thousand rows with the number
+	// read so far.
+	Progress func(rows int)
+}
+
+// progressEvery is how many rows pass between two Progress calls.
+const progressEvery = 4096
 
 type rejected struct {
 	perr *ledger.ParseError
 	raw  []byte
 }
 
-var errRollback = errors.New("rollback")
-
-// CreateFunc creates one intent inside the import's transaction; the charge
-// service's CreateIntentTx also enqueues the charge of a pending intent.
-type CreateFunc func(ctx context.Context, tx ledger.Tx, n ledger.NewIntent) (ledger.Intent, bool, error)
+var (
+	errRollback = errors.New("rollback")
+	errStopped  = errors.New("import stopped reading")
+)
 
 // Import reads the intents CSV r (named file in messages) into store in one
-// transaction, creating each intent with create (tx.CreateIntent when nil).
-// If any row is bad, nothing is imported, the bad rows are quarantined, and a
-// *ledger.RejectedFileError lists them.
-func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, now time.Time, create CreateFunc) (Result, error) {
-	if create == nil {
-		create = func(ctx context.Context, tx ledger.Tx, n ledger.NewIntent) (ledger.Intent, bool, error) {
-			return tx.CreateIntent(ctx, n)
-		}
+// transaction, streaming the rows to the store's bulk import. If any row is
+// bad, nothing is imported, the bad rows are quarantined, and a
+// *ledger.RejectedFileError lists them in line order. opt may be nil.
+func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, now time.Time, opt *Options) (Result, error) {
+	if opt == nil {
+		opt = &Options{}
 	}
+	// Rows the store refuses are known by line only once the file has been
+	// read; their text is read again from the file. Input that cannot be
+	// read twice is kept in a temporary file meanwhile.
+	src, cleanup, err := rereadable(r)
+	if err != nil {
+		return Result{}, fmt.Errorf("import intents %s: %w", file, err)
+	}
+	defer cleanup()
 	var (
-		res  Result
-		bad  []rejected
-		fail error
+		res     Result
+		bad     []rejected
+		refused []ledger.RefusedIntent
+		fail    error
 	)
-	err := store.InTx(ctx, func(tx ledger.Tx) error {
-		reject := func(perr *ledger.ParseError, raw []byte) error {
-			bad = append(bad, rejected{perr, raw})
-			return nil
-		}
-		fail = Read(r, file, func(row Row) error {
-			res.Rows++
-			in, created, err := create(ctx, tx, row.Intent)
-			var (
-				kr *ledger.KeyReuseError
-				fe *ledger.FieldError
-			)
-			switch {
-			case errors.As(err, &kr):
-				return reject(&ledger.ParseError{File: file, Line: row.Line, Field: "key", Err: kr}, row.Raw)
-			case errors.As(err, &fe):
-				return reject(&ledger.ParseError{File: file, Line: row.Line, Field: fe.Field, Err: fe.Err}, row.Raw)
-			case err != nil:
-				return err
-			case !created:
-				res.Existing++
-				return nil
-			}
-			res.Created++
-			for _, ref := range row.ProviderRefs {
-				if _, err := tx.StartAttempt(ctx, ledger.AttemptParams{IntentKey: in.Key, ProviderRef: ref,
-					Outcome: ledger.OutcomeImported, Now: row.Intent.CreatedAt}); err != nil {
-					return err
+	reject := func(perr *ledger.ParseError, raw []byte) error {
+		bad = append(bad, rejected{perr, raw})
+		return nil
+	}
+	err = store.InTx(ctx, func(tx ledger.Tx) error {
+		rows := func(yield func(ledger.ImportIntent) bool) {
+			n := 0
+			fail = Read(src.r, file, func(row Row) error {
+				if opt.Check != nil {
+					if err := opt.Check(row); err != nil {
+						return err
+					}
 				}
+				if n++; opt.Progress != nil && n%progressEvery == 0 {
+					opt.Progress(n)
+				}
+				if !yield(ledger.ImportIntent{NewIntent: row.Intent, Line: row.Line, ProviderRefs: row.ProviderRefs}) {
+					return errStopped
+				}
+				return nil
+			}, reject)
+		}
+		var pending func(context.Context, []string) error
+		if opt.Pending != nil {
+			pending = func(ctx context.Context, keys []string) error {
+				if len(bad) > 0 || fail != nil {
+					return nil // rolled back anyway
+				}
+				return opt.Pending(ctx, tx, keys)
 			}
-			return nil
-		}, reject)
-		if fail != nil || len(bad) > 0 {
+		}
+		out, err := tx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: rows, Pending: pending})
+		if err != nil {
+			return err
+		}
+		res = Result{Rows: out.Rows, Created: out.Created, Existing: out.Existing, Pending: out.Pending}
+		refused = out.Refused
+		if fail != nil || len(bad) > 0 || len(refused) > 0 {
 			return errRollback
 		}
 		return nil
@@ -90,9 +126,17 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 	if perr != nil && len(bad) == 0 {
 		bad = append(bad, rejected{perr: perr})
 	}
+	if len(refused) > 0 {
+		more, err := src.refused(file, refused)
+		if err != nil {
+			return Result{}, fmt.Errorf("import intents %s: %w", file, err)
+		}
+		bad = append(bad, more...)
+	}
 	if len(bad) == 0 {
 		return res, nil
 	}
+	slices.SortStableFunc(bad, func(a, b rejected) int { return cmp.Compare(a.perr.Line, b.perr.Line) })
 	qerr := store.InTx(ctx, func(tx ledger.Tx) error {
 		for _, b := range bad {
 			if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: "intents_csv", Origin: file, Line: b.perr.Line,
@@ -110,4 +154,70 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 		rej.Problems = append(rej.Problems, b.perr)
 	}
 	return Result{}, rej
+}
+
+// source is the input, readable a second time: from its start when it can
+// seek, from a copy in a temporary file otherwise.
+type source struct {
+	r     io.Reader
+	seek  io.ReadSeeker
+	start int64
+}
+
+func rereadable(r io.Reader) (*source, func(), error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			return &source{r: rs, seek: rs, start: start}, func() {}, nil
+		}
+	}
+	f, err := os.CreateTemp("", "reconcile-intents-*.csv")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	return &source{r: io.TeeReader(r, f), seek: f}, cleanup, nil
+}
+
+// refused reads the file again for the rows the store refused and returns
+// them as rejections with their text.
+func (s *source) refused(file string, refused []ledger.RefusedIntent) ([]rejected, error) {
+	if _, err := s.seek.Seek(s.start, io.SeekStart); err != nil {
+		return nil, err
+	}
+	again := s.seek
+	byLine := make(map[int]ledger.RefusedIntent, len(refused))
+	for _, r := range refused {
+		byLine[r.Line] = r
+	}
+	var out []rejected
+	err := Read(again, file, func(row Row) error {
+		r, ok := byLine[row.Line]
+		if !ok {
+			return nil
+		}
+		field := "key"
+		var fe *ledger.FieldError
+		if errors.As(r.Err, &fe) {
+			field = fe.Field
+		}
+		cause := r.Err
+		if fe != nil {
+			cause = fe.Err
+		} else {
+			var kr *ledger.KeyReuseError
+			if errors.As(r.Err, &kr) {
+				cause = kr
+			}
+		}
+		out = append(out, rejected{&ledger.ParseError{File: file, Line: row.Line, Field: field, Err: cause}, row.Raw})
+		delete(byLine, row.Line)
+		return nil
+	}, func(*ledger.ParseError, []byte) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range byLine { // not found again: keep the problem without its text
+		out = append(out, rejected{perr: &ledger.ParseError{File: file, Line: r.Line, Field: "key", Err: r.Err}})
+	}
+	return out, nil
 }

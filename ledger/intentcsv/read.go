@@ -43,10 +43,11 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 	if err != nil {
 		return &ledger.ParseError{File: file, Line: 1, Err: err}
 	}
+	enc := newEncoder()
 	cols, field, err := columns(header)
 	if err != nil {
 		perr := &ledger.ParseError{File: file, Line: 1, Field: field, Err: err}
-		if rerr := reject(perr, encode(header)); rerr != nil {
+		if rerr := reject(perr, enc.encode(header)); rerr != nil {
 			return rerr
 		}
 		return perr
@@ -70,7 +71,7 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 			return &ledger.ParseError{File: file, Err: err}
 		}
 		line, _ := cr.FieldPos(0)
-		raw := encode(rec)
+		raw := enc.encode(rec)
 		if isBlank(rec) {
 			continue
 		}
@@ -175,12 +176,24 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-func encode(rec []string) []byte {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	_ = w.Write(rec) // writing to a bytes.Buffer cannot fail
-	w.Flush()
-	return bytes.TrimRight(b.Bytes(), "\n")
+// encoder re-encodes records as CSV lines, reusing one writer and buffer.
+type encoder struct {
+	b bytes.Buffer
+	w *csv.Writer
+}
+
+func newEncoder() *encoder {
+	e := &encoder{}
+	e.w = csv.NewWriter(&e.b)
+	return e
+}
+
+// encode returns rec as one CSV line, in a slice of its own.
+func (e *encoder) encode(rec []string) []byte {
+	e.b.Reset()
+	_ = e.w.Write(rec) // writing to a bytes.Buffer cannot fail
+	e.w.Flush()
+	return bytes.Clone(bytes.TrimRight(e.b.Bytes(), "\n"))
 }
 
 func isBlank(rec []string) bool {

@@ -168,6 +168,8 @@ func exerciseIntents(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("Import", func(t *testing.T) { t.Parallel(); exerciseImportIntents(t, newStore) })
+
 	t.Run("ImportedState", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)

@@ -141,7 +141,7 @@ func (e executor) ListFindings(ctx context.Context, flt ledger.FindingFilter) ([
 		  AND (cardinality($2::text[]) = 0 OR status = ANY($2))
 		  AND (cardinality($3::text[]) = 0 OR kind = ANY($3))
 		  AND ($4 = 0 OR last_run_id = $4)
-		ORDER BY occurred_at, id LIMIT $5`, flt.Provider, statuses, kinds, flt.RunID, limit)
+		ORDER BY occurred_at DESC, id LIMIT $5`, flt.Provider, statuses, kinds, flt.RunID, limit)
 	if err != nil {
 		return nil, ledger.Wrap("list findings", flt.Provider, translate(err))
 	}

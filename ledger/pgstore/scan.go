@@ -85,11 +85,13 @@ func (e executor) ScanProviderRefs(ctx context.Context, f ledger.IntentFilter, f
 }
 
 const scanTxnsSQL = `
-	SELECT txn_id, reference, provider_ref, counterparty, linked_txn_id, type, status, amount, currency, occurred_at
+	SELECT txn_id, reference, provider_ref, counterparty, linked_txn_id, type, status, amount, currency, occurred_at,
+	       coalesce(settlement_amount::text, ''), settlement_currency, exchange_rate
 	FROM provider_txns
 	WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3`
 
-var scanTxnsCols = []uint32{oidText, oidText, oidText, oidText, oidText, oidText, oidText, oidNumeric, oidText, oidTimestamptz}
+var scanTxnsCols = []uint32{oidText, oidText, oidText, oidText, oidText, oidText, oidText, oidNumeric, oidText, oidTimestamptz,
+	oidText, oidText, oidText}
 
 // ScanProviderTxns streams the window's provider transactions in the order
 // PostgreSQL finds them.
@@ -118,6 +120,7 @@ func (e executor) ScanProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 		if row.OccurredAt, err = timestamptz(v[9]); err != nil {
 			return fmt.Errorf("provider txn %q: %w", v[0], err)
 		}
+		row.Settlement, row.SettlementCurrency, row.ExchangeRate = v[10], v[11], v[12]
 		return fn(&row)
 	})
 	return ledger.Wrap("scan provider txns", f.Provider, err)

@@ -11,17 +11,22 @@ import (
 )
 
 const txnCols = `provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
-	counterparty, linked_txn_id, first_seen_at, updated_at`
+	counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount, settlement_currency, exchange_rate`
 
 func scanTxn(row pgx.Row) (ledger.ProviderTxn, error) {
 	var (
 		t        ledger.ProviderTxn
 		amount   decimal.Decimal
 		currency string
+		settle   decimal.NullDecimal
+		settleCu string
 	)
 	if err := row.Scan(&t.Provider, &t.ID, &t.Type, &t.Status, &amount, &currency, &t.OccurredAt, &t.Reference,
-		&t.ProviderRef, &t.Counterparty, &t.LinkedID, &t.FirstSeenAt, &t.UpdatedAt); err != nil {
+		&t.ProviderRef, &t.Counterparty, &t.LinkedID, &t.FirstSeenAt, &t.UpdatedAt, &settle, &settleCu, &t.ExchangeRate); err != nil {
 		return ledger.ProviderTxn{}, err
+	}
+	if settle.Valid && settleCu != "" {
+		t.Settlement = money.Amount{Value: settle.Decimal, Currency: settleCu}
 	}
 	t.Amount = money.Amount{Value: amount, Currency: currency}
 	t.OccurredAt = t.OccurredAt.UTC()
@@ -42,10 +47,11 @@ func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, s
 	b := &pgx.Batch{}
 	b.Queue(`
 		INSERT INTO provider_txns (`+txnCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15)
 		ON CONFLICT (provider, txn_id) DO NOTHING`,
 		t.Provider, t.ID, t.Type, t.Status, t.Amount.Value, t.Amount.Currency, utc(t.OccurredAt),
-		t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, now)
+		t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, now, settlementValue(t.Settlement), t.Settlement.Currency,
+		t.ExchangeRate)
 	b.Queue(`
 		UPDATE provider_txns
 		SET reference = CASE WHEN reference = '' THEN $3 ELSE reference END,
@@ -53,12 +59,16 @@ func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, s
 		    counterparty = CASE WHEN counterparty = '' THEN $5 ELSE counterparty END,
 		    linked_txn_id = CASE WHEN linked_txn_id = '' THEN $6 ELSE linked_txn_id END,
 		    status = CASE WHEN status = 'pending' THEN $7 ELSE status END,
+		    settlement_amount = CASE WHEN settlement_currency = '' THEN $9 ELSE settlement_amount END,
+		    exchange_rate = CASE WHEN settlement_currency = '' THEN $11 ELSE exchange_rate END,
+		    settlement_currency = CASE WHEN settlement_currency = '' THEN $10 ELSE settlement_currency END,
 		    updated_at = $8
 		WHERE provider = $1 AND txn_id = $2
 		  AND ((reference = '' AND $3 <> '') OR (provider_ref = '' AND $4 <> '')
 		       OR (counterparty = '' AND $5 <> '') OR (linked_txn_id = '' AND $6 <> '')
-		       OR (status = 'pending' AND $7 <> 'pending'))`,
-		t.Provider, t.ID, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, t.Status, now)
+		       OR (status = 'pending' AND $7 <> 'pending') OR (settlement_currency = '' AND $10 <> ''))`,
+		t.Provider, t.ID, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, t.Status, now,
+		settlementValue(t.Settlement), t.Settlement.Currency, t.ExchangeRate)
 	b.Queue(`
 		INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
 		VALUES ($1, $2, $3, $4, $5, $6)
@@ -174,4 +184,9 @@ func (e executor) ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 		}
 	}
 	return ledger.Wrap("list provider txns", f.Provider, translate(rows.Err()))
+}
+
+// settlementValue is the settlement amount as a nullable numeric.
+func settlementValue(a money.Amount) decimal.NullDecimal {
+	return decimal.NullDecimal{Decimal: a.Value, Valid: !a.IsZero()}
 }

@@ -153,7 +153,7 @@ func (e executor) ListFindings(ctx context.Context, flt ledger.FindingFilter) ([
 		  AND (?2 = '[]' OR status IN (SELECT value FROM json_each(?2)))
 		  AND (?3 = '[]' OR kind IN (SELECT value FROM json_each(?3)))
 		  AND (?4 = 0 OR last_run_id = ?4)
-		ORDER BY occurred_at, id LIMIT ?5`, flt.Provider, jsonOrEmpty(flt.Statuses), jsonOrEmpty(flt.Kinds), flt.RunID, limit)
+		ORDER BY occurred_at DESC, id LIMIT ?5`, flt.Provider, jsonOrEmpty(flt.Statuses), jsonOrEmpty(flt.Kinds), flt.RunID, limit)
 	if err != nil {
 		return nil, ledger.Wrap("list findings", flt.Provider, translate(err))
 	}

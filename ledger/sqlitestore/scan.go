@@ -90,7 +90,8 @@ func (e executor) ScanProviderRefs(ctx context.Context, f ledger.IntentFilter, f
 // ScanProviderTxns streams the window's provider transactions.
 func (e executor) ScanProviderTxns(ctx context.Context, f ledger.TxnFilter, fn func(*ledger.TxnRow) error) error {
 	rows, err := e.query(ctx, `
-		SELECT txn_id, reference, provider_ref, counterparty, linked_txn_id, type, status, amount, currency, occurred_at
+		SELECT txn_id, reference, provider_ref, counterparty, linked_txn_id, type, status, amount, currency, occurred_at,
+		       coalesce(settlement_amount, ''), settlement_currency, exchange_rate
 		FROM provider_txns
 		WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3`, f.Provider, ts(f.From), ts(f.To))
 	if err != nil {
@@ -104,7 +105,8 @@ func (e executor) ScanProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 	)
 	for rows.Next() {
 		if err := rows.Scan((*sql.RawBytes)(&row.ID), (*sql.RawBytes)(&row.Reference), (*sql.RawBytes)(&row.ProviderRef),
-			(*sql.RawBytes)(&row.Counterparty), (*sql.RawBytes)(&row.LinkedID), &typ, &status, &amount, &currency, &occurred); err != nil {
+			(*sql.RawBytes)(&row.Counterparty), (*sql.RawBytes)(&row.LinkedID), &typ, &status, &amount, &currency, &occurred,
+			(*sql.RawBytes)(&row.Settlement), (*sql.RawBytes)(&row.SettlementCurrency), (*sql.RawBytes)(&row.ExchangeRate)); err != nil {
 			return ledger.Wrap("scan provider txns", f.Provider, err)
 		}
 		if err := txnRow(&row, &curs, typ, status, amount, currency, occurred); err != nil {

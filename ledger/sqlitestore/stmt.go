@@ -58,14 +58,40 @@ func (c *stmtCache) close() {
 // Inside a transaction a statement not yet cached is prepared on the
 // transaction: the one connection is the transaction's, so preparing on the
 // database would wait for it forever.
+//
+// Either way the transaction's statement is kept for the rest of the
+// transaction and closed with it: preparing one per call would hold every
+// one of them until the commit (kilobytes per row of a large import).
 func (e executor) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if e.tx != nil {
-		if st, ok := e.stmts.lookup(query); ok {
-			return e.tx.StmtContext(ctx, st), nil
+		e.txStmts.mu.Lock()
+		defer e.txStmts.mu.Unlock()
+		if st, ok := e.txStmts.m[query]; ok {
+			return st, nil
 		}
-		return e.tx.PrepareContext(ctx, query)
+		var (
+			st  *sql.Stmt
+			err error
+		)
+		if parent, ok := e.stmts.lookup(query); ok {
+			st = e.tx.StmtContext(ctx, parent)
+		} else if st, err = e.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		if e.txStmts.m == nil {
+			e.txStmts.m = make(map[string]*sql.Stmt)
+		}
+		e.txStmts.m[query] = st
+		return st, nil
 	}
 	return e.stmts.get(ctx, e.db, query)
+}
+
+// txStmts are the statements of one transaction, closed by database/sql
+// when it ends.
+type txStmts struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
 }
 
 // row is a single-row result that may carry a prepare error.
@@ -111,7 +137,7 @@ func (e executor) atomically(ctx context.Context, fn func(executor) error) error
 	if err != nil {
 		return translate(err)
 	}
-	if err := fn(executor{db: e.db, tx: stx, stmts: e.stmts}); err != nil {
+	if err := fn(executor{db: e.db, tx: stx, stmts: e.stmts, txStmts: &txStmts{}}); err != nil {
 		_ = stx.Rollback()
 		return err
 	}

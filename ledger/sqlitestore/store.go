@@ -22,6 +22,8 @@ type executor struct {
 	db    *sql.DB
 	tx    *sql.Tx
 	stmts *stmtCache
+	// txStmts are the transaction's statements, when tx is set.
+	txStmts *txStmts
 }
 
 // Store is the ledger on one SQLite file.
@@ -98,7 +100,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ledger.Tx) error) (err error) 
 			_ = stx.Rollback()
 		}
 	}()
-	if err = fn(&tx{executor: executor{db: s.sqldb, tx: stx, stmts: s.stmts}, sql: stx}); err != nil {
+	if err = fn(&tx{executor: executor{db: s.sqldb, tx: stx, stmts: s.stmts, txStmts: &txStmts{}}, sql: stx}); err != nil {
 		return err
 	}
 	return ledger.Wrap("commit", "", translate(stx.Commit()))

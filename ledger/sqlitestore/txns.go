@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -12,16 +13,23 @@ import (
 )
 
 const txnCols = `provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
-	counterparty, linked_txn_id, first_seen_at, updated_at`
+	counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount, settlement_currency, exchange_rate`
 
 func scanTxn(row scanner) (ledger.ProviderTxn, error) {
 	var (
 		t                          ledger.ProviderTxn
 		amount, currency           string
 		occurred, first, updatedAt string
+		settlement                 sql.NullString
+		settlementCurrency         string
 	)
 	if err := row.Scan(&t.Provider, &t.ID, &t.Type, &t.Status, &amount, &currency, &occurred, &t.Reference,
-		&t.ProviderRef, &t.Counterparty, &t.LinkedID, &first, &updatedAt); err != nil {
+		&t.ProviderRef, &t.Counterparty, &t.LinkedID, &first, &updatedAt, &settlement, &settlementCurrency,
+		&t.ExchangeRate); err != nil {
+		return ledger.ProviderTxn{}, err
+	}
+	var err error
+	if t.Settlement, err = amountOf(settlement, settlementCurrency); err != nil {
 		return ledger.ProviderTxn{}, err
 	}
 	d, err := decimal.NewFromString(amount)
@@ -56,10 +64,11 @@ func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, s
 	now := ts(src.ReceivedAt)
 	r, err := e.exec(ctx, `
 		INSERT INTO provider_txns (`+txnCols+`)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14, ?15)
 		ON CONFLICT (provider, txn_id) DO NOTHING`,
 		t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency, ts(t.OccurredAt),
-		t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, now)
+		t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, now, nullAmount(t.Settlement), t.Settlement.Currency,
+		t.ExchangeRate)
 	if err != nil {
 		return res, ledger.Wrap("upsert provider txn", key, translate(err))
 	}
@@ -73,12 +82,16 @@ func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, s
 			    counterparty = CASE WHEN counterparty = '' THEN ?5 ELSE counterparty END,
 			    linked_txn_id = CASE WHEN linked_txn_id = '' THEN ?6 ELSE linked_txn_id END,
 			    status = CASE WHEN status = 'pending' THEN ?7 ELSE status END,
+			    settlement_amount = CASE WHEN settlement_currency = '' THEN ?9 ELSE settlement_amount END,
+			    exchange_rate = CASE WHEN settlement_currency = '' THEN ?11 ELSE exchange_rate END,
+			    settlement_currency = CASE WHEN settlement_currency = '' THEN ?10 ELSE settlement_currency END,
 			    updated_at = ?8
 			WHERE provider = ?1 AND txn_id = ?2
 			  AND ((reference = '' AND ?3 <> '') OR (provider_ref = '' AND ?4 <> '')
 			       OR (counterparty = '' AND ?5 <> '') OR (linked_txn_id = '' AND ?6 <> '')
-			       OR (status = 'pending' AND ?7 <> 'pending'))`,
-			t.Provider, t.ID, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, string(t.Status), now); err != nil {
+			       OR (status = 'pending' AND ?7 <> 'pending') OR (settlement_currency = '' AND ?10 <> ''))`,
+			t.Provider, t.ID, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, string(t.Status), now,
+			nullAmount(t.Settlement), t.Settlement.Currency, t.ExchangeRate); err != nil {
 			return res, ledger.Wrap("upsert provider txn", key, translate(err))
 		}
 	}

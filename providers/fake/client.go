@@ -58,6 +58,13 @@ func (c *Charger) Charge(ctx context.Context, req providers.ChargeRequest) (prov
 	}
 	hr.Header.Set("Idempotency-Key", req.IntentKey)
 	hr.Header.Set("Content-Type", "application/json")
+	if !c.HonoursKeys {
+		// net/http re-sends a POST that carries an Idempotency-Key by itself
+		// when a reused connection breaks before the answer; against a
+		// provider that ignores keys that is a second charge no ledger sees.
+		// A request without GetBody is never replayed.
+		hr.GetBody = nil
+	}
 	resp, err := c.http().Do(hr)
 	if err != nil {
 		return providers.ChargeResult{}, c.transportError(err)

@@ -107,6 +107,13 @@ func (c *Charger) Charge(ctx context.Context, req providers.ChargeRequest) (prov
 		Reason: out.CustomerMessage.String(), At: cfg.Clock().UTC()}, nil
 }
 
+// CheckRequest says whether req could ever be pushed: the checks Charge makes
+// before sending anything.
+func (c *Charger) CheckRequest(req providers.ChargeRequest) error {
+	_, err := c.pushRequest(req)
+	return err
+}
+
 func (c *Charger) pushRequest(req providers.ChargeRequest) (stkPushRequest, error) {
 	cfg := c.d.cfg
 	invalid := func(field string, err error) error {

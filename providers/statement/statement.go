@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -47,6 +50,53 @@ type Counts struct {
 	Duplicates int
 	// Rejected counts the lines put in the quarantine.
 	Rejected int
+	// Notes is what the parser said beyond the counts, nil when it said
+	// nothing (a pointer, so that Counts stays comparable).
+	Notes *Notes
+}
+
+// Notes are the lines by category and the warnings of an import.
+type Notes struct {
+	// Categories counts lines by what the parser says they are (Stripe's
+	// reporting categories).
+	Categories map[string]int
+	// Warnings are the distinct warnings of the file's lines, in the order
+	// they first came: lines that were read but deserve a look.
+	Warnings []string
+}
+
+func (c *Counts) notes() *Notes {
+	if c.Notes == nil {
+		c.Notes = &Notes{Categories: map[string]int{}}
+	}
+	return c.Notes
+}
+
+// Summary is what an import tells the person who ran it: the counts, the
+// lines by category, and every warning.
+func (c Counts) Summary(file string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known\n",
+		file, c.Lines, c.NewTxns, c.NewSources, c.Duplicates)
+	if c.Notes == nil {
+		return b.String()
+	}
+	if len(c.Notes.Categories) > 0 {
+		cats := make([]string, 0, len(c.Notes.Categories))
+		for k := range c.Notes.Categories {
+			cats = append(cats, k)
+		}
+		sort.Strings(cats)
+		parts := make([]string, len(cats))
+		for i, k := range cats {
+			parts[i] = fmt.Sprintf("%s %d", k, c.Notes.Categories[k])
+		}
+		fmt.Fprintf(&b, "  by category: %s\n", strings.Join(parts, ", "))
+	}
+	for _, w := range c.Notes.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", w)
+	}
+	return b.String()
 }
 
 type rejected struct {
@@ -85,6 +135,14 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 			}
 			if s.Source.ReceivedAt.IsZero() {
 				s.Source.ReceivedAt = at
+			}
+			if s.Category != "" {
+				counts.notes().Categories[s.Category]++
+			}
+			for _, w := range s.Warnings {
+				if n := counts.notes(); !slices.Contains(n.Warnings, w) {
+					n.Warnings = append(n.Warnings, w)
+				}
 			}
 			u, err := tx.UpsertProviderTxn(ctx, s.Txn, s.Source)
 			if err != nil {

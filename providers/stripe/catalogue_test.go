@@ -16,6 +16,12 @@ const reportHeader = "balance_transaction_id,created_utc,currency,gross,fee,net,
 // is imported.
 const goodReportRow = "txn_good,2024-11-23 14:05:06,usd,10.00,0.59,9.41,charge,ch_good,ch_good,charge:order-1\n"
 
+// faceHeader and goodFaceRow add the customer-facing columns.
+const (
+	faceHeader  = "balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,source_id,charge_id,payment_metadata[intent_key],customer_facing_amount,customer_facing_currency\n"
+	goodFaceRow = "txn_good,2024-11-23 14:05:06,usd,10.00,0.59,9.41,charge,ch_good,ch_good,charge:order-1,1500,jpy\n"
+)
+
 // The catalogue of bad inputs: each names the field and where it is, and
 // imports nothing of the bad line or body.
 func TestCatalogueReportCSV(t *testing.T) {
@@ -42,14 +48,28 @@ func TestCatalogueReportCSV(t *testing.T) {
 			line: 2, field: "currency", want: "unknown currency"},
 		{name: "missing id", data: reportHeader + ",2024-11-23 14:05:06,usd,10.00,0.00,,charge,ch_1,ch_1,\n" + goodReportRow,
 			line: 2, field: "balance_transaction_id", want: "is empty"},
-		{name: "missing source", data: reportHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.00,,charge,,,\n" + goodReportRow,
-			line: 2, field: "source_id", want: "is empty"},
+		{name: "missing charge id", data: reportHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.00,,charge,,,\n" + goodReportRow,
+			line: 2, field: "charge_id", want: "is empty"},
+		{name: "positive dispute", data: reportHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.00,,dispute,dp_1,ch_1,\n" + goodReportRow,
+			line: 2, field: "gross", want: "positive on a dispute line"},
+		{name: "negative dispute reversal", data: reportHeader + "txn_1,2024-11-23 14:05:06,usd,-10.00,0.00,,dispute_reversal,dp_1,ch_1,\n" + goodReportRow,
+			line: 2, field: "gross", want: "negative on a dispute_reversal line"},
+		{name: "customer-facing amount over-precise", data: faceHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.00,,charge,ch_1,ch_1,,1500.5,jpy\n" + goodFaceRow,
+			line: 2, field: "customer_facing_amount", is: money.ErrTooPrecise},
+		{name: "customer-facing amount without currency", data: faceHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.00,,charge,ch_1,ch_1,,8.00,\n" + goodFaceRow,
+			line: 2, field: "customer_facing_currency", want: "is empty"},
+		{name: "no linking columns", data: "balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,source_id\n" +
+			"txn_1,2024-11-23 14:05:06,usd,10.00,0.00,10.00,charge,ch_1\n",
+			line: 1, field: "payment_intent_id", want: "payment_intent_id or payment_metadata[intent_key]", whole: true},
+		{name: "no charge column", data: "balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,payment_intent_id\n" +
+			"txn_1,2024-11-23 14:05:06,usd,10.00,0.00,10.00,charge,pi_1\n",
+			line: 1, field: "charge_id", want: "charge_id or source_id", whole: true},
 		{name: "date in the wrong format", data: reportHeader + "txn_1,23/11/2024 14:05,usd,10.00,0.00,,charge,ch_1,ch_1,\n" + goodReportRow,
 			line: 2, field: "created_utc", want: "not a time like"},
 		{name: "net does not add up", data: reportHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.59,9.40,charge,ch_1,ch_1,\n" + goodReportRow,
 			line: 2, field: "net", want: "not gross 10.00 minus fee 0.59"},
-		{name: "unknown category", data: reportHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.00,,transfer,tr_1,,\n" + goodReportRow,
-			line: 2, field: "reporting_category", want: `"transfer"`},
+		{name: "empty category", data: reportHeader + "txn_1,2024-11-23 14:05:06,usd,10.00,0.00,,,tr_1,,\n" + goodReportRow,
+			line: 2, field: "reporting_category", want: "is empty"},
 		{name: "bad row after a good one", data: reportHeader + goodReportRow + "txn_2,2024-11-23 14:05:06,usd,1e3,0.00,,charge,ch_2,ch_2,\n",
 			line: 3, field: "gross", is: money.ErrSyntax},
 		{name: "no header", data: strings.TrimPrefix(reportHeader+goodReportRow, reportHeader) + goodReportRow,

@@ -90,7 +90,7 @@ func (c *Client) createParams(req providers.ChargeRequest) (*stripeapi.PaymentIn
 	if req.Reference != "" {
 		md["reference"] = req.Reference
 	}
-	md[MetadataIntentKey] = req.IntentKey
+	md[c.key()] = req.IntentKey
 	p := &stripeapi.PaymentIntentCreateParams{
 		Amount:        stripeapi.Int64(minor),
 		Currency:      stripeapi.String(cur),
@@ -154,7 +154,7 @@ func (c *Client) QueryStatus(ctx context.Context, providerRef string) (providers
 // sent. When several PaymentIntents carry the key, a succeeded one wins,
 // then one still in progress, then the newest.
 func (c *Client) FindCharge(ctx context.Context, intentKey string) (providers.ChargeResult, bool, error) {
-	q := fmt.Sprintf("metadata['%s']:'%s'", MetadataIntentKey, searchEscape(intentKey))
+	q := fmt.Sprintf("metadata['%s']:'%s'", searchEscape(c.key()), searchEscape(intentKey))
 	params := &stripeapi.PaymentIntentSearchParams{SearchParams: stripeapi.SearchParams{Query: q, Limit: stripeapi.Int64(100)}}
 	var found []paymentIntentObject
 	for pi, err := range c.sc.V1PaymentIntents.Search(ctx, params).All(ctx) {
@@ -165,7 +165,7 @@ func (c *Client) FindCharge(ctx context.Context, intentKey string) (providers.Ch
 		if err != nil {
 			return providers.ChargeResult{}, false, err
 		}
-		if o.Metadata[MetadataIntentKey] == intentKey {
+		if o.Metadata[c.key()] == intentKey {
 			found = append(found, o)
 		}
 	}

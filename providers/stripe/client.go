@@ -38,6 +38,9 @@ type Config struct {
 	PageSize int
 	// Clock stamps sightings with their receipt time. Default time.Now.
 	Clock func() time.Time
+	// IntentMetadataKey is the metadata key under which charges carry the
+	// intent key and pulls read it back. Default MetadataIntentKey.
+	IntentMetadataKey string
 }
 
 // Client talks to Stripe's API: it charges (create and confirm a
@@ -93,3 +96,14 @@ func New(cfg Config) (*Client, error) {
 }
 
 func (c *Client) now() time.Time { return c.cfg.Clock().UTC() }
+
+// key is the metadata key of the intent key.
+func (c *Client) key() string { return metadataKey(c.cfg.IntentMetadataKey) }
+
+// metadataKey returns key, or MetadataIntentKey when it is empty.
+func metadataKey(key string) string {
+	if key == "" {
+		return MetadataIntentKey
+	}
+	return key
+}

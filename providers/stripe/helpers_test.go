@@ -74,7 +74,12 @@ func renderSightings(ss []providers.Sighting) string {
 		x := s.Txn
 		fmt.Fprintf(&b, "%s %s %s %s %s at=%s", x.Type, x.ID, x.Status, x.Amount.Currency, x.Amount.Text(),
 			x.OccurredAt.Format(time.RFC3339))
-		for _, kv := range [][2]string{{"ref", x.Reference}, {"pref", x.ProviderRef}, {"cp", x.Counterparty}, {"linked", x.LinkedID}} {
+		settle := ""
+		if !x.Settlement.IsZero() {
+			settle = x.Settlement.Currency + "_" + x.Settlement.Text()
+		}
+		for _, kv := range [][2]string{{"ref", x.Reference}, {"pref", x.ProviderRef}, {"cp", x.Counterparty}, {"linked", x.LinkedID},
+			{"settled", settle}, {"rate", x.ExchangeRate}, {"category", s.Category}} {
 			if kv[1] != "" {
 				fmt.Fprintf(&b, " %s=%s", kv[0], kv[1])
 			}
@@ -124,5 +129,14 @@ func checkSighting(t testing.TB, s providers.Sighting) {
 	}
 	if s.Source.Channel == "" || s.Source.Ref == "" {
 		t.Fatalf("emitted a sighting without a source: %+v", s.Source)
+	}
+	if st := x.Settlement; !st.IsZero() {
+		exp, err := money.Exponent(st.Currency)
+		if err != nil || !st.Value.Equal(st.Value.Truncate(exp)) || st.Value.IsNegative() || st.Currency == x.Amount.Currency {
+			t.Fatalf("emitted settlement %s %s (presented %s): %v", st.Value, st.Currency, x.Amount.Currency, err)
+		}
+	}
+	if x.Type == ledger.TxnOther && s.Category != "" && s.Category != CategoryOther {
+		t.Fatalf("an undocumented line counts as %q", s.Category)
 	}
 }

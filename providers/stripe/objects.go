@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -18,9 +20,10 @@ import (
 // Provider is the provider name stored on every Stripe transaction.
 const Provider = "stripe"
 
-// MetadataIntentKey is the metadata key under which the charger stores the
-// intent key on a PaymentIntent; Stripe copies it to the charge, and the
-// puller reads it back as the transaction's reference.
+// MetadataIntentKey is the default metadata key under which the charger
+// stores the intent key on a PaymentIntent; Stripe copies it to the charge,
+// and the puller, the webhook and the report parser read it back as the
+// transaction's reference. Config.IntentMetadataKey changes it.
 const MetadataIntentKey = "intent_key"
 
 // Timestamps outside [1970-01-01T00:00:01Z, 9999-12-31T23:59:59Z] are refused.
@@ -86,6 +89,7 @@ type chargeObject struct {
 	Refunds *struct {
 		Data []json.RawMessage `json:"data"`
 	} `json:"refunds"`
+	BalanceTransaction *balanceRef `json:"balance_transaction"`
 }
 
 type refundObject struct {
@@ -98,6 +102,8 @@ type refundObject struct {
 	Charge        expandable        `json:"charge"`
 	PaymentIntent expandable        `json:"payment_intent"`
 	Metadata      map[string]string `json:"metadata"`
+	// BalanceTransaction is set when it was expanded.
+	BalanceTransaction *balanceRef `json:"balance_transaction"`
 }
 
 type paymentIntentObject struct {
@@ -118,16 +124,99 @@ type paymentIntentObject struct {
 }
 
 type balanceTxnObject struct {
-	ID                string     `json:"id"`
-	Object            string     `json:"object"`
-	Amount            *int64     `json:"amount"`
-	Fee               *int64     `json:"fee"`
-	Currency          string     `json:"currency"`
-	Created           *int64     `json:"created"`
-	Type              string     `json:"type"`
-	Status            string     `json:"status"`
-	Source            expandable `json:"source"`
-	ReportingCategory string     `json:"reporting_category"`
+	ID                string      `json:"id"`
+	Object            string      `json:"object"`
+	Amount            *int64      `json:"amount"`
+	Fee               *int64      `json:"fee"`
+	Currency          string      `json:"currency"`
+	Created           *int64      `json:"created"`
+	Type              string      `json:"type"`
+	Status            string      `json:"status"`
+	Source            sourceRef   `json:"source"`
+	ReportingCategory string      `json:"reporting_category"`
+	ExchangeRate      json.Number `json:"exchange_rate"`
+}
+
+// balanceRef is a balance transaction field: an id, or the object when it
+// was expanded (then Amount is set).
+type balanceRef struct {
+	ID                string
+	Amount            *int64
+	Currency          string
+	ExchangeRate      json.Number
+	Created           *int64
+	Status            string
+	ReportingCategory string
+}
+
+func (b *balanceRef) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '{' {
+		var o balanceTxnObject
+		if err := json.Unmarshal(data, &o); err != nil {
+			return err
+		}
+		*b = balanceRef{ID: o.ID, Amount: o.Amount, Currency: o.Currency, ExchangeRate: o.ExchangeRate, Created: o.Created,
+			Status: o.Status, ReportingCategory: o.ReportingCategory}
+		return nil
+	}
+	var id expandable
+	if err := id.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	*b = balanceRef{ID: string(id)}
+	return nil
+}
+
+// sourceRef is a balance transaction's source: an id, or the object when
+// it was expanded, of which the charge it belongs to is kept.
+type sourceRef struct {
+	ID, Object string
+	Charge     string
+}
+
+func (r *sourceRef) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '{' {
+		var o struct {
+			ID     string     `json:"id"`
+			Object string     `json:"object"`
+			Charge expandable `json:"charge"`
+		}
+		if err := json.Unmarshal(data, &o); err != nil {
+			return err
+		}
+		*r = sourceRef{ID: o.ID, Object: o.Object, Charge: string(o.Charge)}
+		if o.Object == "charge" {
+			r.Charge = o.ID
+		}
+		return nil
+	}
+	var id expandable
+	if err := id.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	*r = sourceRef{ID: string(id)}
+	if strings.HasPrefix(r.ID, "ch_") || strings.HasPrefix(r.ID, "py_") {
+		r.Charge = r.ID
+	}
+	return nil
+}
+
+// disputeObject is a dispute (chargeback) with its balance transactions:
+// none while the funds are still in the balance, one when they were
+// withdrawn, a second when they were reinstated.
+type disputeObject struct {
+	ID                  string             `json:"id"`
+	Object              string             `json:"object"`
+	Amount              *int64             `json:"amount"`
+	Currency            string             `json:"currency"`
+	Created             *int64             `json:"created"`
+	Status              string             `json:"status"`
+	Charge              json.RawMessage    `json:"charge"`
+	PaymentIntent       expandable         `json:"payment_intent"`
+	Metadata            map[string]string  `json:"metadata"`
+	BalanceTransactions []balanceTxnObject `json:"balance_transactions"`
 }
 
 // decodeObject decodes one Stripe object strictly enough to name the field at
@@ -232,7 +321,11 @@ type sighter struct {
 	channel    string
 	ref        func(objectID string) string
 	receivedAt time.Time
+	// key is the metadata key of the intent key; "" is MetadataIntentKey.
+	key string
 }
+
+func (s sighter) intentKey(md map[string]string) string { return md[metadataKey(s.key)] }
 
 func (s sighter) sighting(t ledger.ProviderTxn, objectID string, raw []byte) providers.Sighting {
 	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: s.channel, Ref: s.ref(objectID),
@@ -273,8 +366,11 @@ func chargeSightings(raw []byte, prefix string, s sighter) ([]providers.Sighting
 		return nil, fieldErr(prefix, "status", fmt.Errorf("unknown charge status %q", c.Status))
 	}
 	txn := ledger.ProviderTxn{Provider: Provider, ID: c.ID, Type: ledger.TxnCharge, Status: st, Amount: amt,
-		OccurredAt: at, Reference: c.Metadata[MetadataIntentKey], ProviderRef: string(c.PaymentIntent),
+		OccurredAt: at, Reference: s.intentKey(c.Metadata), ProviderRef: string(c.PaymentIntent),
 		Counterparty: counterparty(c)}
+	if txn.Settlement, txn.ExchangeRate, err = settlement(prefix+"balance_transaction.", amt, c.BalanceTransaction); err != nil {
+		return nil, err
+	}
 	out := []providers.Sighting{s.sighting(txn, c.ID, raw)}
 	if c.Refunds != nil {
 		for i, r := range c.Refunds.Data {
@@ -334,9 +430,9 @@ func refundSighting(raw []byte, prefix string, s sighter, parent chargeObject) (
 	if linked == "" {
 		linked = parent.ID
 	}
-	ref := r.Metadata[MetadataIntentKey]
+	ref := s.intentKey(r.Metadata)
 	if ref == "" {
-		ref = parent.Metadata[MetadataIntentKey]
+		ref = s.intentKey(parent.Metadata)
 	}
 	pi := string(r.PaymentIntent)
 	if pi == "" {
@@ -344,13 +440,61 @@ func refundSighting(raw []byte, prefix string, s sighter, parent chargeObject) (
 	}
 	txn := ledger.ProviderTxn{Provider: Provider, ID: r.ID, Type: ledger.TxnRefund, Status: st, Amount: amt,
 		OccurredAt: at, Reference: ref, ProviderRef: pi, Counterparty: counterparty(parent), LinkedID: linked}
+	if txn.Settlement, txn.ExchangeRate, err = settlement(prefix+"balance_transaction.", amt, r.BalanceTransaction); err != nil {
+		return providers.Sighting{}, err
+	}
 	return s.sighting(txn, r.ID, raw), nil
 }
 
-// balanceTxnSightings normalises what a balance transaction adds to charges
-// and refunds (which have their own listings): the Stripe fee it carries, as
-// a fee transaction under the balance transaction's id linked to its source,
-// and payouts and Stripe's own fees. Other types add nothing.
+// settlement returns what a payment presented as presented settled as, from
+// its expanded balance transaction, when that is in another currency; zero
+// and "" otherwise (not expanded, or the same currency).
+func settlement(prefix string, presented money.Amount, bt *balanceRef) (money.Amount, string, error) {
+	if bt == nil || bt.Amount == nil || bt.Currency == "" {
+		return money.Amount{}, "", nil
+	}
+	a, err := needAmount(prefix, "amount", bt.Amount, bt.Currency, true)
+	if err != nil {
+		return money.Amount{}, "", err
+	}
+	if a.Currency == presented.Currency {
+		return money.Amount{}, "", nil
+	}
+	rate, err := exchangeRate(prefix, bt.ExchangeRate)
+	return abs(a), rate, err
+}
+
+// exchangeRate checks a balance transaction's exchange_rate: a positive
+// decimal kept as Stripe wrote it, or "" when null.
+func exchangeRate(prefix string, n json.Number) (string, error) {
+	if n == "" {
+		return "", nil
+	}
+	d, err := decimal.NewFromString(string(n))
+	if err != nil || !d.IsPositive() {
+		return "", fieldErr(prefix, "exchange_rate", fmt.Errorf("%s is not a positive decimal", n))
+	}
+	return string(n), nil
+}
+
+// byObjectListing lists the categories whose main transaction comes from
+// the listing of their own objects (charges, refunds, disputes): their
+// balance transactions add only their fee.
+var byObjectListing = map[string]bool{"charge": true, "refund": true, "dispute": true, "dispute_reversal": true,
+	"refund_failure": true}
+
+// typeCategories gives a reporting category to balance transactions that
+// carry none (older API versions), by type.
+var typeCategories = map[string]string{"charge": "charge", "payment": "charge", "refund": "refund",
+	"payment_refund": "refund", "payout": "payout", "stripe_fee": "fee", "application_fee": "fee", "tax_fee": "fee",
+	"payout_cancel": "payout_reversal", "payout_failure": "payout_reversal", "transfer": "transfer",
+	"adjustment": "other_adjustment", "topup": "topup"}
+
+// balanceTxnSightings normalises a balance transaction the way a report row
+// of the same balance transaction is read (balanceLine.normalize), except
+// that charges, refunds, disputes and their reversals and failures come
+// from their own listings, which know the customer-facing amounts and the
+// metadata: of those it adds only the fee.
 func balanceTxnSightings(raw []byte, prefix string, s sighter) ([]providers.Sighting, error) {
 	var b balanceTxnObject
 	if err := decodeObject(raw, prefix, &b); err != nil {
@@ -371,6 +515,10 @@ func balanceTxnSightings(raw []byte, prefix string, s sighter) ([]providers.Sigh
 	if err != nil {
 		return nil, err
 	}
+	rate, err := exchangeRate(prefix, b.ExchangeRate)
+	if err != nil {
+		return nil, err
+	}
 	st := ledger.TxnSucceeded
 	switch b.Status {
 	case "available":
@@ -379,26 +527,136 @@ func balanceTxnSightings(raw []byte, prefix string, s sighter) ([]providers.Sigh
 	default:
 		return nil, fieldErr(prefix, "status", fmt.Errorf("unknown balance transaction status %q", b.Status))
 	}
-	source := string(b.Source)
-	switch b.Type {
-	case "payout":
-		if source == "" {
-			return nil, fieldErr(prefix, "source", errors.New("is missing on a payout"))
+	cat := b.ReportingCategory
+	if cat == "" {
+		if cat = typeCategories[b.Type]; cat == "" {
+			cat = b.Type
 		}
-		txn := ledger.ProviderTxn{Provider: Provider, ID: source, Type: ledger.TxnPayout, Status: st,
-			Amount: abs(amt), OccurredAt: at}
-		return []providers.Sighting{s.sighting(txn, b.ID, raw)}, nil
-	case "stripe_fee", "application_fee", "tax_fee":
-		txn := ledger.ProviderTxn{Provider: Provider, ID: b.ID, Type: ledger.TxnFee, Status: st,
-			Amount: neg(amt), OccurredAt: at, LinkedID: source}
+	}
+	if cat == "payout" && b.Source.ID == "" {
+		return nil, fieldErr(prefix, "source", errors.New("is missing on a payout"))
+	}
+	line := balanceLine{BalanceTxnID: b.ID, Created: at, Category: cat, SourceID: b.Source.ID, ChargeID: b.Source.Charge,
+		Gross: amt, Fee: fee, ExchangeRate: rate, Status: st}
+	if byObjectListing[cat] {
+		if fee.Value.IsZero() {
+			return nil, nil
+		}
+		id := b.ID
+		if cat == "dispute_reversal" || cat == "refund_failure" {
+			id += feeSuffix // the main transaction has the balance transaction's id
+		}
+		txn := ledger.ProviderTxn{Provider: Provider, ID: id, Type: ledger.TxnFee, Status: st, Amount: fee, OccurredAt: at,
+			LinkedID: firstOf(b.Source.Charge, b.Source.ID)}
 		return []providers.Sighting{s.sighting(txn, b.ID, raw)}, nil
 	}
-	if fee.Value.IsZero() {
-		return nil, nil
+	res, lerr := line.normalize()
+	if lerr != nil {
+		return nil, fieldErr(prefix, lerr.field, lerr.err)
 	}
-	txn := ledger.ProviderTxn{Provider: Provider, ID: b.ID, Type: ledger.TxnFee, Status: st,
-		Amount: fee, OccurredAt: at, LinkedID: source}
-	return []providers.Sighting{s.sighting(txn, b.ID, raw)}, nil
+	out := make([]providers.Sighting, len(res.txns))
+	for i, t := range res.txns {
+		out[i] = s.sighting(t, b.ID, raw)
+	}
+	if res.warning != "" {
+		out[0].Warnings = []string{"balance transaction " + b.ID + ": " + res.warning}
+	}
+	out[0].Category = res.category
+	return out, nil
+}
+
+// disputeSightings normalises a dispute: the dispute itself (pending while
+// the funds are still in the balance, succeeded once withdrawn, failed when
+// an inquiry closed without a chargeback) and a dispute reversal for each
+// reinstatement. Fees come from the balance transactions' listing.
+func disputeSightings(raw []byte, prefix string, s sighter) ([]providers.Sighting, error) {
+	var d disputeObject
+	if err := decodeObject(raw, prefix, &d); err != nil {
+		return nil, err
+	}
+	if err := needID(prefix, d.ID, d.Object, "dispute"); err != nil {
+		return nil, err
+	}
+	amt, err := needAmount(prefix, "amount", d.Amount, d.Currency, false)
+	if err != nil {
+		return nil, err
+	}
+	created, err := needTime(prefix, "created", d.Created)
+	if err != nil {
+		return nil, err
+	}
+	var ch chargeObject
+	if b := bytes.TrimSpace(d.Charge); len(b) > 0 && b[0] == '{' {
+		if err := decodeObject(b, prefix+"charge.", &ch); err != nil {
+			return nil, err
+		}
+	} else {
+		var id expandable
+		if err := id.UnmarshalJSON(b); err != nil || id == "" {
+			return nil, fieldErr(prefix, "charge", errors.New("is missing"))
+		}
+		ch.ID = string(id)
+	}
+	st := ledger.TxnPending
+	switch d.Status {
+	case "warning_needs_response", "warning_under_review", "needs_response", "under_review", "won", "lost":
+	case "warning_closed", "prevented":
+		st = ledger.TxnFailed
+	default:
+		return nil, fieldErr(prefix, "status", fmt.Errorf("unknown dispute status %q", d.Status))
+	}
+	ref := s.intentKey(ch.Metadata)
+	if ref == "" {
+		ref = s.intentKey(d.Metadata)
+	}
+	pi := firstOf(string(d.PaymentIntent), string(ch.PaymentIntent))
+	base := ledger.ProviderTxn{Provider: Provider, Amount: amt, Reference: ref, ProviderRef: pi,
+		Counterparty: counterparty(ch), LinkedID: ch.ID}
+	dispute := base
+	dispute.ID, dispute.Type, dispute.Status, dispute.OccurredAt = d.ID, ledger.TxnDispute, st, created
+	var out []providers.Sighting
+	var reversals []ledger.ProviderTxn
+	for i, b := range d.BalanceTransactions {
+		bp := fmt.Sprintf("%sbalance_transactions[%d].", prefix, i)
+		if err := needID(bp, b.ID, b.Object, "balance_transaction"); err != nil {
+			return nil, err
+		}
+		gross, err := needAmount(bp, "amount", b.Amount, b.Currency, true)
+		if err != nil {
+			return nil, err
+		}
+		at, err := needTime(bp, "created", b.Created)
+		if err != nil {
+			return nil, err
+		}
+		rate, err := exchangeRate(bp, b.ExchangeRate)
+		if err != nil {
+			return nil, err
+		}
+		withdrawal := b.ReportingCategory == "dispute" || b.ReportingCategory == "" && gross.Value.IsNegative()
+		txn := base
+		if gross.Currency == amt.Currency {
+			txn.Amount = abs(gross)
+		} else {
+			txn.Settlement, txn.ExchangeRate = abs(gross), rate
+		}
+		if withdrawal {
+			// The funds were withdrawn: the dispute is of the money now.
+			dispute.Status, dispute.OccurredAt = ledger.TxnSucceeded, at
+			dispute.Settlement, dispute.ExchangeRate = txn.Settlement, txn.ExchangeRate
+			continue
+		}
+		txn.ID, txn.Type, txn.Status, txn.OccurredAt = b.ID, ledger.TxnDisputeReversal, ledger.TxnSucceeded, at
+		if b.Status == "pending" {
+			txn.Status = ledger.TxnPending
+		}
+		reversals = append(reversals, txn)
+	}
+	out = append(out, s.sighting(dispute, d.ID, raw))
+	for _, r := range reversals {
+		out = append(out, s.sighting(r, d.ID, raw))
+	}
+	return out, nil
 }
 
 func abs(a money.Amount) money.Amount {

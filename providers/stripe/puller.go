@@ -17,9 +17,11 @@ import (
 // nothing the second time.
 const ChannelAPI = "api"
 
-// Pull lists the charges (with their refunds expanded) and the refunds
-// created in [from, to), and, when Config.BalanceTransactions is set, the
-// balance transactions, and emits each as a sighting. It pages through the
+// Pull lists the charges (with their refunds and balance transactions
+// expanded, for the settlement), the refunds and the disputes created in
+// [from, to), and, when Config.BalanceTransactions is set, the balance
+// transactions (fees, payouts, adjustments: every reporting category, read
+// as a report row of it is), and emits each as a sighting. It pages through the
 // lists with Stripe's cursors.
 //
 // An object that does not normalise is skipped and reported in the returned
@@ -31,12 +33,14 @@ func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(provide
 		return fmt.Errorf("stripe: pull: empty window %s..%s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 	p := &pull{c: c, emit: emit, seen: map[string]bool{},
-		s: sighter{channel: ChannelAPI, ref: func(id string) string { return id }, receivedAt: c.now()}}
+		s: sighter{channel: ChannelAPI, ref: func(id string) string { return id }, receivedAt: c.now(), key: c.key()}}
 	created := &stripeapi.RangeQueryParams{GreaterThanOrEqual: ceilUnix(from), LesserThan: ceilUnix(to)}
 
 	cp := &stripeapi.ChargeListParams{CreatedRange: created}
 	cp.Limit = stripeapi.Int64(int64(c.cfg.PageSize))
 	cp.AddExpand("data.refunds")
+	cp.AddExpand("data.balance_transaction")
+	cp.AddExpand("data.refunds.data.balance_transaction")
 	for ch, err := range c.sc.V1Charges.List(ctx, cp).All(ctx) {
 		if err != nil {
 			return p.fail("charges", err)
@@ -48,6 +52,7 @@ func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(provide
 
 	rp := &stripeapi.RefundListParams{CreatedRange: created}
 	rp.Limit = stripeapi.Int64(int64(c.cfg.PageSize))
+	rp.AddExpand("data.balance_transaction")
 	for re, err := range c.sc.V1Refunds.List(ctx, rp).All(ctx) {
 		if err != nil {
 			return p.fail("refunds", err)
@@ -64,9 +69,22 @@ func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(provide
 		}
 	}
 
+	dp := &stripeapi.DisputeListParams{CreatedRange: created}
+	dp.Limit = stripeapi.Int64(int64(c.cfg.PageSize))
+	dp.AddExpand("data.charge")
+	for d, err := range c.sc.V1Disputes.List(ctx, dp).All(ctx) {
+		if err != nil {
+			return p.fail("disputes", err)
+		}
+		if err := p.object("/v1/disputes", d.ID, rawOf(d.LastResponse), disputeSightings); err != nil {
+			return err
+		}
+	}
+
 	if c.cfg.BalanceTransactions {
 		bp := &stripeapi.BalanceTransactionListParams{CreatedRange: created}
 		bp.Limit = stripeapi.Int64(int64(c.cfg.PageSize))
+		bp.AddExpand("data.source")
 		for bt, err := range c.sc.V1BalanceTransactions.List(ctx, bp).All(ctx) {
 			if err != nil {
 				return p.fail("balance transactions", err)

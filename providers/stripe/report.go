@@ -19,40 +19,66 @@ import (
 // (the same file, or a later report that overlaps it) adds nothing.
 const ChannelStatement = "statement"
 
-// ReportType is the Stripe report this parser reads.
-const ReportType = "payout_reconciliation.itemized.5"
+// The Stripe reports this parser reads. All are itemized by balance
+// transaction and share its columns; the parser finds columns by name, so
+// the version suffix and the column set may vary.
+const (
+	// ReportBalanceChange lists the balance transactions created in the
+	// interval: the report for daily reconciliation.
+	ReportBalanceChange = "balance_change_from_activity.itemized.3"
+	// ReportPayoutReconciliation lists the balance transactions settled by
+	// the automatic payouts paid in the interval: a charge appears days
+	// after it was made, with its payout.
+	ReportPayoutReconciliation = "payout_reconciliation.itemized.5"
+	// ReportEndingBalance lists the balance transactions not yet paid out
+	// at the end of the interval.
+	ReportEndingBalance = "ending_balance_reconciliation.itemized.4"
+)
 
-// ReportColumns are the columns to request (parameters[columns][]) when
-// running the report, so that a column Stripe adds later cannot change the
-// file. The parser finds columns by name and needs balance_transaction_id,
-// created_utc or created, currency, gross, fee, reporting_category and
-// source_id or charge_id; the others are optional.
-var ReportColumns = []string{
-	"balance_transaction_id", "created_utc", "charge_created_utc", "currency", "gross", "fee", "net",
-	"reporting_category", "source_id", "charge_id", "payment_intent_id", "customer_id", "customer_email",
-	"automatic_payout_id", "description", "payment_metadata[" + MetadataIntentKey + "]",
+// ReportType is the payout reconciliation report, kept for callers that
+// named the one report this parser once read.
+const ReportType = ReportPayoutReconciliation
+
+// ReportColumns returns the columns to request (parameters[columns][]) when
+// running any of the reports above with the Reporting API, for intents
+// whose key is in metadata[key] (empty: MetadataIntentKey). Naming the
+// columns keeps a column Stripe adds later from changing the file.
+func ReportColumns(key string) []string {
+	if key == "" {
+		key = MetadataIntentKey
+	}
+	return []string{"balance_transaction_id", "created_utc", "charge_created_utc", "currency", "gross", "fee", "net",
+		"reporting_category", "source_id", "charge_id", "payment_intent_id", "customer_facing_amount",
+		"customer_facing_currency", "customer_id", "customer_email", "automatic_payout_id", "description",
+		"payment_metadata[" + key + "]"}
 }
 
 const reportTimeLayout = "2006-01-02 15:04:05"
 
-// ReportParser reads payout reconciliation report CSVs (ReportType). It
-// implements providers.StatementParser.
+// ReportParser reads Stripe's itemized balance reports (ReportBalanceChange,
+// ReportPayoutReconciliation, ReportEndingBalance) in their default or
+// extended column sets. It implements providers.StatementParser.
 //
 // Amounts are decimal strings in major units, refused when they carry more
 // decimals than the currency allows. Times in _utc columns are UTC; the
 // others are read in Location, the timezone the report was run with.
 //
-// Rows become sightings by reporting category: charge (the charge, plus its
-// Stripe fee under the balance transaction id), refund (the refund, linked to
-// its charge, plus any fee change), dispute (a reversal linked to the
-// charge, plus the dispute fee), fee and payout. Charges, refunds, reversals
-// and payouts are stored as magnitudes, their type giving the direction; a
-// fee is positive when assessed and negative when returned. A row of another
-// category is rejected with the reason, never dropped.
+// Every reporting category Stripe documents is read (see normalize); a
+// category it does not document is imported as "other" with a warning and
+// never as a charge. Charges, refunds and disputes are compared in the
+// customer-facing amount and currency when the report has those columns;
+// gross and currency are then kept as the settlement.
+//
+// Linking needs payment_intent_id or payment_metadata[MetadataKey], and
+// charge_id or source_id: a report without them is refused with the
+// columns to add.
 type ReportParser struct {
 	// Location is the zone of the columns without _utc. Nil: only _utc
 	// columns may be used.
 	Location *time.Location
+	// MetadataKey is the metadata key that carries the intent key
+	// (payment_metadata[MetadataKey]); default MetadataIntentKey.
+	MetadataKey string
 	// Clock stamps sightings with their receipt time. Default time.Now.
 	Clock func() time.Time
 }
@@ -61,23 +87,34 @@ var _ providers.StatementParser = ReportParser{}
 
 // reportRow is one row of the report, typed.
 type reportRow struct {
-	BalanceTxnID  string
-	Created       time.Time
-	ChargeCreated time.Time
-	Currency      string
-	Gross, Fee    money.Amount
-	Category      string
-	SourceID      string
-	ChargeID      string
-	PaymentIntent string
-	CustomerID    string
-	CustomerEmail string
-	IntentKey     string
+	BalanceTxnID     string
+	Created          time.Time
+	ChargeCreated    time.Time
+	Currency         string
+	Gross, Fee       money.Amount
+	Presented        money.Amount
+	Category         string
+	SourceID         string
+	ChargeID         string
+	PaymentIntent    string
+	CustomerID       string
+	CustomerEmail    string
+	IntentKey        string
+	AutomaticPayout  string
+	presentedColumns bool
 }
 
 type reportCols struct {
 	btx, createdUTC, created, chargeCreatedUTC, chargeCreated, currency, gross, fee, net, category, source,
-	charge, pi, customer, email, intentKey int
+	charge, pi, customer, email, intentKey, faceAmount, faceCurrency, payout int
+	metadataColumn string
+}
+
+func (p ReportParser) key() string {
+	if p.MetadataKey != "" {
+		return p.MetadataKey
+	}
+	return MetadataIntentKey
 }
 
 // ParseStatement reads a report CSV.
@@ -96,6 +133,15 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		clock = time.Now
 	}
 	now := clock().UTC()
+	var fileNotes []string
+	if cols.faceAmount < 0 || cols.faceCurrency < 0 {
+		fileNotes = append(fileNotes, "the report has no customer_facing_amount and customer_facing_currency columns: "+
+			"payments are compared in the settlement currency (gross, currency); add those columns for payments presented in other currencies")
+	}
+	if cols.payout >= 0 {
+		fileNotes = append(fileNotes, "rows of a payout reconciliation report are listed by payout: a payment not yet paid out is not in it "+
+			"(reconcile days from the balance change report or the API, or give the settlement grace your payout delay)")
+	}
 	for {
 		rec, err := cr.Next()
 		if errors.Is(err, io.EOF) {
@@ -109,9 +155,12 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		if perr == nil {
 			row, perr = p.row(cols, rec, file)
 		}
-		var ss []providers.Sighting
+		var res lineResult
 		if perr == nil {
-			ss, perr = row.sightings(file, rec.Line)
+			var lerr *lineError
+			if res, lerr = row.line().normalize(); lerr != nil {
+				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: lerr.field, Err: lerr.err}
+			}
 		}
 		if perr != nil {
 			if err := reject(perr, rec.Raw); err != nil {
@@ -119,8 +168,15 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 			}
 			continue
 		}
-		for _, s := range ss {
-			s.Source = ledger.Source{Channel: ChannelStatement, Ref: row.BalanceTxnID, Raw: rec.Raw, ReceivedAt: now}
+		for i, t := range res.txns {
+			s := providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: row.BalanceTxnID, Raw: rec.Raw, ReceivedAt: now}}
+			if i == 0 {
+				s.Category = res.category
+				if res.warning != "" {
+					s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: %s", rec.Line, res.warning))
+				}
+				s.Warnings = append(s.Warnings, fileNotes...)
+			}
 			if err := emit(s); err != nil {
 				return err
 			}
@@ -137,11 +193,13 @@ func (p ReportParser) columns(cr *csvfile.Reader, file string) (reportCols, erro
 		}
 		return i
 	}
+	mdCol := "payment_metadata[" + p.key() + "]"
 	c := reportCols{btx: col("balance_transaction_id"), createdUTC: col("created_utc"), created: col("created"),
 		chargeCreatedUTC: col("charge_created_utc"), chargeCreated: col("charge_created"), currency: col("currency"),
 		gross: col("gross"), fee: col("fee"), net: col("net"), category: col("reporting_category"),
 		source: col("source_id"), charge: col("charge_id"), pi: col("payment_intent_id"), customer: col("customer_id"),
-		email: col("customer_email"), intentKey: col("payment_metadata[" + MetadataIntentKey + "]")}
+		email: col("customer_email"), intentKey: col(mdCol), faceAmount: col("customer_facing_amount"),
+		faceCurrency: col("customer_facing_currency"), payout: col("automatic_payout_id"), metadataColumn: mdCol}
 	if len(dups) > 0 {
 		return c, errors.Join(dups...)
 	}
@@ -155,13 +213,28 @@ func (p ReportParser) columns(cr *csvfile.Reader, file string) (reportCols, erro
 	if c.createdUTC < 0 && c.created < 0 {
 		missing = append(missing, "created_utc")
 	}
-	if c.source < 0 && c.charge < 0 {
-		missing = append(missing, "source_id")
-	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		return c, &ledger.ParseError{File: file, Line: cr.HeaderLine(), Field: missing[0],
-			Err: fmt.Errorf("header row lacks column(s) %s of a %s report (is this the header row?)", strings.Join(missing, ", "), ReportType)}
+			Err: fmt.Errorf("header row lacks column(s) %s of a Stripe itemized balance report such as %s (is this the header row?)",
+				strings.Join(missing, ", "), ReportBalanceChange)}
+	}
+	var link []string
+	if c.pi < 0 && c.intentKey < 0 {
+		link = append(link, "payment_intent_id or "+mdCol)
+	}
+	if c.charge < 0 && c.source < 0 {
+		link = append(link, "charge_id or source_id")
+	}
+	if len(link) > 0 {
+		field := "payment_intent_id"
+		if c.pi >= 0 || c.intentKey >= 0 {
+			field = "charge_id"
+		}
+		return c, &ledger.ParseError{File: file, Line: cr.HeaderLine(), Field: field,
+			Err: fmt.Errorf("the report lacks the linking column(s) %s, without which no row links to an intent: "+
+				"run it again with them (Dashboard: the report's Columns menu; Reporting API: name them in parameters[columns][]; "+
+				"docs/stripe.md lists the columns to ask for)", strings.Join(link, "; "))}
 	}
 	if c.createdUTC < 0 && p.Location == nil {
 		return c, &ledger.ParseError{File: file, Line: cr.HeaderLine(), Field: "created",
@@ -176,7 +249,7 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 	}
 	row := reportRow{BalanceTxnID: rec.Get(c.btx), Category: rec.Get(c.category), SourceID: rec.Get(c.source),
 		ChargeID: rec.Get(c.charge), PaymentIntent: rec.Get(c.pi), CustomerID: rec.Get(c.customer),
-		CustomerEmail: rec.Get(c.email), IntentKey: rec.Get(c.intentKey)}
+		CustomerEmail: rec.Get(c.email), IntentKey: rec.Get(c.intentKey), AutomaticPayout: rec.Get(c.payout)}
 	if row.BalanceTxnID == "" {
 		return bad("balance_transaction_id", "is empty")
 	}
@@ -212,7 +285,30 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 			return bad("net", "%s is not gross %s minus fee %s", net.Text(), row.Gross.Text(), row.Fee.Text())
 		}
 	}
+	row.presentedColumns = c.faceAmount >= 0 && c.faceCurrency >= 0
+	if fa, fc := rec.Get(c.faceAmount), rec.Get(c.faceCurrency); fa != "" || fc != "" {
+		if fa == "" {
+			return bad("customer_facing_amount", "is empty while customer_facing_currency is %q", fc)
+		}
+		if fc == "" {
+			return bad("customer_facing_currency", "is empty while customer_facing_amount is %q", fa)
+		}
+		cur, err := money.NormalizeCurrency(fc)
+		if err != nil {
+			return bad("customer_facing_currency", "%w", err)
+		}
+		if row.Presented, err = money.Parse(fa, cur); err != nil {
+			return bad("customer_facing_amount", "%w", err)
+		}
+	}
 	return row, nil
+}
+
+// line is the row as a balance line.
+func (row reportRow) line() balanceLine {
+	return balanceLine{BalanceTxnID: row.BalanceTxnID, Created: row.Created, ChargeCreated: row.ChargeCreated,
+		Category: row.Category, SourceID: row.SourceID, ChargeID: row.ChargeID, PaymentIntent: row.PaymentIntent,
+		IntentKey: row.IntentKey, Counterparty: row.counterparty(), Gross: row.Gross, Fee: row.Fee, Presented: row.Presented}
 }
 
 func timeField(utcCol int, base string) string {
@@ -246,69 +342,6 @@ func (p ReportParser) time(rec csvfile.Record, utcCol, localCol int) (time.Time,
 		return time.Time{}, fmt.Errorf("%q is not a plausible time", s)
 	}
 	return t.UTC(), nil
-}
-
-// sightings normalises a row into the transactions it shows, all or none.
-func (row reportRow) sightings(file string, line int) ([]providers.Sighting, *ledger.ParseError) {
-	bad := func(field, format string, args ...any) ([]providers.Sighting, *ledger.ParseError) {
-		return nil, &ledger.ParseError{File: file, Line: line, Field: field, Err: fmt.Errorf(format, args...)}
-	}
-	gross := row.Gross.Value
-	base := ledger.ProviderTxn{Provider: Provider, Status: ledger.TxnSucceeded, OccurredAt: row.Created,
-		Reference: row.IntentKey, ProviderRef: row.PaymentIntent, Counterparty: row.counterparty()}
-	main := base
-	main.Amount = abs(row.Gross)
-	chargeID := row.ChargeID
-	switch row.Category {
-	case "charge":
-		if gross.IsNegative() {
-			return bad("gross", "%s is negative on a charge", row.Gross.Text())
-		}
-		main.Type, main.ID = ledger.TxnCharge, row.SourceID
-		if main.ID == "" {
-			main.ID = row.ChargeID
-		}
-		if !row.ChargeCreated.IsZero() {
-			main.OccurredAt = row.ChargeCreated
-		}
-		chargeID = main.ID
-	case "refund":
-		if gross.IsPositive() {
-			return bad("gross", "%s is positive on a refund (refunds take money out)", row.Gross.Text())
-		}
-		main.Type, main.ID, main.LinkedID = ledger.TxnRefund, row.SourceID, row.ChargeID
-	case "dispute":
-		if gross.IsPositive() {
-			return bad("gross", "%s is positive on a dispute (disputes take money out)", row.Gross.Text())
-		}
-		main.Type, main.ID, main.LinkedID = ledger.TxnReversal, row.SourceID, row.ChargeID
-	case "payout":
-		main.Type, main.ID = ledger.TxnPayout, row.SourceID
-		main.Reference, main.ProviderRef, main.Counterparty = "", "", ""
-	case "fee":
-		main.Type, main.ID, main.LinkedID = ledger.TxnFee, row.BalanceTxnID, row.SourceID
-		main.Amount = neg(row.Gross)
-		main.Reference, main.ProviderRef, main.Counterparty = "", "", ""
-		return []providers.Sighting{{Txn: main}}, nil
-	case "":
-		return bad("reporting_category", "is empty")
-	default:
-		return bad("reporting_category", "%q is not a category this parser reads (charge, refund, dispute, fee, payout)", row.Category)
-	}
-	if main.ID == "" {
-		return bad("source_id", "is empty on a %s row", row.Category)
-	}
-	out := []providers.Sighting{{Txn: main}}
-	if !row.Fee.Value.IsZero() {
-		fee := base
-		fee.Type, fee.ID, fee.LinkedID, fee.Amount = ledger.TxnFee, row.BalanceTxnID, chargeID, row.Fee
-		fee.Reference, fee.ProviderRef, fee.Counterparty = "", "", ""
-		if fee.ID == main.ID {
-			return bad("balance_transaction_id", "equals the source id %q", main.ID)
-		}
-		out = append(out, providers.Sighting{Txn: fee})
-	}
-	return out, nil
 }
 
 func (row reportRow) counterparty() string {

@@ -117,7 +117,7 @@ func reportRows(p ReportParser, data []byte) ([]reportRow, error) {
 		if perr != nil {
 			continue
 		}
-		if _, perr := row.sightings("rows.csv", rec.Line); perr != nil {
+		if _, lerr := row.line().normalize(); lerr != nil {
 			continue
 		}
 		rows = append(rows, row)
@@ -130,7 +130,7 @@ func renderReport(rows []reportRow) []byte {
 	w := csv.NewWriter(&b)
 	_ = w.Write([]string{"balance_transaction_id", "created_utc", "charge_created_utc", "currency", "gross", "fee", "net",
 		"reporting_category", "source_id", "charge_id", "payment_intent_id", "customer_id", "customer_email",
-		"payment_metadata[intent_key]"})
+		"payment_metadata[intent_key]", "customer_facing_amount", "customer_facing_currency"})
 	tf := func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -140,10 +140,17 @@ func renderReport(rows []reportRow) []byte {
 	for _, r := range rows {
 		_ = w.Write([]string{r.BalanceTxnID, tf(r.Created), tf(r.ChargeCreated), strings.ToLower(r.Currency), r.Gross.Text(),
 			r.Fee.Text(), money.Amount{Value: r.Gross.Value.Sub(r.Fee.Value), Currency: r.Currency}.Text(), r.Category, r.SourceID, r.ChargeID, r.PaymentIntent,
-			r.CustomerID, r.CustomerEmail, r.IntentKey})
+			r.CustomerID, r.CustomerEmail, r.IntentKey, faceAmount(r.Presented), strings.ToLower(r.Presented.Currency)})
 	}
 	w.Flush()
 	return b.Bytes()
+}
+
+func faceAmount(a money.Amount) string {
+	if a.IsZero() {
+		return ""
+	}
+	return a.Text()
 }
 
 func sameRows(a, b []reportRow) bool {
@@ -155,7 +162,8 @@ func sameRows(a, b []reportRow) bool {
 		if x.BalanceTxnID != y.BalanceTxnID || !x.Created.Equal(y.Created) || !x.ChargeCreated.Equal(y.ChargeCreated) ||
 			x.Currency != y.Currency || !x.Gross.Equal(y.Gross) || !x.Fee.Equal(y.Fee) || x.Category != y.Category ||
 			x.SourceID != y.SourceID || x.ChargeID != y.ChargeID || x.PaymentIntent != y.PaymentIntent ||
-			x.CustomerID != y.CustomerID || x.CustomerEmail != y.CustomerEmail || x.IntentKey != y.IntentKey {
+			x.CustomerID != y.CustomerID || x.CustomerEmail != y.CustomerEmail || x.IntentKey != y.IntentKey ||
+			!x.Presented.Equal(y.Presented) {
 			return false
 		}
 	}
@@ -179,5 +187,22 @@ func TestReportRoundTrip(t *testing.T) {
 	}
 	if !sameRows(rows, again) {
 		t.Errorf("parse -> render -> parse changed the rows:\n%s", renderReport(again))
+	}
+}
+
+// TestReportMetadataKey: the intent key is read from the configured
+// metadata key's column, and a report naming only another key's column
+// lacks a linking column.
+func TestReportMetadataKey(t *testing.T) {
+	t.Parallel()
+	data := []byte("balance_transaction_id,created_utc,currency,gross,fee,reporting_category,charge_id,payment_metadata[order_id]\n" +
+		"txn_1,2024-11-23 14:05:06,usd,10.00,0.00,charge,ch_1,order-9\n")
+	got, err := parseReport(t, ReportParser{MetadataKey: "order_id"}, data, "k.csv")
+	if err != nil || len(got.sightings) != 1 || got.sightings[0].Txn.Reference != "order-9" {
+		t.Fatalf("custom key: %+v, %v", got.sightings, err)
+	}
+	_, err = parseReport(t, ReportParser{}, data, "k.csv")
+	if err == nil || !strings.Contains(err.Error(), "payment_metadata[intent_key]") {
+		t.Fatalf("default key against a report of another: %v", err)
 	}
 }

@@ -167,7 +167,7 @@ func TestStripeMockPullRequests(t *testing.T) {
 			t.Errorf("%s query %v", e.path, e.query)
 		}
 	}
-	for _, p := range []string{"/v1/charges", "/v1/refunds", "/v1/balance_transactions"} {
+	for _, p := range []string{"/v1/charges", "/v1/refunds", "/v1/disputes", "/v1/balance_transactions"} {
 		if !paths[p] {
 			t.Errorf("no request to %s", p)
 		}
@@ -176,9 +176,11 @@ func TestStripeMockPullRequests(t *testing.T) {
 	for _, s := range got {
 		ids[s.Txn.ID] = true
 	}
-	// stripe-mock's fixtures: a charge with its refund expanded, and the
-	// same refund again from the refunds list (emitted once).
-	if !ids["ch_1PgafuB7WZ01zgkWXYmPNZs8"] || !ids["re_1Pgc72B7WZ01zgkWqPvrRrPE"] || len(got) != 2 {
+	// stripe-mock's fixtures: a charge with its refund expanded, the same
+	// refund again from the refunds list (emitted once), and a dispute
+	// whose funds were not withdrawn (its fixture has no balance
+	// transactions).
+	if !ids["ch_1PgafuB7WZ01zgkWXYmPNZs8"] || !ids["re_1Pgc72B7WZ01zgkWqPvrRrPE"] || !ids["dp_1Pgc71B7WZ01zgkWMevJiAUx"] || len(got) != 3 {
 		t.Errorf("pulled %s", renderSightings(got))
 	}
 }

@@ -27,7 +27,11 @@ const ChannelWebhook = "webhook"
 // payment_intent.canceled give an AttemptOutcome for the PaymentIntent.
 // Other event types (charge.dispute.* among them) are recognised
 // (Evidence.Kind is the event type) and add nothing.
-type EventParser struct{}
+type EventParser struct {
+	// MetadataKey is the metadata key that carries the intent key; default
+	// MetadataIntentKey.
+	MetadataKey string
+}
 
 var _ providers.CallbackParser = EventParser{}
 
@@ -43,8 +47,8 @@ type eventObject struct {
 
 // ParseCallback parses one event body. ref names the stored delivery and
 // goes into errors, which are *ledger.ParseError naming the field.
-func (EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
-	ev, err := parseEvent(body, receivedAt)
+func (p EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
+	ev, err := parseEvent(body, receivedAt, p.MetadataKey)
 	if err != nil {
 		perr := &ledger.ParseError{File: ref, Err: err}
 		var fe *ledger.FieldError
@@ -56,7 +60,7 @@ func (EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time) 
 	return ev, nil
 }
 
-func parseEvent(body []byte, receivedAt time.Time) (providers.Evidence, error) {
+func parseEvent(body []byte, receivedAt time.Time, key string) (providers.Evidence, error) {
 	var e eventObject
 	if err := decodeObject(body, "", &e); err != nil {
 		return providers.Evidence{}, err
@@ -77,16 +81,24 @@ func parseEvent(body []byte, receivedAt time.Time) (providers.Evidence, error) {
 	ev := providers.Evidence{Kind: e.Type}
 	family, _, _ := strings.Cut(e.Type, ".")
 	isRefund := family == "refund" || e.Type == "charge.refund.updated"
-	if family != "charge" && family != "payment_intent" && !isRefund || strings.HasPrefix(e.Type, "charge.dispute.") {
+	isDispute := strings.HasPrefix(e.Type, "charge.dispute.") && !strings.HasPrefix(e.Type, "charge.dispute.funds_")
+	if family != "charge" && family != "payment_intent" && !isRefund || strings.HasPrefix(e.Type, "charge.dispute.funds_") {
+		// The funds events repeat what the dispute object says.
 		return ev, nil
 	}
 	if e.Data == nil || len(e.Data.Object) == 0 || string(e.Data.Object) == "null" {
 		return providers.Evidence{}, fieldErr("", "data.object", errors.New("is missing"))
 	}
 	obj := []byte(e.Data.Object)
-	s := sighter{channel: ChannelWebhook, ref: func(string) string { return e.ID }, receivedAt: receivedAt.UTC()}
+	s := sighter{channel: ChannelWebhook, ref: func(string) string { return e.ID }, receivedAt: receivedAt.UTC(), key: key}
 	const prefix = "data.object."
 	switch {
+	case isDispute:
+		ss, err := disputeSightings(obj, prefix, s)
+		if err != nil {
+			return providers.Evidence{}, err
+		}
+		ev.Sightings = ss
 	case isRefund:
 		one, err := refundSighting(obj, prefix, s, chargeObject{})
 		if err != nil {

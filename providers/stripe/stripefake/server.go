@@ -36,6 +36,7 @@ type Server struct {
 	charges  map[string]*Charge
 	refunds  map[string]*Refund
 	btxns    map[string]*BalanceTxn
+	disputes map[string]*Dispute
 	idem     map[string]idemEntry
 	faults   []Fault
 	requests []Request
@@ -74,8 +75,29 @@ type Charge struct {
 	Metadata       map[string]string
 	BalanceTxn     string
 	FailureCode    string
+	// SettleAmount and SettleCurrency, when set, are what the charge
+	// settled as in the balance (a charge presented in another currency),
+	// at ExchangeRate.
+	SettleAmount   int64
+	SettleCurrency string
+	ExchangeRate   string
 	refunds        []string
 	order          int
+}
+
+// Dispute is a stored dispute (chargeback) on a charge.
+type Dispute struct {
+	ID       string
+	Charge   string
+	Amount   int64
+	Currency string
+	Created  time.Time
+	// Status is Stripe's: needs_response, under_review, won, lost,
+	// warning_needs_response, warning_closed...
+	Status string
+	// BalanceTxns are the withdrawal and reinstatement, if any.
+	BalanceTxns []string
+	order       int
 }
 
 // Refund is a stored refund.
@@ -88,6 +110,7 @@ type Refund struct {
 	Status        string
 	PaymentIntent string
 	Metadata      map[string]string
+	BalanceTxn    string
 	order         int
 }
 
@@ -102,7 +125,12 @@ type BalanceTxn struct {
 	Source   string
 	Category string
 	Status   string // available or pending
-	order    int
+	// ExchangeRate is Stripe's exchange_rate, "" for null.
+	ExchangeRate string
+	// SourceCharge, for a source the fake does not store (the refund of a
+	// partial capture), is the charge it belongs to when expanded.
+	SourceCharge string
+	order        int
 }
 
 // Request is one request the fake received.
@@ -152,7 +180,7 @@ func New(clock func() time.Time) *Server {
 		clock = time.Now
 	}
 	return &Server{clock: clock, intents: map[string]*PaymentIntent{}, charges: map[string]*Charge{},
-		refunds: map[string]*Refund{}, btxns: map[string]*BalanceTxn{}, idem: map[string]idemEntry{}}
+		refunds: map[string]*Refund{}, btxns: map[string]*BalanceTxn{}, disputes: map[string]*Dispute{}, idem: map[string]idemEntry{}}
 }
 
 // Start serves the fake on a local port and returns its base URL.
@@ -265,9 +293,10 @@ func (s *Server) addCharge(c Charge) *Charge {
 	}
 	c.order = s.next()
 	if c.Status == "succeeded" && c.Captured {
-		fee := c.Amount * 29 / 1000
-		b := &BalanceTxn{ID: s.id("txn"), Amount: c.Amount, Fee: fee, Currency: c.Currency, Created: c.Created,
-			Type: "charge", Source: c.ID, Category: "charge", Status: "available", order: s.next()}
+		amount, cur := c.settled(c.Amount)
+		fee := amount * 29 / 1000
+		b := &BalanceTxn{ID: s.id("txn"), Amount: amount, Fee: fee, Currency: cur, Created: c.Created,
+			Type: "charge", Source: c.ID, Category: "charge", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
 		s.btxns[b.ID] = b
 		c.BalanceTxn = b.ID
 	}
@@ -310,10 +339,85 @@ func (s *Server) addRefund(chargeID string, amount int64, md map[string]string) 
 	s.refunds[r.ID] = r
 	c.AmountRefunded += amount
 	c.refunds = append(c.refunds, r.ID)
-	b := &BalanceTxn{ID: s.id("txn"), Amount: -amount, Currency: c.Currency, Created: r.Created, Type: "refund",
-		Source: r.ID, Category: "refund", Status: "available", order: s.next()}
+	settled, cur := c.settled(amount)
+	b := &BalanceTxn{ID: s.id("txn"), Amount: -settled, Currency: cur, Created: r.Created, Type: "refund",
+		Source: r.ID, Category: "refund", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
 	s.btxns[b.ID] = b
+	r.BalanceTxn = b.ID
 	return r, nil
+}
+
+// settled converts an amount of the charge's currency to what it settles
+// as: the same, or in proportion to SettleAmount.
+func (c *Charge) settled(amount int64) (int64, string) {
+	if c.SettleCurrency == "" {
+		return amount, c.Currency
+	}
+	return amount * c.SettleAmount / c.Amount, c.SettleCurrency
+}
+
+// DisputeSpec describes a dispute to open with AddDispute.
+type DisputeSpec struct {
+	// ID defaults to a new dp_ id.
+	ID     string
+	Charge string
+	// Status is Stripe's: needs_response, under_review, won, lost,
+	// warning_needs_response, warning_closed...
+	Status string
+	// Withdraw takes the funds (and Fee) from the balance; Reinstate gives
+	// the funds back (the dispute was won).
+	Withdraw, Reinstate bool
+	Fee                 int64
+	At                  time.Time
+}
+
+// AddDispute opens a dispute on a charge for its whole amount.
+func (s *Server) AddDispute(spec DisputeSpec) (Dispute, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.charges[spec.Charge]
+	if !ok {
+		return Dispute{}, fmt.Errorf("no charge %s", spec.Charge)
+	}
+	if spec.ID == "" {
+		spec.ID = s.id("dp")
+	}
+	at := spec.At
+	d := &Dispute{ID: spec.ID, Charge: c.ID, Amount: c.Amount, Currency: c.Currency, Created: at, Status: spec.Status, order: s.next()}
+	amount, cur := c.settled(c.Amount)
+	if spec.Withdraw {
+		b := &BalanceTxn{ID: s.id("txn"), Amount: -amount, Fee: spec.Fee, Currency: cur, Created: at.Add(time.Second), Type: "adjustment",
+			Source: d.ID, Category: "dispute", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
+		s.btxns[b.ID] = b
+		d.BalanceTxns = append(d.BalanceTxns, b.ID)
+	}
+	if spec.Reinstate {
+		b := &BalanceTxn{ID: s.id("txn"), Amount: amount, Currency: cur, Created: at.Add(time.Hour), Type: "adjustment",
+			Source: d.ID, Category: "dispute_reversal", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
+		s.btxns[b.ID] = b
+		d.BalanceTxns = append(d.BalanceTxns, b.ID)
+	}
+	s.disputes[d.ID] = d
+	return *d, nil
+}
+
+// FailRefund marks a refund failed: its money comes back to the balance
+// (a refund_failure balance transaction) and to the charge.
+func (s *Server) FailRefund(id string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.refunds[id]
+	if !ok {
+		return fmt.Errorf("no refund %s", id)
+	}
+	c := s.charges[r.Charge]
+	r.Status = "failed"
+	c.AmountRefunded -= r.Amount
+	settled, cur := c.settled(r.Amount)
+	b := &BalanceTxn{ID: s.id("txn"), Amount: settled, Currency: cur, Created: at, Type: "payment_failure_refund",
+		Source: r.ID, Category: "refund_failure", Status: "available", ExchangeRate: c.ExchangeRate, order: s.next()}
+	s.btxns[b.ID] = b
+	return nil
 }
 
 // AddBalanceTxn stores a balance transaction (a payout, a Stripe fee).
@@ -545,6 +649,8 @@ func (s *Server) dispatch(r *http.Request) (int, []byte) {
 		v, err = s.createRefund(r.PostForm)
 	case r.Method == http.MethodGet && p == "/v1/balance_transactions":
 		v, err = s.listBalanceTxns(r.Form)
+	case r.Method == http.MethodGet && p == "/v1/disputes":
+		v, err = s.listDisputes(r.Form)
 	default:
 		err = &apiError{status: 404, typ: "invalid_request_error",
 			msg: fmt.Sprintf("Unrecognized request URL (%s: %s).", r.Method, p)}
@@ -842,25 +948,103 @@ func (s *Server) listCharges(v url.Values) (any, *apiError) {
 	exp := expanded(v, "refunds")
 	items := make([]listed, 0, len(s.charges))
 	for _, c := range s.charges {
-		items = append(items, listed{c.ID, c.Created, c.order, func() map[string]any { return s.chargeJSON(c, exp) }})
+		items = append(items, listed{c.ID, c.Created, c.order, func() map[string]any {
+			m := s.chargeJSON(c, exp)
+			s.expandBalance(v, "balance_transaction", m)
+			if exp && expanded(v, "refunds.data.balance_transaction") {
+				for _, r := range m["refunds"].(map[string]any)["data"].([]any) {
+					s.expandBalance(v, "refunds.data.balance_transaction", r.(map[string]any))
+				}
+			}
+			return m
+		}})
 	}
 	return page("/v1/charges", v, items)
+}
+
+// expandBalance replaces m's balance_transaction id by the object when
+// the request expanded field.
+func (s *Server) expandBalance(v url.Values, field string, m map[string]any) {
+	id, _ := m["balance_transaction"].(string)
+	if b, ok := s.btxns[id]; ok && expanded(v, field) {
+		m["balance_transaction"] = balanceJSON(b)
+	}
 }
 
 func (s *Server) listRefunds(v url.Values) (any, *apiError) {
 	items := make([]listed, 0, len(s.refunds))
 	for _, r := range s.refunds {
-		items = append(items, listed{r.ID, r.Created, r.order, func() map[string]any { return refundJSON(r) }})
+		items = append(items, listed{r.ID, r.Created, r.order, func() map[string]any {
+			m := refundJSON(r)
+			s.expandBalance(v, "balance_transaction", m)
+			return m
+		}})
 	}
 	return page("/v1/refunds", v, items)
 }
 
 func (s *Server) listBalanceTxns(v url.Values) (any, *apiError) {
+	exp := expanded(v, "source")
 	items := make([]listed, 0, len(s.btxns))
 	for _, b := range s.btxns {
-		items = append(items, listed{b.ID, b.Created, b.order, func() map[string]any { return balanceJSON(b) }})
+		items = append(items, listed{b.ID, b.Created, b.order, func() map[string]any {
+			m := balanceJSON(b)
+			if exp {
+				m["source"] = s.sourceJSON(b.Source)
+				if b.SourceCharge != "" {
+					m["source"] = map[string]any{"id": b.Source, "object": "refund", "charge": b.SourceCharge}
+				}
+			}
+			return m
+		}})
 	}
 	return page("/v1/balance_transactions", v, items)
+}
+
+// sourceJSON is a balance transaction's source, expanded.
+func (s *Server) sourceJSON(id string) any {
+	if c, ok := s.charges[id]; ok {
+		return s.chargeJSON(c, false)
+	}
+	if r, ok := s.refunds[id]; ok {
+		return refundJSON(r)
+	}
+	if d, ok := s.disputes[id]; ok {
+		return s.disputeJSON(d, false)
+	}
+	if id == "" {
+		return nil
+	}
+	return map[string]any{"id": id, "object": "payout"}
+}
+
+func (s *Server) listDisputes(v url.Values) (any, *apiError) {
+	exp := expanded(v, "charge")
+	items := make([]listed, 0, len(s.disputes))
+	for _, d := range s.disputes {
+		items = append(items, listed{d.ID, d.Created, d.order, func() map[string]any { return s.disputeJSON(d, exp) }})
+	}
+	return page("/v1/disputes", v, items)
+}
+
+func (s *Server) disputeJSON(d *Dispute, withCharge bool) map[string]any {
+	c := s.charges[d.Charge]
+	bts := make([]any, 0, len(d.BalanceTxns))
+	for _, id := range d.BalanceTxns {
+		bts = append(bts, balanceJSON(s.btxns[id]))
+	}
+	var charge any = d.Charge
+	if withCharge && c != nil {
+		charge = s.chargeJSON(c, false)
+	}
+	pi := ""
+	if c != nil {
+		pi = c.PaymentIntent
+	}
+	return map[string]any{"id": d.ID, "object": "dispute", "amount": d.Amount, "currency": d.Currency,
+		"created": d.Created.Unix(), "status": d.Status, "charge": charge, "payment_intent": nullable(pi),
+		"balance_transactions": bts, "metadata": map[string]any{}, "reason": "fraudulent", "livemode": false,
+		"is_charge_refundable": false}
 }
 
 func nullable(s string) any {
@@ -909,12 +1093,20 @@ func (s *Server) chargeJSON(c *Charge, withRefunds bool) map[string]any {
 func refundJSON(r *Refund) map[string]any {
 	return map[string]any{"id": r.ID, "object": "refund", "amount": r.Amount, "charge": r.Charge,
 		"created": r.Created.Unix(), "currency": r.Currency, "metadata": r.Metadata,
-		"payment_intent": nullable(r.PaymentIntent), "status": r.Status}
+		"payment_intent": nullable(r.PaymentIntent), "status": r.Status, "balance_transaction": nullable(r.BalanceTxn)}
 }
 
 func balanceJSON(b *BalanceTxn) map[string]any {
 	return map[string]any{"id": b.ID, "object": "balance_transaction", "amount": b.Amount, "fee": b.Fee,
 		"net": b.Amount - b.Fee, "currency": b.Currency, "created": b.Created.Unix(), "available_on": b.Created.Unix(),
 		"type": b.Type, "status": b.Status, "source": nullable(b.Source), "reporting_category": b.Category,
-		"fee_details": []any{}, "exchange_rate": nil, "description": nil}
+		"fee_details": []any{}, "exchange_rate": rateJSON(b.ExchangeRate), "description": nil}
+}
+
+// rateJSON is an exchange rate as Stripe writes it: a JSON number, or null.
+func rateJSON(r string) any {
+	if r == "" {
+		return nil
+	}
+	return json.Number(r)
 }

@@ -1,0 +1,6 @@
+package charge
+
+// SetAfterProviderCall installs a fault point that runs after each charge call
+// to a provider returns and before its outcome is recorded. Set it before any
+// worker starts.
+func SetAfterProviderCall(f func(intentKey string)) { afterProviderCall = f }

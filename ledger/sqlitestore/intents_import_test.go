@@ -1,0 +1,50 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// TestTxStatementsAreReused guards the memory of long transactions: a
+// statement is prepared once per transaction however often it runs, not once
+// per call (each held until the commit).
+func TestTxStatementsAreReused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.exec(ctx, `CREATE TABLE intents (key TEXT PRIMARY KEY, provider TEXT NOT NULL, amount TEXT NOT NULL,
+		currency TEXT NOT NULL, customer TEXT NOT NULL DEFAULT '', reference TEXT NOT NULL, metadata TEXT, state TEXT NOT NULL,
+		claim_token INTEGER NOT NULL DEFAULT 0, claim_owner TEXT NOT NULL DEFAULT '', lease_expires_at TEXT,
+		created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	amount, _ := money.Parse("10", "KES")
+	var prepared int
+	err = s.InTx(ctx, func(ltx ledger.Tx) error {
+		for i := range 500 {
+			n := ledger.NewIntent{IntentParams: ledger.IntentParams{Key: fmt.Sprintf("k%d", i), Provider: "mpesa", Amount: amount},
+				CreatedAt: time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)}
+			if _, _, err := ltx.CreateIntent(ctx, n); err != nil {
+				return err
+			}
+		}
+		prepared = len(ltx.(*tx).txStmts.m)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prepared > 3 {
+		t.Fatalf("500 creations in one transaction hold %d statements, want one per distinct query", prepared)
+	}
+}
