@@ -20,6 +20,7 @@ import (
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
+	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -211,7 +212,7 @@ var defaults = map[string]any{
 	"alerts.api_url":                             "https://slack.com/api/",
 	"alerts.bot_token":                           "",
 	"alerts.webhook_url":                         "",
-	"providers.mpesa.zone":                       "Africa/Nairobi",
+	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
 	"providers.mpesa.short_code":                 "",
