@@ -491,6 +491,8 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
 		}
 	}
+	// Sorted, so that the same mistakes read the same on every run.
+	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
 
@@ -506,8 +508,6 @@ func (c *Config) ValidateDelivery() error {
 		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
 			envName("events.signing_secret")))
 	}
-	// Sorted, so that the same mistakes read the same on every run.
-	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
 
