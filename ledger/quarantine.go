@@ -16,4 +16,6 @@ type QuarantineItem struct {
 	Reason string
 	Raw    []byte
 	At     time.Time
+	// Status is kept until someone dismisses or replays the item.
+	Status QuarantineStatus
 }

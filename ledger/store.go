@@ -141,6 +141,7 @@ type Executor interface {
 	AlertStore
 	EventStore
 	ScanStore
+	HistoryStore
 }
 
 // Tx is an Executor inside one database transaction.

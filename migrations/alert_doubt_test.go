@@ -12,7 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/ledger/engine"
 )
 
-// TestAlertDoubtCarriedOver: migration 4 moves "an earlier try may have
+// TestAlertDoubtCarriedOver: migration 5 moves "an earlier try may have
 // posted" from the text of error into may_have_posted: an ambiguous class
 // (server_error, timeout, network) or the note means true, anything else
 // false.
@@ -43,7 +43,7 @@ func TestAlertDoubtCarriedOver(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := p.UpTo(ctx, 3); err != nil {
+			if _, err := p.UpTo(ctx, 4); err != nil {
 				t.Fatal(err)
 			}
 			want := map[string]bool{
@@ -66,7 +66,7 @@ func TestAlertDoubtCarriedOver(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := p.UpTo(ctx, 4); err != nil {
+			if _, err := p.UpTo(ctx, 5); err != nil {
 				t.Fatal(err)
 			}
 			rows, err := db.QueryContext(ctx, `SELECT error, may_have_posted FROM alerts`)

@@ -262,7 +262,7 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 			// missing charge has turned up.
 			keep = []ledger.Kind{ledger.KindMissingAtProvider}
 		}
-		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, From: run.From, To: run.To,
+		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{RunID: run.ID, Provider: run.Provider, From: run.From, To: run.To,
 			SeenSince: run.StartedAt, Keep: keep, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})
 		if err != nil {
 			return err

@@ -40,6 +40,7 @@ type Config struct {
 	Events      EventsConfig    `mapstructure:"events"`
 	Reconcile   ReconcileConfig `mapstructure:"reconcile"`
 	Alerts      AlertsConfig    `mapstructure:"alerts"`
+	Console     ConsoleConfig   `mapstructure:"console"`
 	Providers   ProvidersConfig `mapstructure:"providers"`
 	// Statements are generic CSV statement layouts, each a provider of its own.
 	Statements []csvfile.Mapping `mapstructure:"statements"`
@@ -212,6 +213,12 @@ var defaults = map[string]any{
 	"alerts.api_url":                             "https://slack.com/api/",
 	"alerts.bot_token":                           "",
 	"alerts.webhook_url":                         "",
+	"console.mode":                               "off",
+	"console.local_user":                         "",
+	"console.user_header":                        "X-Forwarded-Email",
+	"console.trusted_proxies":                    []string{},
+	"console.operators":                          []string{},
+	"console.viewers":                            []string{},
 	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
@@ -471,6 +478,7 @@ func (c *Config) Validate() error {
 		// Secrets are checked by the commands that deliver (serve).
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.Console.validate()...)
 	setups, err := buildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
 	if err != nil {
 		errs = append(errs, err)

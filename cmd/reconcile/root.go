@@ -81,6 +81,7 @@ or a config file (see config.example.yaml).`,
 		newDemoCmd(a),
 		newQuarantineCmd(a),
 		newVersionCmd(a),
+		newRunsCmd(a),
 	)
 	setVersion(root)
 	for _, c := range root.Commands() {

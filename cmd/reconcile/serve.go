@@ -180,8 +180,12 @@ func (s *server) routes() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.consoleRoutes(); err != nil {
+		return nil, err
+	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
+		s.findingsAPI().routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}

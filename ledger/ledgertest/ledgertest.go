@@ -22,6 +22,8 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Findings", func(t *testing.T) { t.Parallel(); exerciseFindings(t, newStore) })
 	t.Run("FindingsBatch", func(t *testing.T) { t.Parallel(); exerciseFindingsBatch(t, newStore) })
 	t.Run("Quarantine", func(t *testing.T) { t.Parallel(); exerciseQuarantine(t, newStore) })
+	t.Run("History", func(t *testing.T) { t.Parallel(); exerciseHistory(t, newStore) })
+	t.Run("QuarantineHistory", func(t *testing.T) { t.Parallel(); exerciseQuarantineHistory(t, newStore) })
 	t.Run("Callbacks", func(t *testing.T) { t.Parallel(); exerciseCallbacks(t, newStore) })
 	t.Run("Alerts", func(t *testing.T) { t.Parallel(); exerciseAlerts(t, newStore) })
 	t.Run("Events", func(t *testing.T) { t.Parallel(); exerciseEvents(t, newStore) })
