@@ -17,9 +17,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
+	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -81,6 +83,9 @@ type ReconcileConfig struct {
 	// Fuzzy links evidence without a reference by amount, currency and
 	// customer when exactly one candidate fits; off by default.
 	Fuzzy bool `mapstructure:"fuzzy"`
+	// StatementGrace keeps intents younger than this from being called
+	// missing by the generic CSV statement providers (statements); default 2h.
+	StatementGrace time.Duration `mapstructure:"statement_grace"`
 }
 
 // HTTPConfig is the server of `reconcile serve`.
@@ -203,13 +208,13 @@ var defaults = map[string]any{
 	"workers.events":                             4,
 	"workers.alerts":                             1,
 	"workers.runs":                               2,
-	"queue.job_timeout":                          "90s",
-	"queue.rescue_after":                         "5m",
+	"queue.job_timeout":                          queue.DefaultJobTimeout.String(),
+	"queue.rescue_after":                         queue.DefaultRescueAfter.String(),
 	"queue.shutdown_grace":                       "30s",
 	"queue.retry_base":                           "2s",
 	"queue.retry_max":                            "10m",
 	"charges.lease":                              "2m",
-	"charges.max_attempts":                       12,
+	"charges.max_attempts":                       charge.DefaultMaxAttempts,
 	"charges.pending_poll":                       "30s",
 	"charges.pending_give_up":                    "10m",
 	"events.endpoints":                           []string{},
@@ -217,6 +222,7 @@ var defaults = map[string]any{
 	"reconcile.tolerance":                        "2h",
 	"reconcile.lease":                            "15m",
 	"reconcile.fuzzy":                            false,
+	"reconcile.statement_grace":                  "2h",
 	"alerts.mode":                                "off",
 	"alerts.channel":                             "",
 	"alerts.severity_channels":                   map[string]string{},
@@ -237,7 +243,7 @@ var defaults = map[string]any{
 	"console.trusted_proxies":                    []string{},
 	"console.operators":                          []string{},
 	"console.viewers":                            []string{},
-	"providers.mpesa.zone":                       "Africa/Nairobi",
+	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
 	"providers.mpesa.short_code":                 "",
@@ -473,7 +479,7 @@ func (c *Config) Validate() error {
 		bad("workers.runs", "must be at least 1 when schedules are set")
 	}
 	for key, d := range map[string]time.Duration{"providers.mpesa.settlement_grace": c.Providers.Mpesa.SettlementGrace,
-		"providers.stripe.settlement_grace": c.Providers.Stripe.SettlementGrace} {
+		"providers.stripe.settlement_grace": c.Providers.Stripe.SettlementGrace, "reconcile.statement_grace": c.Reconcile.StatementGrace} {
 		if d < 0 {
 			bad(key, "must not be negative")
 		}
@@ -524,6 +530,8 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
 		}
 	}
+	// Sorted, so that the same mistakes read the same on every run.
+	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
 

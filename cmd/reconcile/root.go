@@ -16,6 +16,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/engine"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -54,7 +55,15 @@ or a config file (see config.example.yaml).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return a.load(cmd)
+			if err := a.load(cmd); err != nil {
+				return err
+			}
+			// cobra checks again after this and finds them set; checking
+			// here makes a missing one a usage error.
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return &usageError{err}
+			}
+			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
@@ -169,7 +178,12 @@ func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
 		return nil, err
 	}
 	if !forMigrate {
-		if s.Engine() == ledger.EngineSQLite {
+		drv, err := engine.Of(s)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if drv.MigrateOnOpen() {
 			if _, err := database.Migrate(ctx, s); err != nil {
 				s.Close()
 				return nil, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/engine"
 	"github.com/reconcilehq/reconcile/ledger/pgstore"
 	"github.com/reconcilehq/reconcile/ledger/sqlitestore"
 )
@@ -24,43 +25,41 @@ type Options struct {
 	SearchPath string
 }
 
+// engines are the engines a database URL can name.
+var engines = []engine.Opener{pgstore.Opener, sqlitestore.Opener}
+
 // Engine returns the engine a URL names, or an error naming the accepted forms.
 func Engine(rawURL string) (ledger.Engine, error) {
-	switch {
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return ledger.EnginePostgres, nil
-	case strings.HasPrefix(rawURL, "sqlite:"):
-		return ledger.EngineSQLite, nil
+	o, err := opener(rawURL)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("database url %q: want postgres://... or sqlite:PATH", Redact(rawURL))
+	return o.Engine, nil
+}
+
+func opener(rawURL string) (engine.Opener, error) {
+	for _, o := range engines {
+		if o.Accepts(rawURL) {
+			return o, nil
+		}
+	}
+	return engine.Opener{}, fmt.Errorf("database url %q: want postgres://... or sqlite:PATH", Redact(rawURL))
 }
 
 // SQLitePath returns the file path of a sqlite: URL (sqlite:PATH or sqlite://PATH).
-func SQLitePath(rawURL string) string {
-	p := strings.TrimPrefix(rawURL, "sqlite:")
-	return strings.TrimPrefix(p, "//")
-}
+func SQLitePath(rawURL string) string { return sqlitestore.PathOf(rawURL) }
 
 // Open opens the ledger store named by rawURL.
 func Open(ctx context.Context, rawURL string, opts Options) (ledger.Store, error) {
-	engine, err := Engine(rawURL)
+	o, err := opener(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	switch engine {
-	case ledger.EnginePostgres:
-		s, err := pgstore.Open(ctx, rawURL, pgstore.Config{MaxConns: opts.MaxConns, SearchPath: opts.SearchPath})
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", Redact(rawURL), err)
-		}
-		return s, nil
-	default:
-		s, err := sqlitestore.Open(ctx, SQLitePath(rawURL))
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", Redact(rawURL), err)
-		}
-		return s, nil
+	s, err := o.Open(ctx, rawURL, engine.OpenOptions{MaxConns: opts.MaxConns, SearchPath: opts.SearchPath})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", Redact(rawURL), err)
 	}
+	return s, nil
 }
 
 // Forms of a password in a connection string.
