@@ -266,6 +266,9 @@ type Matcher struct {
 	// overflow marks charges whose refunds do not sum within range.
 	skipped  []unreadable
 	overflow map[int32]bool
+
+	// norm is scratch space for the normal form of a reference (normal.go).
+	norm []byte
 }
 
 // linkBatch is how many transactions are linked together.
@@ -430,8 +433,15 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 		}
 		r.due = base.UnixNano() + m.grace
 	}
+	var ref string
+	if m.opt.ExactReferences {
+		ref = strings.ToUpper(in.ref)
+	} else {
+		m.norm = appendNormal(m.norm[:0], in.ref)
+		ref = view(m.norm)
+	}
 	var err error
-	if r.strs, err = m.ar.addBlock(in.key, strings.ToUpper(in.ref), in.cust); err != nil {
+	if r.strs, err = m.ar.addBlock(in.key, ref, in.cust); err != nil {
 		return noIdx, err
 	}
 	idx := int32(m.intents.len())
@@ -672,14 +682,22 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	if reference == "" {
 		return noIdx, Unlinked
 	}
-	ref := strings.ToUpper(strings.TrimSpace(reference))
+	var ref string
+	if m.opt.ExactReferences {
+		ref = strings.ToUpper(strings.TrimSpace(reference))
+	} else {
+		m.norm = appendNormal(m.norm[:0], reference)
+		ref = view(m.norm)
+	}
 	best := noIdx
-	m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
-		if string(m.ref(m.intents.ptr(j))) == ref {
-			best = m.better(best, j, minor, cur, at)
-		}
-		return true
-	})
+	if ref != "" {
+		m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
+			if string(m.ref(m.intents.ptr(j))) == ref {
+				best = m.better(best, j, minor, cur, at)
+			}
+			return true
+		})
+	}
 	if best != noIdx {
 		return best, ByReference
 	}

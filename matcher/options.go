@@ -33,6 +33,10 @@ type Options struct {
 	// window whose charges are older than the window (and so were not in
 	// the first).
 	OnlyDisputes bool
+	// ExactReferences compares echoed references as given (trimmed,
+	// upper-cased) instead of in their normal form (NormalReference:
+	// letters and digits only, upper-cased), which is the default.
+	ExactReferences bool
 	// KeepLinks makes Result list every link, for tests and debugging; it
 	// costs memory proportional to the input.
 	KeepLinks bool

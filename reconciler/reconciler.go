@@ -69,6 +69,9 @@ type Config struct {
 	Grace map[string]time.Duration
 	// Fuzzy enables the fuzzy link (amount + currency + customer).
 	Fuzzy bool
+	// ExactReferences names the providers whose echoed references are
+	// linked as given (upper-cased) rather than by their normal form.
+	ExactReferences []string
 	// Pullers fetch provider evidence before matching, by provider name.
 	Pullers map[string]providers.Puller
 	// Settler settles unknown intents; default TransitionSettler.

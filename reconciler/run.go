@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -101,7 +102,8 @@ func (r *Reconciler) finished(ctx context.Context, p Params, out *Outcome, start
 
 func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	opt := matcher.Options{Provider: p.Provider, From: p.From, To: p.To, Now: out.Run.StartedAt,
-		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy}
+		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy,
+		ExactReferences: slices.Contains(r.cfg.ExactReferences, p.Provider)}
 	lo, hi := opt.Span()
 	if puller := r.cfg.Pullers[p.Provider]; puller != nil && !p.NoPull && !p.DryRun {
 		if err := r.pull(ctx, p, puller, lo, minTime(hi, out.Run.StartedAt)); err != nil {

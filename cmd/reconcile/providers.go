@@ -26,6 +26,10 @@ type MpesaConfig struct {
 	Zone string `mapstructure:"zone"`
 	// SettlementGrace keeps younger intents from being called missing; default 30m.
 	SettlementGrace time.Duration `mapstructure:"settlement_grace"`
+	// ReferenceNormalise links echoed references (the account number a
+	// payer types) by their normal form: case, spaces, dashes, dots and
+	// other separators ignored; default true.
+	ReferenceNormalise bool `mapstructure:"reference_normalise"`
 	// BaseURL is the Daraja API; default https://api.safaricom.co.ke
 	// (sandbox: https://sandbox.safaricom.co.ke).
 	BaseURL string `mapstructure:"base_url"`
@@ -89,6 +93,9 @@ type StripeConfig struct {
 	Zone string `mapstructure:"zone"`
 	// SettlementGrace keeps younger intents from being called missing; default 2h.
 	SettlementGrace time.Duration `mapstructure:"settlement_grace"`
+	// ReferenceNormalise links echoed references by their normal form;
+	// default true.
+	ReferenceNormalise bool `mapstructure:"reference_normalise"`
 	// APIKey is a secret: RECONCILE_PROVIDERS_STRIPE_API_KEY.
 	APIKey string `mapstructure:"api_key"`
 	// BaseURL overrides https://api.stripe.com (stripe-mock, a fake).
@@ -122,8 +129,11 @@ type providerSetup struct {
 	// Zone is where the provider's local times and date-only windows live.
 	Zone *time.Location
 	// Grace keeps intents younger than this from being called missing.
-	Grace  time.Duration
-	Puller providers.Puller
+	Grace time.Duration
+	// ExactReferences links echoed references as given (upper-cased)
+	// rather than by their normal form.
+	ExactReferences bool
+	Puller          providers.Puller
 	// PullSetting names what to configure so that a provider whose evidence
 	// is pulled (Stripe) can be pulled; empty when Puller is set or when the
 	// provider's evidence arrives by itself (callbacks, statements).
@@ -168,7 +178,7 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 	if err != nil {
 		return nil, fmt.Errorf("config providers.mpesa.zone: %w", err)
 	}
-	mp := providerSetup{Zone: mz, Grace: m.SettlementGrace, Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{}}
+	mp := providerSetup{Zone: mz, Grace: m.SettlementGrace, ExactReferences: !m.ReferenceNormalise, Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{}}
 	mcfg := mpesa.Config{BaseURL: m.BaseURL, ShortCode: m.ShortCode, PartyB: m.PartyB, ConsumerKey: m.ConsumerKey,
 		ConsumerSecret: m.ConsumerSecret, PassKey: m.PassKey, TransactionType: m.TransactionType, HTTPTimeout: m.HTTPTimeout, Clock: clock}
 	hcfg := mpesaHandlerConfig(m, nil, clock)
@@ -204,7 +214,7 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 	if err != nil {
 		return nil, fmt.Errorf("config providers.stripe.report_timezone: %w", err)
 	}
-	sp := providerSetup{Zone: sz, Grace: s.SettlementGrace,
+	sp := providerSetup{Zone: sz, Grace: s.SettlementGrace, ExactReferences: !s.ReferenceNormalise,
 		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
 		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey}}
 	if s.APIKey != "" {

@@ -182,6 +182,9 @@ func (a *app) newReconciler(store ledger.Store, q *queue.Queue, svc *charge.Serv
 		Fuzzy: a.cfg.Reconcile.Fuzzy, Grace: map[string]time.Duration{}, Pullers: map[string]providers.Puller{}, Settler: svc}
 	for name, p := range a.providerSetups() {
 		cfg.Grace[name] = p.Grace
+		if p.ExactReferences {
+			cfg.ExactReferences = append(cfg.ExactReferences, name)
+		}
 		if p.Puller != nil {
 			cfg.Pullers[name] = p.Puller
 		}
