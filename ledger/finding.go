@@ -107,7 +107,29 @@ type Finding struct {
 	AcknowledgedBy string
 	// Resolver is who resolved it: a person, or "run N".
 	Resolver string
+	// Suggestion is the likely other half of an unknown_charge or a
+	// missing_at_provider finding; zero when none. It is never applied by
+	// itself.
+	Suggestion Suggestion
 }
+
+// Suggestion pairs an unlinked provider charge (an unknown_charge) with an
+// intent the provider shows no charge for (a missing_at_provider) that is
+// probably the same payment: the same amount and currency, and a reference
+// one typo or one look-alike character away, or the same customer. Both
+// findings carry it, each naming the other.
+type Suggestion struct {
+	// FindingID is the other finding's id.
+	FindingID string `json:"finding_id"`
+	// IntentKey and TxnID are the pair to match.
+	IntentKey string `json:"intent_key"`
+	TxnID     string `json:"txn_id"`
+	// Reason says why, for people.
+	Reason string `json:"reason"`
+}
+
+// IsZero reports whether s suggests nothing.
+func (s Suggestion) IsZero() bool { return s.FindingID == "" }
 
 // Who resolved a finding.
 const (

@@ -18,11 +18,16 @@ type evaluator struct {
 	res            *Result
 	succ, pend     []int32
 	failed, revers []int32
+	// idx is the intent being judged; left collects the findings that may
+	// carry a suggestion (suggest.go).
+	idx  int32
+	left leftovers
 }
 
 func (e *evaluator) intent(i int32) {
 	m := e.m
 	in := m.intents.at(i)
+	e.idx = i
 	e.succ, e.pend, e.failed, e.revers = e.succ[:0], e.pend[:0], e.failed[:0], e.revers[:0]
 	charges := 0
 	for j := in.head; j != noIdx; {
@@ -221,6 +226,9 @@ func (e *evaluator) missing(in intentRec) {
 		p = e.first(e.pend)
 	}
 	e.add(ledger.KindMissingAtProvider, ledger.SeverityMedium, in, e.pend, expected, m.amountOf(0, in.cur), expected, p, detail)
+	if len(e.pend) == 0 {
+		e.left.intents = append(e.left.intents, leftover{finding: len(e.res.Findings) - 1, rec: e.idx})
+	}
 }
 
 func (e *evaluator) stuck(in intentRec) {
@@ -281,6 +289,8 @@ func (e *evaluator) unknownCharges() {
 			Counterparty: string(m.cp(&t)), Detail: detail, OccurredAt: m.time(t.at),
 			Status: ledger.FindingOpen,
 		})
+		e.left.txns = append(e.left.txns, leftover{finding: len(e.res.Findings) - 1, rec: int32(i),
+			minor: m.net(int32(i), e.refunded)})
 	}
 }
 

@@ -82,6 +82,7 @@ func (m *Matcher) Result() (*Result, error) {
 	}
 	if !m.opt.OnlyDisputes {
 		ev.unknownCharges()
+		m.suggest(res.Findings, ev.left)
 	}
 	m.unreadableFindings(res)
 
