@@ -3,6 +3,8 @@ package ledger
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -249,4 +251,25 @@ func SortedIDs(ids []string) []string {
 		out = []string{}
 	}
 	return out
+}
+
+// EncodeSuggestion is the stored form of s: JSON, "" when s is zero.
+func EncodeSuggestion(s Suggestion) string {
+	if s.IsZero() {
+		return ""
+	}
+	b, _ := json.Marshal(s) // strings only: cannot fail
+	return string(b)
+}
+
+// DecodeSuggestion reads the stored form of a suggestion.
+func DecodeSuggestion(s string) (Suggestion, error) {
+	var out Suggestion
+	if s == "" {
+		return out, nil
+	}
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return Suggestion{}, fmt.Errorf("decode suggestion: %w", err)
+	}
+	return out, nil
 }

@@ -17,7 +17,17 @@ var csvHeader = []string{"id", "kind", "severity", "provider", "intent_key", "pr
 // runCSVHeader adds to csvHeader what a run report carries per row: the
 // run, the finding's stored status and what this run changed about it (new,
 // reopened, escalated, resolved or empty).
-var runCSVHeader = append(csvHeader[:len(csvHeader):len(csvHeader)], "status", "first_seen", "last_seen", "run_id", "change")
+var runCSVHeader = append(csvHeader[:len(csvHeader):len(csvHeader)], "status", "first_seen", "last_seen", "run_id", "change",
+	"suggested_finding", "suggested_intent_key", "suggested_txn_id", "suggestion_reason")
+
+// suggestionHeader names the columns of a finding's suggestion, last in
+// every findings CSV (empty when none).
+var suggestionHeader = []string{"suggested_finding", "suggested_intent_key", "suggested_txn_id", "suggestion_reason"}
+
+func suggestionRow(f ledger.Finding) []string {
+	s := f.Suggestion
+	return []string{Cell(s.FindingID), Cell(s.IntentKey), Cell(s.TxnID), Cell(s.Reason)}
+}
 
 // runCSV writes the findings a run saw, then those it resolved (change
 // "resolved"), one row each.
@@ -32,6 +42,7 @@ func runCSV(w io.Writer, r Run) error {
 	}
 	write := func(f ledger.Finding, change string) error {
 		row := append(findingRow(f), string(f.Status), utc(f.FirstSeenAt), utc(f.LastSeenAt), runID, change)
+		row = append(row, suggestionRow(f)...)
 		return cw.Write(row)
 	}
 	for _, f := range ordered(r.Findings) {
@@ -68,6 +79,7 @@ func findingsCSV(w io.Writer, fs []ledger.Finding, listed bool) error {
 	if listed {
 		header = append(header[:len(header):len(header)], "status", "first_seen", "last_seen", "note")
 	}
+	header = append(header[:len(header):len(header)], suggestionHeader...)
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -76,6 +88,7 @@ func findingsCSV(w io.Writer, fs []ledger.Finding, listed bool) error {
 		if listed {
 			row = append(row, Cell(string(f.Status)), utc(f.FirstSeenAt), utc(f.LastSeenAt), Cell(f.Note))
 		}
+		row = append(row, suggestionRow(f)...)
 		if err := cw.Write(row); err != nil {
 			return err
 		}

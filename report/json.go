@@ -33,6 +33,9 @@ type jsonFinding struct {
 	Expected       jsonAmount `json:"expected"`
 	Actual         jsonAmount `json:"actual"`
 	Detail         string     `json:"detail"`
+	// Suggestion is the likely other half of an unknown_charge or a
+	// missing_at_provider; absent when none.
+	Suggestion *ledger.Suggestion `json:"suggestion,omitempty"`
 }
 
 // jsonListed is a finding in a findings list: the run's fields plus its
@@ -56,7 +59,14 @@ func findingJSON(f ledger.Finding) jsonFinding {
 	slices.Sort(ids)
 	return jsonFinding{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), IntentKey: f.IntentKey,
 		Provider: f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected), Actual: amountJSON(f.Actual),
-		Detail: f.Detail}
+		Detail: f.Detail, Suggestion: suggestionJSON(f.Suggestion)}
+}
+
+func suggestionJSON(s ledger.Suggestion) *ledger.Suggestion {
+	if s.IsZero() {
+		return nil
+	}
+	return &s
 }
 
 type jsonSummary struct {

@@ -135,6 +135,9 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 	b.WriteString("\n")
 	for _, f := range fs {
 		fmt.Fprintf(&b, "%s  %s\n", f.ID, cell(f.Detail))
+		if s := f.Suggestion; !s.IsZero() {
+			fmt.Fprintf(&b, "%s  %s\n", strings.Repeat(" ", len(f.ID)), cell(SuggestionText(s)))
+		}
 		if listed && f.Note != "" {
 			fmt.Fprintf(&b, "%s  note: %s\n", strings.Repeat(" ", len(f.ID)), cell(f.Note))
 		}

@@ -17,7 +17,7 @@ import (
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
 	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
-	acknowledged_by, resolver`
+	acknowledged_by, resolver, suggestion`
 
 func scanFinding(row pgx.Row) (ledger.Finding, error) {
 	var (
@@ -26,14 +26,19 @@ func scanFinding(row pgx.Row) (ledger.Finding, error) {
 		exp, act, risk          decimal.NullDecimal
 		expCur, actCur, riskCur string
 		acked, resolved         *time.Time
+		sugg                    string
 	)
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &f.OccurredAt, &f.Status, &f.FirstSeenAt, &f.LastSeenAt,
-		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver); err != nil {
+		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver, &sugg); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal(ids, &f.ProviderTxnIDs); err != nil {
 		return ledger.Finding{}, fmt.Errorf("decode provider txn ids: %w", err)
+	}
+	var err error
+	if f.Suggestion, err = ledger.DecodeSuggestion(sugg); err != nil {
+		return ledger.Finding{}, err
 	}
 	f.Expected, f.Actual, f.AtRisk = amountOf(exp, expCur), amountOf(act, actCur), amountOf(risk, riskCur)
 	f.OccurredAt, f.FirstSeenAt, f.LastSeenAt = f.OccurredAt.UTC(), f.FirstSeenAt.UTC(), f.LastSeenAt.UTC()
@@ -67,15 +72,15 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 				WITH ins AS (
 					INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 						expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-						detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17)
+						detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, suggestion)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17, $18)
 					ON CONFLICT (id) DO NOTHING
 					RETURNING `+findingCols+`),
 				h AS (`+insertHistorySQL+`SELECT 'finding', id, 'opened', 'run', 'run', $17, '', $16 FROM ins)
 				SELECT `+findingCols+` FROM ins`,
 				f.ID, f.Kind, f.Severity, f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
 				nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
-				f.Detail, utc(f.OccurredAt), now, runID))
+				f.Detail, utc(f.OccurredAt), now, runID, ledger.EncodeSuggestion(f.Suggestion)))
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue // inserted concurrently: lock it and update
 			}
@@ -94,14 +99,14 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 				UPDATE findings
 				SET severity = $2, provider_txn_ids = $3, expected_amount = $4, expected_currency = $5,
 				    actual_amount = $6, actual_currency = $7, at_risk_amount = $8, at_risk_currency = $9,
-				    counterparty = $10, detail = $11, last_seen_at = $12, last_run_id = $13,`+reopenSet("$14")+`
+				    counterparty = $10, detail = $11, last_seen_at = $12, last_run_id = $13, suggestion = $17,`+reopenSet("$14")+`
 				WHERE id = $1
 				RETURNING `+findingCols+`),
 			h AS (`+insertHistorySQL+`SELECT 'finding', upd.id, x.action, 'run', 'run', $13, x.note, $12
 				FROM upd CROSS JOIN unnest($15::text[], $16::text[]) AS x(action, note))
 			SELECT `+findingCols+` FROM upd`,
 			f.ID, f.Severity, ids, nullAmount(f.Expected), f.Expected.Currency, nullAmount(f.Actual), f.Actual.Currency,
-			nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty, f.Detail, now, runID, ch.Reopened, evs.action, evs.note))
+			nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty, f.Detail, now, runID, ch.Reopened, evs.action, evs.note, ledger.EncodeSuggestion(f.Suggestion)))
 		if err != nil {
 			return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
 		}

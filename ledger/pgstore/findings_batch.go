@@ -64,6 +64,7 @@ func hasDuplicateIDs(fs []ledger.Finding) bool {
 type findingArrays struct {
 	id, kind, severity, provider, intentKey, txnIDs []string
 	expCur, actCur, riskCur, counterparty, detail   []string
+	suggestion                                      []string
 	exp, act, risk                                  []decimal.NullDecimal
 	occurred                                        []time.Time
 	reopen                                          []bool
@@ -81,6 +82,7 @@ func (a *findingArrays) add(f ledger.Finding, reopen bool) error {
 	a.risk, a.riskCur = append(a.risk, nullAmount(f.AtRisk)), append(a.riskCur, f.AtRisk.Currency)
 	a.counterparty, a.detail = append(a.counterparty, f.Counterparty), append(a.detail, f.Detail)
 	a.occurred, a.reopen = append(a.occurred, utc(f.OccurredAt)), append(a.reopen, reopen)
+	a.suggestion = append(a.suggestion, ledger.EncodeSuggestion(f.Suggestion))
 	return nil
 }
 
@@ -89,12 +91,12 @@ var insertFindingsSQL = `
 	WITH ins AS (
 		INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 			expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-			detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id)
+			detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, suggestion)
 		SELECT u.id, u.kind, u.severity, u.provider, u.intent_key, u.ids::jsonb, u.exp, u.exp_cur, u.act, u.act_cur,
-			u.risk, u.risk_cur, u.cp, u.detail, u.occurred, 'open', $16, $16, $17, $17
+			u.risk, u.risk_cur, u.cp, u.detail, u.occurred, 'open', $16, $16, $17, $17, u.sugg
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::text[],
-			$9::numeric[], $10::text[], $11::numeric[], $12::text[], $13::text[], $14::text[], $15::timestamptz[])
-			AS u(id, kind, severity, provider, intent_key, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, occurred)
+			$9::numeric[], $10::text[], $11::numeric[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $18::text[])
+			AS u(id, kind, severity, provider, intent_key, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, occurred, sugg)
 		ON CONFLICT (id) DO NOTHING
 		RETURNING ` + findingCols + `),
 	h AS (` + insertHistorySQL + `SELECT 'finding', id, 'opened', 'run', 'run', $17, '', $16 FROM ins)
@@ -107,10 +109,10 @@ var updateFindingsSQL = `
 		UPDATE findings f
 		SET severity = u.severity, provider_txn_ids = u.ids::jsonb, expected_amount = u.exp, expected_currency = u.exp_cur,
 		    actual_amount = u.act, actual_currency = u.act_cur, at_risk_amount = u.risk, at_risk_currency = u.risk_cur,
-		    counterparty = u.cp, detail = u.detail, last_seen_at = $13, last_run_id = $14,` + reopenSet("u.reopen") + `
+		    counterparty = u.cp, detail = u.detail, last_seen_at = $13, last_run_id = $14, suggestion = u.sugg,` + reopenSet("u.reopen") + `
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[], $6::numeric[], $7::text[],
-			$8::numeric[], $9::text[], $10::text[], $11::text[], $12::bool[])
-			AS u(id, severity, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, reopen)
+			$8::numeric[], $9::text[], $10::text[], $11::text[], $12::bool[], $18::text[])
+			AS u(id, severity, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, reopen, sugg)
 		WHERE f.id = u.id
 		RETURNING ` + prefixed("f.", findingCols) + `),
 	h AS (` + insertHistorySQL + `SELECT 'finding', x.id, x.action, 'run', 'run', $14, x.note, $13
@@ -156,7 +158,7 @@ func (e executor) upsertFindings(ctx context.Context, fs []ledger.Finding, runID
 	if len(ins.id) > 0 {
 		err := e.collectFindings(ctx, stored, insertFindingsSQL, ins.id, ins.kind, ins.severity, ins.provider,
 			ins.intentKey, ins.txnIDs, ins.exp, ins.expCur, ins.act, ins.actCur, ins.risk, ins.riskCur, ins.counterparty,
-			ins.detail, ins.occurred, now, runID)
+			ins.detail, ins.occurred, now, runID, ins.suggestion)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +166,7 @@ func (e executor) upsertFindings(ctx context.Context, fs []ledger.Finding, runID
 	if len(upd.id) > 0 {
 		err := e.collectFindings(ctx, stored, updateFindingsSQL, upd.id, upd.severity, upd.txnIDs,
 			upd.exp, upd.expCur, upd.act, upd.actCur, upd.risk, upd.riskCur, upd.counterparty, upd.detail, upd.reopen, now, runID,
-			evs.id, evs.action, evs.note)
+			evs.id, evs.action, evs.note, upd.suggestion)
 		if err != nil {
 			return nil, err
 		}

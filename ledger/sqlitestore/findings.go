@@ -17,7 +17,7 @@ import (
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
 	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
-	acknowledged_by, resolver`
+	acknowledged_by, resolver, suggestion`
 
 func scanFinding(row scanner) (ledger.Finding, error) {
 	var (
@@ -27,16 +27,20 @@ func scanFinding(row scanner) (ledger.Finding, error) {
 		expCur, actCur, riskCur string
 		occurred, first, last   string
 		acked, resolved         sql.NullString
+		sugg                    string
 	)
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &occurred, &f.Status, &first, &last,
-		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver); err != nil {
+		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver, &sugg); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal([]byte(ids), &f.ProviderTxnIDs); err != nil {
 		return ledger.Finding{}, fmt.Errorf("decode provider txn ids: %w", err)
 	}
 	var err error
+	if f.Suggestion, err = ledger.DecodeSuggestion(sugg); err != nil {
+		return ledger.Finding{}, err
+	}
 	if f.Expected, err = amountOf(exp, expCur); err != nil {
 		return ledger.Finding{}, err
 	}
@@ -108,12 +112,12 @@ func (e executor) upsertFinding(ctx context.Context, f ledger.Finding, runID int
 		cur, err := scanFinding(e.queryRow(ctx, `
 			INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 				expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-				detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'open', ?16, ?16, ?17, ?17)
+				detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, suggestion)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'open', ?16, ?16, ?17, ?17, ?18)
 			RETURNING `+findingCols,
 			f.ID, string(f.Kind), string(f.Severity), f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
 			nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
-			f.Detail, ts(f.OccurredAt), ts(now), runID))
+			f.Detail, ts(f.OccurredAt), ts(now), runID, ledger.EncodeSuggestion(f.Suggestion)))
 		if err != nil {
 			return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
 		}
@@ -127,7 +131,7 @@ func (e executor) upsertFinding(ctx context.Context, f ledger.Finding, runID int
 		UPDATE findings
 		SET severity = ?2, provider_txn_ids = ?3, expected_amount = ?4, expected_currency = ?5,
 		    actual_amount = ?6, actual_currency = ?7, at_risk_amount = ?8, at_risk_currency = ?9,
-		    counterparty = ?10, detail = ?11, last_seen_at = ?12, last_run_id = ?13,
+		    counterparty = ?10, detail = ?11, last_seen_at = ?12, last_run_id = ?13, suggestion = ?15,
 		    status = CASE WHEN ?14 THEN 'open' ELSE status END,
 		    resolved_at = CASE WHEN ?14 THEN NULL ELSE resolved_at END,
 		    resolved_by = CASE WHEN ?14 THEN '' ELSE resolved_by END,
@@ -136,7 +140,8 @@ func (e executor) upsertFinding(ctx context.Context, f ledger.Finding, runID int
 		WHERE id = ?1
 		RETURNING `+findingCols,
 		f.ID, string(f.Severity), ids, nullAmount(f.Expected), f.Expected.Currency, nullAmount(f.Actual), f.Actual.Currency,
-		nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty, f.Detail, ts(now), runID, reopen))
+		nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty, f.Detail, ts(now), runID, reopen,
+		ledger.EncodeSuggestion(f.Suggestion)))
 	if err != nil {
 		return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
 	}
