@@ -323,10 +323,15 @@ func (e *evaluator) addIDs(kind ledger.Kind, sev ledger.Severity, in intentRec, 
 		cp = ledger.MaskCustomer(string(m.cust(&in)))
 	}
 	for _, j := range txns {
-		if m.txns.at(j).method == Fuzzy {
+		switch m.txns.at(j).method {
+		case Fuzzy:
 			detail += " (linked by amount, currency and customer: fuzzy)"
-			break
+		case Manual:
+			detail += " (linked by hand)"
+		default:
+			continue
 		}
+		break
 	}
 	e.res.Findings = append(e.res.Findings, ledger.Finding{
 		ID: ledger.FindingID(kind, key, ids), Kind: kind, Severity: sev, Provider: m.opt.Provider, IntentKey: key,

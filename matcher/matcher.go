@@ -136,6 +136,9 @@ const (
 	ByCharge
 	// Fuzzy: amount, currency and customer agree, with one candidate.
 	Fuzzy
+	// Manual: a person linked the transaction to the intent
+	// (AddManualLink). Tried first, before the provider reference.
+	Manual
 )
 
 func (m Method) String() string {
@@ -148,6 +151,8 @@ func (m Method) String() string {
 		return "charge"
 	case Fuzzy:
 		return "fuzzy"
+	case Manual:
+		return "manual"
 	}
 	return "unlinked"
 }
@@ -269,6 +274,9 @@ type Matcher struct {
 
 	// norm is scratch space for the normal form of a reference (normal.go).
 	norm []byte
+	// manual maps the id of a transaction a person linked by hand to its
+	// intent; nil when there are none.
+	manual map[string]int32
 }
 
 // linkBatch is how many transactions are linked together.
@@ -462,6 +470,28 @@ func (m *Matcher) addPref(p string, idx int32) error {
 	}
 	m.prefs.push(prefRec{ref: s, intent: idx})
 	return nil
+}
+
+// AddManualLink records that a person linked the transaction txnID to the
+// intent keyed intentKey: the transaction links to it first, before any
+// other rule. It reports whether that intent has been added; a link to an
+// intent not added is left out (add the intent, then the link again). Links
+// must all be added before the first transaction.
+func (m *Matcher) AddManualLink(txnID, intentKey string) (bool, error) {
+	if m.indexed {
+		return false, ErrOrder
+	}
+	m.flushRefs()
+	m.indexKeys()
+	j := m.lookupKey(intentKey, maphash.String(m.seed, intentKey))
+	if j == noIdx {
+		return false, nil
+	}
+	if m.manual == nil {
+		m.manual = map[string]int32{}
+	}
+	m.manual[strings.Clone(txnID)] = j
+	return true, nil
 }
 
 // AddTxn adds a provider transaction and links it. Each transaction must be
@@ -658,6 +688,11 @@ func (m *Matcher) chain(r *txnRec, idx int32) {
 // link finds the intent of a transaction by the linking order.
 // h is the hash of the first provider-reference probe.
 func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur uint8, at int64) (int32, Method) {
+	if m.manual != nil {
+		if j, ok := m.manual[id]; ok {
+			return j, Manual
+		}
+	}
 	for k, p := range [2]string{pref, id} {
 		if p == "" {
 			continue

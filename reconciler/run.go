@@ -253,6 +253,9 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 			return nil, err
 		}
 	}
+	if err := r.loadManualLinks(ctx, p, m, lo, hi); err != nil {
+		return nil, err
+	}
 	var disputes []ledger.ProviderTxn
 	err = r.store.ScanProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(row *ledger.TxnRow) error {
 		tick("transactions")
