@@ -20,7 +20,8 @@ import (
 // findingsMoreCmds are the findings commands beyond list, ack and resolve:
 // show, reopen and note.
 func findingsMoreCmds(a *app) []*cobra.Command {
-	return []*cobra.Command{newFindingsShowCmd(a), newFindingsReopenCmd(a), newFindingsNoteCmd(a)}
+	return []*cobra.Command{newFindingsShowCmd(a), newFindingsReopenCmd(a), newFindingsNoteCmd(a),
+		newFindingsMatchCmd(a), newFindingsUnmatchCmd(a)}
 }
 
 func newFindingsShowCmd(a *app) *cobra.Command {

@@ -71,6 +71,8 @@ func (api *findingsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST /v1/findings/{id}/resolve", api.auth(api.action(ledger.ActionResolved)))
 	mux.Handle("POST /v1/findings/{id}/reopen", api.auth(api.action(ledger.ActionReopened)))
 	mux.Handle("POST /v1/findings/{id}/notes", api.auth(api.action(ledger.ActionNoted)))
+	mux.Handle("POST /v1/findings/{id}/match", api.auth(http.HandlerFunc(api.match)))
+	mux.Handle("POST /v1/findings/{id}/unmatch", api.auth(http.HandlerFunc(api.unmatch)))
 }
 
 func (api *findingsAPI) auth(next http.Handler) http.Handler {

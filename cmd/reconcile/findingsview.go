@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/money"
 )
 
@@ -53,6 +54,9 @@ type findingView struct {
 	ResolvedAt     *time.Time  `json:"resolved_at,omitempty"`
 	ResolvedBy     string      `json:"resolved_by,omitempty"`
 	Note           string      `json:"note,omitempty"`
+	// Suggestion is the likely other half of an unknown_charge or a
+	// missing_at_provider; `findings match` accepts it.
+	Suggestion *ledger.Suggestion `json:"suggestion,omitempty"`
 }
 
 func optTime(t time.Time) *time.Time {
@@ -70,7 +74,14 @@ func viewFinding(f ledger.Finding) findingView {
 		Counterparty: f.Counterparty, Detail: f.Detail, OccurredAt: f.OccurredAt.UTC(), FirstSeenAt: f.FirstSeenAt.UTC(),
 		LastSeenAt: f.LastSeenAt.UTC(), FirstRunID: f.FirstRunID, LastRunID: f.LastRunID,
 		AcknowledgedAt: optTime(f.AcknowledgedAt), AcknowledgedBy: f.AcknowledgedBy, ResolvedAt: optTime(f.ResolvedAt),
-		ResolvedBy: resolvedByOf(f), Note: f.Note}
+		ResolvedBy: resolvedByOf(f), Note: f.Note, Suggestion: suggestionOf(f.Suggestion)}
+}
+
+func suggestionOf(s ledger.Suggestion) *ledger.Suggestion {
+	if s.IsZero() {
+		return nil
+	}
+	return &s
 }
 
 // resolvedByOf names who resolved a finding: the person, or the run.
@@ -226,6 +237,14 @@ func writeFindingText(w io.Writer, d findingDetail) error {
 	}
 	if f.Note != "" {
 		fmt.Fprintf(tw, "Note\t%s\n", f.Note)
+	}
+	if s := f.Suggestion; s != nil {
+		fmt.Fprintf(tw, "Suggested\t%s\n", report.SuggestionText(*s))
+		if f.Kind == string(ledger.KindUnknownCharge) {
+			fmt.Fprintf(tw, "\taccept: reconcile findings match %s --intent %s\n", f.ID, s.IntentKey)
+		} else {
+			fmt.Fprintf(tw, "\taccept: reconcile findings match %s --intent %s\n", s.FindingID, s.IntentKey)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -229,6 +229,7 @@ func TestOpenAPI(t *testing.T) {
 			exerciseIntents(t, c, public)
 			exerciseMpesa(t, c, public)
 			exerciseStripe(t, c, public)
+			exerciseFindingsMatch(t, c, public, s.store)
 
 			for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 				if e := c.do(admin, http.MethodGet, path, nil, nil); e.code != http.StatusOK || e.reqErr != nil {

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// Manual matching: a person says that the provider transaction of an
+// unknown_charge is the payment of an intent (usually the one its
+// suggestion names). The link is kept in the books and every later run
+// links them first; unmatch undoes it.
+
+func newFindingsMatchCmd(a *app) *cobra.Command {
+	var key, note, actor string
+	cmd := &cobra.Command{
+		Use:   "match UNKNOWN_ID --intent KEY",
+		Short: "Link the provider charge of an unknown_charge to an intent, resolving both findings",
+		Long: `Link the provider transaction of an unknown_charge finding to an intent by hand: the payer
+typed the account number wrong, and the charge is that intent's payment. The link is recorded in
+the books with who made it, the note and the time; the unknown_charge and the intent's
+missing_at_provider are resolved, each with a "matched" event in its history; every later run
+links the transaction to the intent first, so neither reopens.
+
+Refused when the finding is not an unknown_charge, the intent is of another provider or
+currency, or the transaction is already linked (by a provider reference an attempt recorded,
+or by another manual link). A finding's suggestion names the intent to use.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(key) == "" {
+				return usagef("match needs --intent KEY")
+			}
+			who, err := cliActor(actor)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			out, err := ledger.MatchManually(ctx, s, ledger.MatchParams{FindingID: args[0], IntentKey: key, Actor: who, Note: note, Now: a.clock()})
+			if err != nil {
+				return matchError(args[0], "match", err)
+			}
+			fmt.Fprintf(a.stdout, "matched provider txn %s with intent %s\n", out.Link.TxnID, out.Link.IntentKey)
+			for _, f := range out.Findings {
+				fmt.Fprintf(a.stdout, "%s %s: %s\n", f.ID, f.Kind, f.Status)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&key, "intent", "", "the intent the transaction pays (required)")
+	cmd.Flags().StringVar(&note, "note", "", "why, kept in the history")
+	addActorFlag(cmd, &actor)
+	return cmd
+}
+
+func newFindingsUnmatchCmd(a *app) *cobra.Command {
+	var note, actor string
+	cmd := &cobra.Command{
+		Use:   "unmatch UNKNOWN_ID",
+		Short: "Undo a manual match: delete the link and reopen both findings",
+		Long: `Undo "findings match": the manual link of the unknown_charge's provider transaction is
+deleted, and the unknown_charge and the intent's missing_at_provider are reopened, each with an
+"unmatched" event in its history. The next run judges them again.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			who, err := cliActor(actor)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			out, err := ledger.UnmatchManually(ctx, s, ledger.UnmatchParams{FindingID: args[0], Actor: who, Note: note, Now: a.clock()})
+			if err != nil {
+				return matchError(args[0], "unmatch", err)
+			}
+			fmt.Fprintf(a.stdout, "unmatched provider txn %s from intent %s\n", out.Link.TxnID, out.Link.IntentKey)
+			for _, f := range out.Findings {
+				fmt.Fprintf(a.stdout, "%s %s: %s\n", f.ID, f.Kind, f.Status)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "why, kept in the history")
+	addActorFlag(cmd, &actor)
+	return cmd
+}
+
+// matchError explains a refused match or unmatch.
+func matchError(id, verb string, err error) error {
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return usagef("findings %s %s: %v", verb, id, fe.Err)
+	case errors.Is(err, ledger.ErrNotFound):
+		return notFound("finding", id, "findings list")
+	case errors.Is(err, ledger.ErrConflict):
+		return fmt.Errorf("findings %s %s: refused: %w", verb, id, err)
+	}
+	return err
+}
+
+type matchRequest struct {
+	IntentKey string `json:"intent_key"`
+	Note      string `json:"note"`
+}
+
+// match serves POST /v1/findings/{id}/match: {"intent_key": ..., "note": ...}.
+func (api *findingsAPI) match(w http.ResponseWriter, r *http.Request) { api.matchOrUnmatch(w, r, true) }
+
+// unmatch serves POST /v1/findings/{id}/unmatch: {"note": ...}.
+func (api *findingsAPI) unmatch(w http.ResponseWriter, r *http.Request) { api.matchOrUnmatch(w, r, false) }
+
+func (api *findingsAPI) matchOrUnmatch(w http.ResponseWriter, r *http.Request, link bool) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	who, err := actorOf(r)
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	var req matchRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+		api.fail(w, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with intent_key and note: %v", err), Field: "body"})
+		return
+	}
+	note := strings.TrimSpace(req.Note)
+	switch {
+	case len(note) > maxNote:
+		api.fail(w, badField("note", "longer than %d bytes", maxNote))
+		return
+	case link && strings.TrimSpace(req.IntentKey) == "":
+		api.fail(w, badField("intent_key", "is required: name the intent the transaction pays"))
+		return
+	case !link && req.IntentKey != "":
+		api.fail(w, badField("intent_key", "is not taken by unmatch"))
+		return
+	}
+	now := api.clock().UTC()
+	if link {
+		_, err = ledger.MatchManually(ctx, api.store, ledger.MatchParams{FindingID: id, IntentKey: req.IntentKey, Actor: who, Note: note, Now: now})
+	} else {
+		_, err = ledger.UnmatchManually(ctx, api.store, ledger.UnmatchParams{FindingID: id, Actor: who, Note: note, Now: now})
+	}
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(err, &fe) && fe.Field == "intent":
+		api.fail(w, badField("intent_key", "%v", fe.Err))
+		return
+	case errors.Is(err, ledger.ErrConflict):
+		api.fail(w, &apiError{Status: http.StatusConflict, Message: err.Error()})
+		return
+	case err != nil:
+		api.fail(w, err)
+		return
+	}
+	d, err := loadFindingDetail(ctx, api.store, id)
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
