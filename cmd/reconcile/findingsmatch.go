@@ -121,7 +121,9 @@ type matchRequest struct {
 func (api *findingsAPI) match(w http.ResponseWriter, r *http.Request) { api.matchOrUnmatch(w, r, true) }
 
 // unmatch serves POST /v1/findings/{id}/unmatch: {"note": ...}.
-func (api *findingsAPI) unmatch(w http.ResponseWriter, r *http.Request) { api.matchOrUnmatch(w, r, false) }
+func (api *findingsAPI) unmatch(w http.ResponseWriter, r *http.Request) {
+	api.matchOrUnmatch(w, r, false)
+}
 
 func (api *findingsAPI) matchOrUnmatch(w http.ResponseWriter, r *http.Request, link bool) {
 	ctx := r.Context()

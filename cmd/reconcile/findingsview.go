@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 // The views below are what `findings show`, `runs` and the findings API
