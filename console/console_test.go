@@ -117,7 +117,13 @@ func setup(t *testing.T, newStore func(testing.TB) ledger.Store) *bundle {
 		Counterparty: "2547****0845", Detail: "2 successful charges for one intent", OccurredAt: at(-8)}
 	unknown := ledger.Finding{ID: ledger.FindingID(ledger.KindUnknownCharge, "", []string{"SKL2BBBB01"}), Kind: ledger.KindUnknownCharge,
 		Severity: ledger.SeverityMedium, Provider: "mpesa", ProviderTxnIDs: []string{"SKL2BBBB01"}, Actual: kes("250"), AtRisk: kes("250"),
-		Detail: "charge links to no intent", OccurredAt: at(24 * 60)}
+		Detail: "charge links to no intent", OccurredAt: at(24 * 60),
+		Suggestion: ledger.Suggestion{FindingID: "f_0123456789abcdef0123", IntentKey: "charge:order-4471", TxnID: "SKL2BBBB01",
+			Reason: "same amount and currency; same customer 2547****0845"}}
+	_, err = s.UpsertProviderTxn(ctx, ledger.ProviderTxn{Provider: "mpesa", ID: "SKL2BBBB01", Type: ledger.TxnCharge, Status: ledger.TxnSucceeded,
+		Amount: kes("250"), OccurredAt: at(24 * 60), Reference: "ORDER 4417", Counterparty: "2547****0845"},
+		ledger.Source{Channel: "statement", Ref: "s.csv:4", ReceivedAt: at(24*60 + 1)})
+	must(err)
 	_, err = s.UpsertFindings(ctx, []ledger.Finding{dup, unknown}, run.ID, at(121))
 	must(err)
 	_, err = s.FinishRun(ctx, ledger.RunFinish{ID: run.ID, Owner: "test", State: ledger.RunFinished, Now: at(122),

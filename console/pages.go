@@ -218,6 +218,10 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 		return
 	}
 	data["History"] = hist
+	if err := c.manualLinkData(ctx, f, data); err != nil {
+		c.internal(w, r, err)
+		return
+	}
 	c.render(w, r, status, "finding", data)
 }
 
@@ -235,6 +239,9 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request) {
 	case "reopen":
 		to = ledger.FindingOpen
 	case "note":
+	case "match", "unmatch":
+		c.manualMatch(w, r, id, action == "match")
+		return
 	default:
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such action.")
 		return
