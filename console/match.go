@@ -43,7 +43,8 @@ func (c *Console) manualMatch(w http.ResponseWriter, r *http.Request, id string,
 			c.showFinding(w, r, http.StatusUnprocessableEntity, "Name the intent the payment belongs to.")
 			return
 		}
-		_, err = ledger.MatchManually(ctx, c.deps.Store, ledger.MatchParams{FindingID: id, IntentKey: key, Actor: c.actor(r), Note: note, Now: now})
+		_, err = ledger.MatchManually(ctx, c.deps.Store, ledger.MatchParams{FindingID: id, IntentKey: key, Actor: c.actor(r), Note: note, Now: now,
+			OnResolved: c.deps.OnResolve})
 	} else {
 		_, err = ledger.UnmatchManually(ctx, c.deps.Store, ledger.UnmatchParams{FindingID: id, Actor: c.actor(r), Note: note, Now: now})
 	}

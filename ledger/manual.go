@@ -59,6 +59,9 @@ type MatchParams struct {
 	Actor     Actor
 	Note      string
 	Now       time.Time
+	// OnResolved, when set, runs in the match's transaction for each
+	// finding it resolves (the Slack follow-up of a resolution).
+	OnResolved func(ctx context.Context, tx Tx, f Finding) error
 }
 
 // MatchOutcome is what a manual match or unmatch did: the link, and the
@@ -129,7 +132,7 @@ func MatchManually(ctx context.Context, s Store, p MatchParams) (MatchOutcome, e
 			return err
 		}
 		what := fmt.Sprintf("matched provider txn %s with intent %s", txn.ID, key)
-		out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, key, ActionMatched, FindingResolved, withNote(what, p.Note))
+		out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, key, ActionMatched, FindingResolved, withNote(what, p.Note), p.OnResolved)
 		return err
 	})
 	return out, err
@@ -166,7 +169,7 @@ func UnmatchManually(ctx context.Context, s Store, p UnmatchParams) (MatchOutcom
 			return err
 		}
 		what := fmt.Sprintf("unmatched provider txn %s from intent %s", txn.ID, out.Link.IntentKey)
-		out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, out.Link.IntentKey, ActionUnmatched, FindingOpen, withNote(what, p.Note))
+		out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, out.Link.IntentKey, ActionUnmatched, FindingOpen, withNote(what, p.Note), nil)
 		return err
 	})
 	return out, err
@@ -191,9 +194,10 @@ func unknownCharge(ctx context.Context, tx Tx, id, verb string) (Finding, Provid
 
 // pairEvents writes action on the unknown_charge f and on the
 // missing_at_provider of intent key (when there is one), and moves each to
-// status unless it is there already.
+// status unless it is there already; onResolved, when set, runs for each
+// finding it resolves.
 func pairEvents(ctx context.Context, tx Tx, who Actor, now time.Time, f Finding, key string, action Action,
-	to FindingStatus, note string) ([]Finding, error) {
+	to FindingStatus, note string, onResolved func(context.Context, Tx, Finding) error) ([]Finding, error) {
 	pair := []Finding{f}
 	miss, err := tx.GetFinding(ctx, FindingID(KindMissingAtProvider, key, nil))
 	switch {
@@ -212,6 +216,11 @@ func pairEvents(ctx context.Context, tx Tx, who Actor, now time.Time, f Finding,
 		if moves {
 			if g, err = tx.UpdateFinding(ctx, FindingUpdate{ID: g.ID, To: to, Note: note, Now: now, Actor: who}); err != nil {
 				return nil, err
+			}
+			if to == FindingResolved && onResolved != nil {
+				if err := onResolved(ctx, tx, g); err != nil {
+					return nil, err
+				}
 			}
 		}
 		out = append(out, g)

@@ -46,7 +46,8 @@ or by another manual link). A finding's suggestion names the intent to use.`,
 			if err != nil {
 				return err
 			}
-			out, err := ledger.MatchManually(ctx, s, ledger.MatchParams{FindingID: args[0], IntentKey: key, Actor: who, Note: note, Now: a.clock()})
+			out, err := ledger.MatchManually(ctx, s, ledger.MatchParams{FindingID: args[0], IntentKey: key, Actor: who, Note: note, Now: a.clock(),
+				OnResolved: a.announceResolution})
 			if err != nil {
 				return matchError(args[0], "match", err)
 			}
@@ -154,7 +155,8 @@ func (api *findingsAPI) matchOrUnmatch(w http.ResponseWriter, r *http.Request, l
 	}
 	now := api.clock().UTC()
 	if link {
-		_, err = ledger.MatchManually(ctx, api.store, ledger.MatchParams{FindingID: id, IntentKey: req.IntentKey, Actor: who, Note: note, Now: now})
+		_, err = ledger.MatchManually(ctx, api.store, ledger.MatchParams{FindingID: id, IntentKey: req.IntentKey, Actor: who, Note: note, Now: now,
+			OnResolved: api.onResolve})
 	} else {
 		_, err = ledger.UnmatchManually(ctx, api.store, ledger.UnmatchParams{FindingID: id, Actor: who, Note: note, Now: now})
 	}

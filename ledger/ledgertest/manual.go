@@ -81,8 +81,13 @@ func exerciseManualLinks(t *testing.T, newStore NewStore) {
 	})
 
 	alice := ledger.Actor{Name: "alice@example.com", Surface: ledger.SurfaceCLI}
+	var announced []string
 	match := func(id, key string) (ledger.MatchOutcome, error) {
-		return ledger.MatchManually(ctx, s, ledger.MatchParams{FindingID: id, IntentKey: key, Actor: alice, Note: "payer typed O for 0", Now: T0.Add(time.Hour)})
+		return ledger.MatchManually(ctx, s, ledger.MatchParams{FindingID: id, IntentKey: key, Actor: alice, Note: "payer typed O for 0", Now: T0.Add(time.Hour),
+			OnResolved: func(_ context.Context, _ ledger.Tx, f ledger.Finding) error {
+				announced = append(announced, f.ID)
+				return nil
+			}})
 	}
 	t.Run("refusals", func(t *testing.T) {
 		var fe *ledger.FieldError
@@ -113,6 +118,9 @@ func exerciseManualLinks(t *testing.T, newStore NewStore) {
 		}
 		if out.Link.IntentKey != "k1" || out.Link.TxnID != "R1" || out.Link.Actor != alice.Name || len(out.Findings) != 2 {
 			t.Fatalf("outcome %+v", out)
+		}
+		if len(announced) != 2 || announced[0] != u1.ID || announced[1] != missing.ID {
+			t.Errorf("resolutions announced: %q", announced)
 		}
 		for _, f := range out.Findings {
 			if f.Status != ledger.FindingResolved || f.Resolver != alice.Name {
