@@ -201,7 +201,9 @@ func TestOpenAPI(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c := newAPIChecker(t)
-			s, logs := testServer(t, newURL(t))
+			url := newURL(t)
+			seed := seedBooks(t, url)
+			s, logs := testServer(t, url)
 			// Only the HTTP servers: no job runs (nothing charges).
 			s.a.cfg.Roles.Workers, s.a.cfg.Roles.Scheduler = false, false
 			ctx, cancel := context.WithCancel(context.Background())
@@ -229,6 +231,7 @@ func TestOpenAPI(t *testing.T) {
 			exerciseIntents(t, c, public)
 			exerciseMpesa(t, c, public)
 			exerciseStripe(t, c, public)
+			exerciseFindings(t, c, public, seed)
 
 			for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 				if e := c.do(admin, http.MethodGet, path, nil, nil); e.code != http.StatusOK || e.reqErr != nil {
@@ -258,8 +261,8 @@ func exerciseIntents(t *testing.T, c *apiChecker, base string) {
 		}
 		return out
 	}
-	body := []byte(`{"provider":"stripe","amount":"15.00","currency":"USD","customer":"cus_openapi","metadata":{"order":"4471"}}`)
-	key := with(auth, "Idempotency-Key", "charge:order-4471")
+	body := []byte(`{"provider":"stripe","amount":"15.00","currency":"USD","customer":"cus_openapi","metadata":{"order":"5501"}}`)
+	key := with(auth, "Idempotency-Key", "charge:order-5501")
 	if e := c.do(base, http.MethodPost, "/v1/intents", body, key); e.code != http.StatusCreated || e.reqErr != nil {
 		t.Fatalf("create: %d %s %v", e.code, e.body, e.reqErr)
 	}
@@ -299,13 +302,13 @@ func exerciseIntents(t *testing.T, c *apiChecker, base string) {
 	if e := c.do(base, http.MethodPost, "/v1/intents", body, http.Header{"Idempotency-Key": {"k"}}); e.code != http.StatusUnauthorized || e.reqErr == nil {
 		t.Errorf("no token: %d %v", e.code, e.reqErr)
 	}
-	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-4471", nil, auth); e.code != http.StatusOK || !strings.Contains(e.body, `"amount":"15.00"`) {
+	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-5501", nil, auth); e.code != http.StatusOK || !strings.Contains(e.body, `"amount":"15.00"`) {
 		t.Errorf("get: %d %s", e.code, e.body)
 	}
 	if e := c.do(base, http.MethodGet, "/v1/intents/nope", nil, auth); e.code != http.StatusNotFound {
 		t.Errorf("get missing: %d %s", e.code, e.body)
 	}
-	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-4471", nil, with(auth, "Authorization", "Bearer wrong")); e.code != http.StatusUnauthorized {
+	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-5501", nil, with(auth, "Authorization", "Bearer wrong")); e.code != http.StatusUnauthorized {
 		t.Errorf("get with a wrong token: %d", e.code)
 	}
 }
@@ -367,5 +370,61 @@ func exerciseStripe(t *testing.T, c *apiChecker, base string) {
 	bad := http.Header{"Content-Type": {"application/json"}, "Stripe-Signature": {fmt.Sprintf("t=%d,v1=00", time.Now().Unix())}}
 	if e := c.do(base, http.MethodPost, "/webhooks/stripe", body, bad); e.code != http.StatusBadRequest {
 		t.Errorf("bad signature: %d %s", e.code, e.body)
+	}
+}
+
+// exerciseFindings drives every findings API operation, answers and errors,
+// on the seeded books: an open finding (unknown) and a resolved one (dup).
+func exerciseFindings(t *testing.T, c *apiChecker, base string, sd seeded) {
+	auth := http.Header{"Authorization": {"Bearer " + testAPIToken}}
+	js := http.Header{"Authorization": {"Bearer " + testAPIToken}, "Content-Type": {"application/json"}}
+	as := func(h http.Header, actor string) http.Header {
+		out := h.Clone()
+		out.Set(ActorHeader, actor)
+		return out
+	}
+	for _, tc := range []struct {
+		name, method, path, body string
+		header                   http.Header
+		code                     int
+		contains                 string
+		// schemaRefuses: the description itself refuses the request.
+		schemaRefuses bool
+	}{
+		{"list", "GET", "/v1/findings", "", auth, 200, `"id":"` + sd.unknown + `"`, false},
+		{"list filtered", "GET", "/v1/findings?status=open,resolved&status=acknowledged&provider=mpesa&from=2026-11-02&to=2026-11-03&kind=duplicate_charge&limit=5",
+			"", auth, 200, `"id":"` + sd.dup + `"`, false},
+		{"list unknown provider", "GET", "/v1/findings?provider=paypal", "", auth, 422, `"field":"provider"`, false},
+		{"list without token", "GET", "/v1/findings", "", nil, 401, `"error"`, true},
+		{"get", "GET", "/v1/findings/" + sd.dup, "", auth, 200, `"surface":"web"`, false},
+		{"get missing", "GET", "/v1/findings/f_nope", "", auth, 404, `"no such finding"`, false},
+		{"get wrong token", "GET", "/v1/findings/" + sd.dup, "", http.Header{"Authorization": {"Bearer wrong"}}, 401, `"error"`, false},
+		{"ack", "POST", "/v1/findings/" + sd.unknown + "/ack", "", as(auth, "erin@example.com"), 200, `"acknowledged_by":"erin@example.com"`, false},
+		{"ack with note", "POST", "/v1/findings/" + sd.unknown + "/ack", `{"note":"looking"}`, js, 200, `"actor":"api-token"`, false},
+		{"resolve without note", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{}`, js, 422, `"field":"note"`, true},
+		{"resolve bad body", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":`, js, 400, `"field":"body"`, true},
+		{"resolve unknown field", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":"x","by":"y"}`, js, 400, `"field":"body"`, true},
+		{"resolve bad actor", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":"x"}`, as(js, "run"), 422, `"field":"X-Reconcile-Actor"`, false},
+		{"resolve", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":"refunded by hand"}`, as(js, "erin@example.com"), 200, `"resolved_by":"erin@example.com"`, false},
+		{"ack resolved", "POST", "/v1/findings/" + sd.unknown + "/ack", "", auth, 409, `"status":"resolved"`, false},
+		{"resolve missing", "POST", "/v1/findings/f_nope/resolve", `{"note":"x"}`, js, 404, `"no such finding"`, false},
+		{"reopen", "POST", "/v1/findings/" + sd.unknown + "/reopen", `{"note":"customer wrote again"}`, as(js, "erin@example.com"), 200, `"status":"open"`, false},
+		{"reopen open", "POST", "/v1/findings/" + sd.unknown + "/reopen", `{"note":"again"}`, js, 409, `"status":"open"`, false},
+		{"reopen without token", "POST", "/v1/findings/" + sd.unknown + "/reopen", `{"note":"again"}`, http.Header{"Content-Type": {"application/json"}}, 401, `"error"`, true},
+		{"note", "POST", "/v1/findings/" + sd.unknown + "/notes", `{"note":"called the bank"}`, as(js, "erin@example.com"), 200, `"action":"noted"`, false},
+		{"note bad body", "POST", "/v1/findings/" + sd.unknown + "/notes", `[1]`, js, 400, `"field":"body"`, true},
+		{"note blank", "POST", "/v1/findings/" + sd.unknown + "/notes", `{"note":" "}`, js, 422, `"field":"note"`, false},
+		{"note missing", "POST", "/v1/findings/f_nope/notes", `{"note":"x"}`, js, 404, `"no such finding"`, false},
+	} {
+		e := c.do(base, tc.method, tc.path, []byte(tc.body), tc.header)
+		if e.code != tc.code || !strings.Contains(e.body, tc.contains) {
+			t.Errorf("%s: %d %s, want %d with %s", tc.name, e.code, truncate(e.body), tc.code, tc.contains)
+		}
+		if ct := e.header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: content type %q", tc.name, ct)
+		}
+		if tc.schemaRefuses != (e.reqErr != nil) {
+			t.Errorf("%s: the description refuses the request: %v, want %v (%v)", tc.name, e.reqErr != nil, tc.schemaRefuses, e.reqErr)
+		}
 	}
 }
