@@ -151,21 +151,19 @@ func (h *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
 		h.blockActions(ctx, &cb)
-		w.WriteHeader(http.StatusOK)
 	case slack.InteractionTypeViewSubmission:
 		if cb.View.CallbackID != resolveCallbackID {
-			w.WriteHeader(http.StatusOK)
-			return
+			break
 		}
 		if resp := h.resolveSubmitted(ctx, &cb); resp != nil {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(resp)
 			return
 		}
-		w.WriteHeader(http.StatusOK)
-	default:
-		w.WriteHeader(http.StatusOK)
 	}
+	// An empty 200 acknowledges the interaction (and closes a dialog).
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
 }
 
 // actor is the Slack user as recorded in the history: "@name (U…)".

@@ -207,6 +207,10 @@ var defaults = map[string]any{
 	"alerts.api_url":                             "https://slack.com/api/",
 	"alerts.bot_token":                           "",
 	"alerts.webhook_url":                         "",
+	"alerts.signing_secret":                      "",
+	"alerts.interactions.enabled":                false,
+	"alerts.interactions.allowed_users":          []string{},
+	"alerts.interactions.allowed_groups":         []string{},
 	"console.mode":                               "off",
 	"console.local_user":                         "",
 	"console.user_header":                        "X-Forwarded-Email",
@@ -250,7 +254,7 @@ var defaults = map[string]any{
 }
 
 // secretKeys may only come from the environment.
-var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url",
+var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url", "alerts.signing_secret",
 	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
 	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
 	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
@@ -504,6 +508,11 @@ func (c *Config) ValidateDelivery() error {
 	if _, _, err := c.Alerts.slack(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.Alerts.Interactions.Enabled {
+		if _, err := c.Alerts.interactions(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
 		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
 			envName("events.signing_secret")))
@@ -520,7 +529,7 @@ func (c *Config) secretValues() []string {
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
-		m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
+		c.Alerts.SigningSecret, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
 		c.Providers.Stripe.WebhookSecrets...) {
 		if v != "" {
 			out = append(out, v)

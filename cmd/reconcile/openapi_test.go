@@ -3,14 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +28,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reconcilehq/reconcile/alerts/alertstest"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 )
@@ -206,6 +213,15 @@ func TestOpenAPI(t *testing.T) {
 			s, logs := testServer(t, url)
 			// Only the HTTP servers: no job runs (nothing charges).
 			s.a.cfg.Roles.Workers, s.a.cfg.Roles.Scheduler = false, false
+			// Slack's buttons in bot mode, against a fake Web API.
+			bot := alertstest.NewBot(t, nil)
+			al := &s.a.cfg.Alerts
+			al.Mode, al.Channel, al.BotToken, al.APIURL = "bot", "C0FINOPS", "xoxb-000000000000-OPENAPITOKEN", bot.APIURL()
+			al.SigningSecret = testSlackSecret
+			al.Interactions = InteractionsConfig{Enabled: true, AllowedUsers: []string{"U0ALICE"}}
+			if err := s.slackRoutes(); err != nil {
+				t.Fatal(err)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- s.run(ctx) }()
@@ -232,6 +248,7 @@ func TestOpenAPI(t *testing.T) {
 			exerciseMpesa(t, c, public)
 			exerciseStripe(t, c, public)
 			exerciseFindings(t, c, public, seed)
+			exerciseSlack(t, c, public, s, bot, seed)
 
 			for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 				if e := c.do(admin, http.MethodGet, path, nil, nil); e.code != http.StatusOK || e.reqErr != nil {
@@ -426,5 +443,86 @@ func exerciseFindings(t *testing.T, c *apiChecker, base string, sd seeded) {
 		if tc.schemaRefuses != (e.reqErr != nil) {
 			t.Errorf("%s: the description refuses the request: %v, want %v (%v)", tc.name, e.reqErr != nil, tc.schemaRefuses, e.reqErr)
 		}
+	}
+}
+
+const testSlackSecret = "slack-signing-secret-openapi-0123"
+
+// exerciseSlack drives POST /slack/interactions: refused signatures and
+// payloads, a dialog answered with its errors, an unauthorised press and an
+// acknowledgement recorded with the Slack user and surface.
+func exerciseSlack(t *testing.T, c *apiChecker, base string, s *server, bot *alertstest.Bot, sd seeded) {
+	signed := func(secret string, at time.Time, body string) http.Header {
+		stamp := strconv.FormatInt(at.Unix(), 10)
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte("v0:" + stamp + ":" + body))
+		return http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Slack-Request-Timestamp": {stamp},
+			"X-Slack-Signature": {"v0=" + hex.EncodeToString(mac.Sum(nil))}}
+	}
+	form := func(payload any) string {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url.Values{"payload": {string(b)}}.Encode()
+	}
+	user := func(id, name string) map[string]any {
+		return map[string]any{"id": id, "name": name, "team_id": "T0TEAM"}
+	}
+	press := func(id, name, actionTS string) string {
+		return form(map[string]any{"type": "block_actions", "team": map[string]any{"id": "T0TEAM"}, "user": user(id, name),
+			"container": map[string]any{"type": "message", "channel_id": "C0FINOPS", "message_ts": "1714629600.000100"},
+			"actions": []map[string]any{{"type": "button", "action_id": "reconcile_ack", "block_id": "reconcile_actions",
+				"value": `{"a":1,"f":"` + sd.unknown + `"}`, "action_ts": actionTS}}})
+	}
+	history := func() []string {
+		evs, err := s.store.FindingHistory(context.Background(), sd.unknown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ev := range evs {
+			out = append(out, string(ev.Action)+" "+ev.Who()+" "+string(ev.Surface))
+		}
+		return out
+	}
+	before := len(history())
+	ack := press("U0ALICE", "alice", "1714629601.000200")
+	blank := form(map[string]any{"type": "view_submission", "team": map[string]any{"id": "T0TEAM"}, "user": user("U0ALICE", "alice"),
+		"view": map[string]any{"id": "V0OPENAPI", "callback_id": "reconcile_resolve_note",
+			"private_metadata": `{"a":1,"f":"` + sd.unknown + `","c":"C0FINOPS","t":"1714629600.000100"}`,
+			"state":            map[string]any{"values": map[string]any{"note": map[string]any{"note": map[string]any{"type": "plain_text_input", "value": " "}}}}}})
+	for _, tc := range []struct {
+		name     string
+		body     string
+		header   http.Header
+		code     int
+		contains string
+	}{
+		{"forged", ack, signed("not-the-secret", time.Now(), ack), 401, "refused"},
+		{"stale", ack, signed(testSlackSecret, time.Now().Add(-6*time.Minute), ack), 401, "refused"},
+		{"not a payload", "payload=%7Bnope", signed(testSlackSecret, time.Now(), "payload=%7Bnope"), 400, "payload"},
+		{"unauthorised", press("U0MALLORY", "mallory", "1714629601.000100"), signed(testSlackSecret, time.Now(), press("U0MALLORY", "mallory", "1714629601.000100")), 200, ""},
+		{"blank note", blank, signed(testSlackSecret, time.Now(), blank), 200, `"response_action":"errors"`},
+		{"ack", ack, signed(testSlackSecret, time.Now(), ack), 200, ""},
+		{"ack retried", ack, signed(testSlackSecret, time.Now(), ack), 200, ""},
+	} {
+		if tc.name == "ack retried" {
+			tc.header.Set("X-Slack-Retry-Num", "1")
+			tc.header.Set("X-Slack-Retry-Reason", "http_timeout")
+		}
+		e := c.do(base, http.MethodPost, "/slack/interactions", []byte(tc.body), tc.header)
+		if e.code != tc.code || !strings.Contains(e.body, tc.contains) || e.reqErr != nil {
+			t.Errorf("slack %s: %d %s %v", tc.name, e.code, truncate(e.body), e.reqErr)
+		}
+		if tc.name != "ack" && tc.name != "ack retried" && len(history()) != before {
+			t.Errorf("slack %s changed the history: %v", tc.name, history())
+		}
+	}
+	if h := history(); len(h) != before+1 || h[len(h)-1] != "acknowledged @alice (U0ALICE) slack" {
+		t.Errorf("history after a Slack acknowledgement, retried: %v", h)
+	}
+	if e := bot.Ephemerals(); len(e) != 1 || e[0].User != "U0MALLORY" {
+		t.Errorf("refusals sent: %+v", e)
 	}
 }
