@@ -111,7 +111,7 @@ func New(cfg Config, d Deps) (*Console, error) {
 			return nil, errors.New("console: proxy mode needs operators or viewers")
 		}
 	case ModeOIDC:
-		if err := cfg.OIDC.check(); err != nil {
+		if err := cfg.OIDC.Check(); err != nil {
 			return nil, fmt.Errorf("console: %w", err)
 		}
 		if len(cfg.Operators) == 0 && len(cfg.Viewers) == 0 {

@@ -55,7 +55,8 @@ const (
 	flowTTL       = 10 * time.Minute
 )
 
-func (o OIDCConfig) check() error {
+// Check reports what is missing or wrong, naming no secret.
+func (o OIDCConfig) Check() error {
 	var errs []error
 	if o.Issuer == "" || o.ClientID == "" || o.ClientSecret == "" {
 		errs = append(errs, errors.New("oidc mode needs the issuer, the client id and the client secret"))
@@ -84,7 +85,7 @@ type oidcSignIn struct {
 }
 
 func newOIDCSignIn(cfg OIDCConfig, clock func() time.Time) (*oidcSignIn, error) {
-	if err := cfg.check(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	if len(cfg.Scopes) == 0 {

@@ -217,6 +217,14 @@ var defaults = map[string]any{
 	"console.trusted_proxies":                    []string{},
 	"console.operators":                          []string{},
 	"console.viewers":                            []string{},
+	"console.oidc.issuer":                        "",
+	"console.oidc.client_id":                     "",
+	"console.oidc.client_secret":                 "",
+	"console.oidc.redirect_url":                  "",
+	"console.oidc.scopes":                        []string{"openid", "email", "profile"},
+	"console.oidc.groups_claim":                  "groups",
+	"console.oidc.session_key":                   "",
+	"console.oidc.session_ttl":                   "12h",
 	"providers.mpesa.zone":                       "Africa/Nairobi",
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
@@ -255,6 +263,7 @@ var defaults = map[string]any{
 
 // secretKeys may only come from the environment.
 var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url", "alerts.signing_secret",
+	"console.oidc.client_secret", "console.oidc.session_key",
 	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
 	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
 	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
@@ -529,7 +538,7 @@ func (c *Config) secretValues() []string {
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
-		c.Alerts.SigningSecret, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
+		c.Alerts.SigningSecret, c.Console.OIDC.ClientSecret, c.Console.OIDC.SessionKey, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
 		c.Providers.Stripe.WebhookSecrets...) {
 		if v != "" {
 			out = append(out, v)
