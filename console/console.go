@@ -267,6 +267,7 @@ func loopbackHost(host string) bool {
 // render writes a page; a template error is logged and answered 500.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, data map[string]any) {
 	data["User"] = userOf(r)
+	data["SignOut"] = c.oidc != nil && userOf(r).Name != ""
 	data["Page"] = page
 	var b strings.Builder
 	if err := c.pages[page].Execute(&b, data); err != nil {

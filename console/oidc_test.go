@@ -70,7 +70,8 @@ func TestOIDCSignIn(t *testing.T) {
 			ops := browser()
 			m.QueueUser(&mockoidc.MockUser{Subject: "1", Email: "ops@example.com", EmailVerified: true})
 			code, body, resp := get(ops, "/console/findings/"+b.unknown)
-			if code != 200 || !strings.Contains(body, "ops@example.com (operator)") || resp.Request.URL.Path != "/console/findings/"+b.unknown {
+			if code != 200 || !strings.Contains(body, "ops@example.com (operator)") || !strings.Contains(body, `action="/console/logout"`) ||
+				resp.Request.URL.Path != "/console/findings/"+b.unknown {
 				t.Fatalf("operator sign-in: %d at %s\n%s", code, resp.Request.URL, body)
 			}
 			u, _ := url.Parse(srv.URL + "/console/")
