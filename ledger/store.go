@@ -154,6 +154,7 @@ type Executor interface {
 	EventStore
 	ScanStore
 	HistoryStore
+	InteractionStore
 }
 
 // Tx is an Executor inside one database transaction.

@@ -237,12 +237,24 @@ var defaults = map[string]any{
 	"alerts.api_url":                             "https://slack.com/api/",
 	"alerts.bot_token":                           "",
 	"alerts.webhook_url":                         "",
+	"alerts.signing_secret":                      "",
+	"alerts.interactions.enabled":                false,
+	"alerts.interactions.allowed_users":          []string{},
+	"alerts.interactions.allowed_groups":         []string{},
 	"console.mode":                               "off",
 	"console.local_user":                         "",
 	"console.user_header":                        "X-Forwarded-Email",
 	"console.trusted_proxies":                    []string{},
 	"console.operators":                          []string{},
 	"console.viewers":                            []string{},
+	"console.oidc.issuer":                        "",
+	"console.oidc.client_id":                     "",
+	"console.oidc.client_secret":                 "",
+	"console.oidc.redirect_url":                  "",
+	"console.oidc.scopes":                        []string{"openid", "email", "profile"},
+	"console.oidc.groups_claim":                  "groups",
+	"console.oidc.session_key":                   "",
+	"console.oidc.session_ttl":                   "12h",
 	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
@@ -280,7 +292,8 @@ var defaults = map[string]any{
 }
 
 // secretKeys may only come from the environment.
-var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url",
+var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url", "alerts.signing_secret",
+	"console.oidc.client_secret", "console.oidc.session_key",
 	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
 	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
 	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
@@ -543,6 +556,11 @@ func (c *Config) ValidateDelivery() error {
 	if _, _, err := c.Alerts.slack(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.Alerts.Interactions.Enabled {
+		if _, err := c.Alerts.interactions(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
 		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
 			envName("events.signing_secret")))
@@ -562,7 +580,7 @@ func (c *Config) secretValues() []string {
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
-		m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
+		c.Alerts.SigningSecret, c.Console.OIDC.ClientSecret, c.Console.OIDC.SessionKey, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
 		c.Providers.Stripe.WebhookSecrets...) {
 		if v != "" {
 			out = append(out, v)

@@ -31,9 +31,36 @@ type ConsoleConfig struct {
 	// Operators may act, Viewers may read ("*": anyone signed in).
 	Operators []string `mapstructure:"operators"`
 	Viewers   []string `mapstructure:"viewers"`
+	// OIDC is the sign-in of oidc mode.
+	OIDC ConsoleOIDC `mapstructure:"oidc"`
+}
+
+// ConsoleOIDC signs people in with the company's OpenID Connect provider.
+type ConsoleOIDC struct {
+	Issuer   string `mapstructure:"issuer"`
+	ClientID string `mapstructure:"client_id"`
+	// ClientSecret (secret, RECONCILE_CONSOLE_OIDC_CLIENT_SECRET).
+	ClientSecret string `mapstructure:"client_secret"`
+	// RedirectURL is https://HOST/console/callback, as registered.
+	RedirectURL string   `mapstructure:"redirect_url"`
+	Scopes      []string `mapstructure:"scopes"`
+	GroupsClaim string   `mapstructure:"groups_claim"`
+	// SessionKey (secret, RECONCILE_CONSOLE_OIDC_SESSION_KEY, at least 32
+	// characters) seals the session cookies.
+	SessionKey string        `mapstructure:"session_key"`
+	SessionTTL time.Duration `mapstructure:"session_ttl"`
 }
 
 func (c ConsoleConfig) validate() []error {
+	if c.Mode == console.ModeOIDC {
+		// Its secrets are checked by serve, the one command that needs them.
+		if c.OIDC.ClientSecret == "" {
+			c.OIDC.ClientSecret = "not-needed-here"
+		}
+		if c.OIDC.SessionKey == "" {
+			c.OIDC.SessionKey = strings.Repeat("x", 32)
+		}
+	}
 	_, err := c.console()
 	if err != nil {
 		return []error{err}
@@ -47,8 +74,20 @@ func (c ConsoleConfig) console() (*console.Config, error) {
 	case "off", "":
 		return nil, nil
 	case console.ModeLocal, console.ModeProxy:
+	case console.ModeOIDC:
+		o := c.OIDC
+		out := &console.Config{Mode: c.Mode, Operators: c.Operators, Viewers: c.Viewers, OIDC: console.OIDCConfig{
+			Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, RedirectURL: o.RedirectURL, Scopes: o.Scopes,
+			GroupsClaim: o.GroupsClaim, SessionKey: []byte(o.SessionKey), SessionTTL: o.SessionTTL}}
+		if err := out.OIDC.Check(); err != nil {
+			return nil, fmt.Errorf("config console.oidc: %w (secrets: RECONCILE_CONSOLE_OIDC_CLIENT_SECRET, RECONCILE_CONSOLE_OIDC_SESSION_KEY)", err)
+		}
+		if len(c.Operators) == 0 && len(c.Viewers) == 0 {
+			return nil, fmt.Errorf("config console: oidc mode needs console.operators or console.viewers")
+		}
+		return out, nil
 	default:
-		return nil, fmt.Errorf("config console.mode: unknown mode %q (want off, local or proxy)", c.Mode)
+		return nil, fmt.Errorf("config console.mode: unknown mode %q (want off, local, proxy or oidc)", c.Mode)
 	}
 	out := &console.Config{Mode: c.Mode, LocalUser: strings.TrimSpace(c.LocalUser), UserHeader: c.UserHeader,
 		Operators: c.Operators, Viewers: c.Viewers}

@@ -183,6 +183,9 @@ func (s *server) routes() ([]string, error) {
 	if err := s.consoleRoutes(); err != nil {
 		return nil, err
 	}
+	if err := s.slackRoutes(); err != nil {
+		return nil, err
+	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
 		s.findingsAPI().routes(s.mux)
