@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // cliIn runs one command line in a child process whose working directory is
@@ -282,6 +285,33 @@ func TestListsAreNewestFirst(t *testing.T) {
 	for i := 1; i < len(findings.Findings); i++ {
 		if findings.Findings[i].OccurredAt > findings.Findings[i-1].OccurredAt {
 			t.Errorf("findings not newest first: %v", findings.Findings)
+		}
+	}
+}
+
+// TestScheduleOfAnUnpullableProvider: a schedule for Stripe without an API
+// key would judge every window on stored evidence and report charges not yet
+// imported as missing; it is refused unless no_pull says that is meant.
+func TestScheduleOfAnUnpullableProvider(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		noPull string
+		want   string
+	}{
+		{"", "config schedules.stripe: stripe cannot be pulled without RECONCILE_PROVIDERS_STRIPE_API_KEY"},
+		{"    no_pull: true\n", ""},
+	} {
+		cfg, err := loadConfig(&cobra.Command{}, writeConfig(t, "schedules:\n  stripe:\n    cron: \"0 3 * * *\"\n"+tc.noPull))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &app{cfg: cfg, clock: time.Now}
+		specs, err := a.specs()
+		switch {
+		case tc.want == "" && (err != nil || len(specs) != 1):
+			t.Errorf("no_pull: %v, %d schedule(s)", err, len(specs))
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "no_pull: true")):
+			t.Errorf("without no_pull: %v, want %q", err, tc.want)
 		}
 	}
 }
