@@ -1,0 +1,14 @@
+-- +goose Up
+-- An intent is a charge or a refund; a refund names the charge intent it
+-- returns money for. The stores check that the charge exists and is not
+-- refunded beyond its amount, with the charge row locked.
+ALTER TABLE intents ADD COLUMN kind text NOT NULL DEFAULT 'charge' CHECK (kind IN ('charge', 'refund'));
+ALTER TABLE intents ADD COLUMN refund_of text NOT NULL DEFAULT '';
+ALTER TABLE intents ADD CONSTRAINT intents_refund_of_check CHECK ((kind = 'refund') = (refund_of <> ''));
+CREATE INDEX intents_refund_of_idx ON intents (refund_of) WHERE kind = 'refund';
+
+-- +goose Down
+DROP INDEX intents_refund_of_idx;
+ALTER TABLE intents DROP CONSTRAINT intents_refund_of_check;
+ALTER TABLE intents DROP COLUMN refund_of;
+ALTER TABLE intents DROP COLUMN kind;
