@@ -26,11 +26,17 @@ const (
 	// (chargeback). It stays open while the dispute is open or lost, and
 	// is resolved when the dispute is won and the funds come back.
 	KindDisputedCharge Kind = "disputed_charge"
+	// KindUnrecordedRefund: the provider refunded or reversed money for
+	// which the books hold no refund intent.
+	KindUnrecordedRefund Kind = "unrecorded_refund"
+	// KindDuplicateRefund: two or more provider refunds for one refund
+	// intent.
+	KindDuplicateRefund Kind = "duplicate_refund"
 )
 
 // Kinds lists every finding kind in report order.
-var Kinds = []Kind{KindDuplicateCharge, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch, KindCurrencyMismatch,
-	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent}
+var Kinds = []Kind{KindDuplicateCharge, KindDuplicateRefund, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch,
+	KindCurrencyMismatch, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider, KindStuckIntent}
 
 // Severity ranks findings.
 type Severity string

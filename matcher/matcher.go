@@ -230,6 +230,8 @@ type Matcher struct {
 	// reversed sums, per charge, the reversals that took part of the
 	// charge back (not refunds): a charge is compared net of them.
 	reversed map[int32]int64
+	// rf is what is known of refund intents and refund transactions.
+	rf refunds
 
 	curs    []string
 	curExp  []int32
@@ -284,6 +286,7 @@ func New(opt Options) (*Matcher, error) {
 		settled:      map[int32]sref{},
 		disputeOf:    map[int32]sref{},
 		reversed:     map[int32]int64{},
+		rf:           newRefunds(),
 	}
 	m.lo, m.hi = m.from-m.tolerance, m.to+m.tolerance
 	return m, nil
@@ -381,7 +384,7 @@ func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 		return err
 	}
 	idx, err := m.addIntent(intentIn{key: in.Key, ref: in.Reference, cust: in.Customer, minor: minor, cur: cur, state: st,
-		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt})
+		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt, refundOf: in.RefundOf})
 	if err != nil {
 		return err
 	}
@@ -397,6 +400,7 @@ func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 // Its strings may alias a caller's buffer: what is kept is copied.
 type intentIn struct {
 	key, ref, cust          string
+	refundOf                string // the charge intent's key, for a refund
 	minor                   int64
 	cur, state              uint8
 	created, updated, lease time.Time
@@ -426,6 +430,11 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 		return noIdx, err
 	}
 	idx := int32(m.intents.len())
+	if in.refundOf != "" {
+		if m.rf.of[idx], err = m.ar.add(in.refundOf); err != nil {
+			return noIdx, err
+		}
+	}
 	m.intents.push(r)
 	if r.owned {
 		m.nIntents++
@@ -588,8 +597,18 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 		return err
 	}
 	idx := int32(m.txns.len())
-	if linkable(t.typ) {
+	refund := m.refundLike(t.typ)
+	if refund && len(m.rf.of) > 0 {
+		r.intent, r.method = m.linkRefund(t.id, t.ref, minor, t.cur, r.at)
+	}
+	if linkable(t.typ) && r.intent == noIdx {
 		r.intent, r.method = m.link(t.pref, t.id, t.ref, h, minor, t.cur, r.at)
+		if r.intent != noIdx && len(m.rf.of) > 0 && !refund && m.isRefund(r.intent) {
+			r.intent, r.method = noIdx, Unlinked // a refund intent is paid by no charge or fee
+		}
+	}
+	if refund {
+		m.rf.txns = append(m.rf.txns, idx)
 	}
 	if t.settle != "" {
 		if m.settled[idx], err = m.ar.add(t.settle); err != nil {
@@ -606,8 +625,8 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 		if t.typ == tyDispute || t.typ == tyDisputeReversal {
 			m.disputeOf[idx] = s
 		}
-	} else if r.intent != noIdx {
-		m.chain(&r, idx)
+	} else if r.intent != noIdx && !refund {
+		m.chain(&r, idx) // refunds are chained once every transaction is known (linkRefunds)
 	}
 	if r.intent == noIdx && t.typ == tyCharge {
 		var refs [2]sref

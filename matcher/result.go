@@ -72,6 +72,7 @@ func (m *Matcher) Result() (*Result, error) {
 		return nil, err
 	}
 	refunded := m.resolveChildren()
+	m.linkRefunds()
 	res := &Result{}
 	if m.opt.Fuzzy {
 		res.Fuzzy = m.fuzzy(refunded)
@@ -82,6 +83,7 @@ func (m *Matcher) Result() (*Result, error) {
 	}
 	if !m.opt.OnlyDisputes {
 		ev.unknownCharges()
+		ev.unrecordedRefunds()
 	}
 
 	for i := range m.txns.len() {
@@ -156,27 +158,34 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		}
 		for _, k := range kids {
 			c := m.txns.ptr(m.kids[k].txn)
+			refund := m.refundLike(c.typ)
+			if refund {
+				m.rf.charge[m.kids[k].txn] = int32(i)
+			}
 			if c.status == tsSucceeded && c.cur == t.cur {
-				switch c.typ {
-				case tyRefund:
+				switch {
+				case refund:
 					refunded[int32(i)] += c.minor
-				case tyReversal:
+				case c.typ == tyReversal:
 					// A reversal (a partial capture's uncaptured part, a
 					// failed charge) takes back part of the charge itself.
 					refunded[int32(i)] += c.minor
 					m.reversed[int32(i)] += c.minor
-				case tyRefundFailure:
+				case c.typ == tyRefundFailure:
 					refunded[int32(i)] -= c.minor
+					m.rf.failedBack[int32(i)] += c.minor
 				}
 			}
-			if t.intent != noIdx {
+			// A refund linked to its refund intent stays there; any other
+			// child belongs to the charge's intent.
+			if t.intent != noIdx && !(refund && c.intent != noIdx && m.isRefund(c.intent)) {
 				c.intent, c.method = t.intent, ByCharge
 			}
 		}
 	}
 	for _, k := range m.kids {
 		c := m.txns.ptr(k.txn)
-		if c.intent != noIdx {
+		if c.intent != noIdx && !m.refundLike(c.typ) {
 			m.chain(c, k.txn)
 		}
 	}
