@@ -34,6 +34,18 @@ const (
 	KindDuplicateRefund Kind = "duplicate_refund"
 )
 
+// IntentKindShown is what a finding's intent is, as reports show it: empty
+// without an intent, a charge when stored before intents had kinds.
+func (f Finding) IntentKindShown() IntentKind {
+	switch {
+	case f.IntentKey == "":
+		return ""
+	case f.IntentKind == "":
+		return IntentCharge
+	}
+	return f.IntentKind
+}
+
 // Kinds lists every finding kind in report order.
 var Kinds = []Kind{KindDuplicateCharge, KindDuplicateRefund, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch,
 	KindCurrencyMismatch, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider, KindStuckIntent}
@@ -80,6 +92,10 @@ type Finding struct {
 	Provider string
 	// IntentKey is empty for unknown_charge.
 	IntentKey string
+	// IntentKind says whether the intent is a charge or a refund; empty
+	// when there is no intent, and for findings stored before intents had
+	// kinds (charges).
+	IntentKind IntentKind
 	// ProviderTxnIDs are sorted.
 	ProviderTxnIDs []string
 	Expected       money.Amount

@@ -167,6 +167,8 @@ type intentRec struct {
 	cur   uint8
 	state uint8
 	owned bool
+	// refund marks a refund intent (its charge's key is in Matcher.rf).
+	refund bool
 }
 
 // txnRec is a provider transaction in compact form. It holds no pointers.
@@ -413,7 +415,8 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 	if m.intents.len() >= math.MaxInt32-1 {
 		return noIdx, errors.New("too many intents")
 	}
-	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state}
+	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state,
+		refund: in.refundOf != ""}
 	r.owned = r.created >= m.from && r.created < m.to
 	switch in.state {
 	case stSucceeded, stUnknown, stPending:

@@ -43,6 +43,14 @@ func (m *Matcher) refundLike(typ uint8) bool {
 	return typ == tyRefund || typ == tyReversal && m.opt.ReversalsAreRefunds
 }
 
+// intentKind says what the intent r is.
+func (m *Matcher) intentKind(r *intentRec) ledger.IntentKind {
+	if r.refund {
+		return ledger.IntentRefund
+	}
+	return ledger.IntentCharge
+}
+
 // isRefund reports whether intent i is a refund intent.
 func (m *Matcher) isRefund(i int32) bool {
 	if len(m.rf.of) == 0 {
@@ -314,9 +322,9 @@ func (e *evaluator) unrecordedRefunds() {
 		}
 		id := string(m.id(&t))
 		amount := m.amountOf(t.minor, t.cur)
-		key, of := "", ""
+		key, of, kind := "", "", ledger.IntentKind("")
 		if t.intent != noIdx {
-			key = string(m.key(m.intents.ptr(t.intent)))
+			key, kind = string(m.key(m.intents.ptr(t.intent))), ledger.IntentCharge
 			of = fmt.Sprintf(" of charge intent %q", key)
 		}
 		if hasCharge {
@@ -328,7 +336,7 @@ func (e *evaluator) unrecordedRefunds() {
 		}
 		e.res.Findings = append(e.res.Findings, ledger.Finding{
 			ID: ledger.FindingID(ledger.KindUnrecordedRefund, key, []string{id}), Kind: ledger.KindUnrecordedRefund,
-			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, IntentKey: key, ProviderTxnIDs: []string{id},
+			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, IntentKey: key, IntentKind: kind, ProviderTxnIDs: []string{id},
 			Expected: m.amountOf(0, t.cur), Actual: amount, AtRisk: amount, Counterparty: string(m.cp(&t)),
 			Detail:     fmt.Sprintf("provider %s %s%s with no refund intent recorded%s", word, show(amount), of, m.settledText(j)),
 			OccurredAt: m.time(t.at), Status: ledger.FindingOpen,

@@ -12,7 +12,7 @@ import (
 
 var csvHeader = []string{"id", "kind", "severity", "provider", "intent_key", "provider_txn_ids",
 	"expected_amount", "expected_currency", "actual_amount", "actual_currency", "at_risk_amount", "at_risk_currency",
-	"counterparty", "occurred_at", "detail"}
+	"counterparty", "occurred_at", "detail", "intent_kind"}
 
 // runCSVHeader adds to csvHeader what a run report carries per row: the
 // run, the finding's stored status and what this run changed about it (new,
@@ -53,7 +53,8 @@ func findingRow(f ledger.Finding) []string {
 	aa, ac := plain(f.Actual)
 	ra, rc := plain(f.AtRisk)
 	return []string{f.ID, string(f.Kind), string(f.Severity), f.Provider, f.IntentKey,
-		strings.Join(findingJSON(f).ProviderTxnIDs, ";"), ea, ec, aa, ac, ra, rc, f.Counterparty, utc(f.OccurredAt), f.Detail}
+		strings.Join(findingJSON(f).ProviderTxnIDs, ";"), ea, ec, aa, ac, ra, rc, f.Counterparty, utc(f.OccurredAt), f.Detail,
+		string(f.IntentKindShown())}
 }
 
 // findingsCSV writes one row per finding; provider_txn_ids are joined with

@@ -38,6 +38,8 @@ func wantFieldError(t testing.TB, what string, err error, field, msg string) {
 func exerciseRefunds(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 
+	t.Run("FindingIntentKind", func(t *testing.T) { t.Parallel(); exerciseFindingIntentKind(t, newStore) })
+
 	t.Run("UpToTheCharge", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
@@ -216,4 +218,30 @@ func exerciseRefunds(t *testing.T, newStore NewStore) {
 			t.Fatalf("second import = %+v, pending %v, %v", res, pending, err)
 		}
 	})
+}
+
+// exerciseFindingIntentKind: a finding keeps what its intent is, through
+// the single and the batch upsert.
+func exerciseFindingIntentKind(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	s := newStore(t)
+	f := ledger.Finding{Kind: ledger.KindAmountMismatch, Severity: ledger.SeverityHigh, Provider: "stripe",
+		IntentKey: "refund:order-1:1", IntentKind: ledger.IntentRefund, ProviderTxnIDs: []string{"re_1"},
+		Expected: kes(t, "10"), Actual: kes(t, "12"), AtRisk: kes(t, "2"), Detail: "d", OccurredAt: T0, Status: ledger.FindingOpen}
+	f.ID = ledger.FindingID(f.Kind, f.IntentKey, f.ProviderTxnIDs)
+	g := f
+	g.IntentKey, g.IntentKind = "", ""
+	g.ID = ledger.FindingID(g.Kind, g.IntentKey, g.ProviderTxnIDs)
+	if _, err := s.UpsertFinding(ctx, f, 1, T0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpsertFindings(ctx, []ledger.Finding{g}, 1, T0); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]ledger.IntentKind{f.ID: ledger.IntentRefund, g.ID: ""} {
+		got, err := s.GetFinding(ctx, id)
+		if err != nil || got.IntentKind != want {
+			t.Fatalf("finding %s: intent kind %q, %v; want %q", id, got.IntentKind, err, want)
+		}
+	}
 }

@@ -16,7 +16,8 @@ import (
 
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
-	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note`
+	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
+	intent_kind`
 
 func scanFinding(row pgx.Row) (ledger.Finding, error) {
 	var (
@@ -28,7 +29,7 @@ func scanFinding(row pgx.Row) (ledger.Finding, error) {
 	)
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &f.OccurredAt, &f.Status, &f.FirstSeenAt, &f.LastSeenAt,
-		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note); err != nil {
+		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.IntentKind); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal(ids, &f.ProviderTxnIDs); err != nil {
@@ -65,13 +66,13 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 			cur, err := scanFinding(e.db.QueryRow(ctx, `
 				INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 					expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-					detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17)
+					detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17, $18)
 				ON CONFLICT (id) DO NOTHING
 				RETURNING `+findingCols,
 				f.ID, f.Kind, f.Severity, f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
 				nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
-				f.Detail, utc(f.OccurredAt), now, runID))
+				f.Detail, utc(f.OccurredAt), now, runID, string(f.IntentKind)))
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue // inserted concurrently: lock it and update
 			}
