@@ -57,7 +57,7 @@ func findingJSON(f ledger.Finding) jsonFinding {
 	slices.Sort(ids)
 	return jsonFinding{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), IntentKey: f.IntentKey,
 		IntentKind: string(f.IntentKindShown()),
-		Provider: f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected), Actual: amountJSON(f.Actual),
+		Provider:   f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected), Actual: amountJSON(f.Actual),
 		Detail: f.Detail}
 }
 
