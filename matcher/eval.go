@@ -304,8 +304,7 @@ func (e *evaluator) addIDs(kind ledger.Kind, sev ledger.Severity, in intentRec, 
 	}
 	e.res.Findings = append(e.res.Findings, ledger.Finding{
 		ID: ledger.FindingID(kind, key, ids), Kind: kind, Severity: sev, Provider: m.opt.Provider, IntentKey: key,
-		IntentKind:     m.intentKind(&in),
-		ProviderTxnIDs: ids, Expected: expected, Actual: actual, AtRisk: atRisk,
+		IntentKind: m.intentKind(&in), ProviderTxnIDs: ids, Expected: expected, Actual: actual, AtRisk: atRisk,
 		Counterparty: cp, Detail: detail, OccurredAt: m.time(in.created), Status: ledger.FindingOpen,
 	})
 }

@@ -56,9 +56,8 @@ func findingJSON(f ledger.Finding) jsonFinding {
 	}
 	slices.Sort(ids)
 	return jsonFinding{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), IntentKey: f.IntentKey,
-		IntentKind: string(f.IntentKindShown()),
-		Provider:   f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected), Actual: amountJSON(f.Actual),
-		Detail: f.Detail}
+		IntentKind: string(f.IntentKindShown()), Provider: f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected),
+		Actual: amountJSON(f.Actual), Detail: f.Detail}
 }
 
 type jsonSummary struct {
