@@ -606,9 +606,6 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 	}
 	if linkable(t.typ) && r.intent == noIdx {
 		r.intent, r.method = m.link(t.pref, t.id, t.ref, h, minor, t.cur, r.at)
-		if r.intent != noIdx && len(m.rf.of) > 0 && !refund && m.isRefund(r.intent) {
-			r.intent, r.method = noIdx, Unlinked // a refund intent is paid by no charge or fee
-		}
 	}
 	if refund {
 		m.rf.txns = append(m.rf.txns, idx)
@@ -654,7 +651,9 @@ func (m *Matcher) chain(r *txnRec, idx int32) {
 	in.head = idx
 }
 
-// link finds the intent of a transaction by the linking order.
+// link finds the intent of a transaction by the linking order, among
+// charge intents: a refund intent is paid by no charge or fee, and refunds
+// find theirs first (linkRefund).
 // h is the hash of the first provider-reference probe.
 func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur uint8, at int64) (int32, Method) {
 	for k, p := range [2]string{pref, id} {
@@ -667,7 +666,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 		}
 		tag, slots := uint32(h>>32), m.byPref.slots
 		for i := m.byPref.start(h); slots[i].idx != 0; {
-			if s := &slots[i]; s.tag == tag && m.ar.eq(s.ref, p) {
+			if s := &slots[i]; s.tag == tag && m.ar.eq(s.ref, p) && !m.isRefund(int32(s.idx-1)) {
 				best = m.better(best, int32(s.idx-1), minor, cur, at)
 			}
 			if i++; i == len(slots) {
@@ -684,7 +683,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	ref := strings.ToUpper(strings.TrimSpace(reference))
 	best := noIdx
 	m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
-		if string(m.ref(m.intents.ptr(j))) == ref {
+		if string(m.ref(m.intents.ptr(j))) == ref && !m.isRefund(j) {
 			best = m.better(best, j, minor, cur, at)
 		}
 		return true
@@ -694,7 +693,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	}
 	key := strings.TrimSpace(reference)
 	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
-		if string(m.key(m.intents.ptr(j))) == key {
+		if string(m.key(m.intents.ptr(j))) == key && !m.isRefund(j) {
 			best = j
 			return false
 		}
