@@ -23,7 +23,7 @@ type DeliveryStore interface {
 	ListAlerts(ctx context.Context, runID int64, limit int) ([]ledger.Alert, error)
 	FirstDelivered(ctx context.Context, subject string) (ledger.Alert, error)
 	MarkAlertDelivered(ctx context.Context, d ledger.AlertDelivery) (ledger.Alert, error)
-	MarkAlertFailed(ctx context.Context, id int64, errText string, discard bool, now time.Time) (ledger.Alert, error)
+	MarkAlertFailed(ctx context.Context, f ledger.AlertFailure) (ledger.Alert, error)
 }
 
 // Options are a Deliverer's collaborators. All are optional.
@@ -147,7 +147,8 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 	}
 	if r.Kind == reasonSummary {
 		if newer := newerSummary(a, siblings); newer != 0 {
-			if _, err := d.store.MarkAlertFailed(ctx, a.ID, fmt.Sprintf("superseded by alert %d", newer), true, now); err != nil {
+			if _, err := d.store.MarkAlertFailed(ctx, ledger.AlertFailure{ID: a.ID,
+				Error: fmt.Sprintf("superseded by alert %d", newer), Discard: true, Now: now}); err != nil {
 				return fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
 			}
 			d.metrics.result(d.cfg.Mode, ResultSuperseded)
@@ -189,7 +190,7 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 	// Tries before this one that left no record ended in a crash, or failed
 	// to record their outcome: they may have posted.
 	unrecorded := attempt-1 > a.Attempts
-	maybePosted := unrecorded || previousMayHavePosted(a.Error)
+	maybePosted := unrecorded || a.MayHavePosted
 	if attempt > 1 || a.Attempts > 0 {
 		p, found, serr := d.poster.find(ctx, m, a.CreatedAt)
 		if serr != nil {
@@ -256,14 +257,10 @@ func (d *Deliverer) record(ctx context.Context, a ledger.Alert, p posted, now ti
 	return nil
 }
 
-// mayHavePostedNote marks a recorded failure that followed a try which may
-// have posted, so that the doubt survives later failures.
+// mayHavePostedNote tells a person reading a recorded failure that it
+// followed a try which may have posted; Alert.MayHavePosted carries the
+// doubt to later tries.
 const mayHavePostedNote = " (an earlier try may have posted)"
-
-func previousMayHavePosted(lastErr string) bool {
-	class, _, _ := strings.Cut(lastErr, ":")
-	return failClass(class).ambiguous() || strings.HasSuffix(lastErr, mayHavePostedNote)
-}
 
 // failed records a failed try and returns the error the queue acts on.
 func (d *Deliverer) failed(ctx context.Context, a ledger.Alert, channel string, attempt int, e *slackError, maybePosted bool) error {
@@ -282,7 +279,8 @@ func (d *Deliverer) failed(ctx context.Context, a ledger.Alert, channel string, 
 		text += mayHavePostedNote
 	}
 	last := attempt >= d.cfg.MaxAttempts
-	if _, err := d.store.MarkAlertFailed(ctx, a.ID, text, last, now); err != nil {
+	if _, err := d.store.MarkAlertFailed(ctx, ledger.AlertFailure{ID: a.ID, Error: text, Discard: last,
+		MayHavePosted: maybePosted || e.class.ambiguous(), Now: now}); err != nil {
 		return fmt.Errorf("alerts: deliver alert %d: %v; recording the failure: %w", a.ID, e, err)
 	}
 	if last {
@@ -295,7 +293,7 @@ func (d *Deliverer) failed(ctx context.Context, a ledger.Alert, channel string, 
 
 // reject gives the alert up for good.
 func (d *Deliverer) reject(ctx context.Context, a ledger.Alert, cause error) error {
-	if _, err := d.store.MarkAlertFailed(ctx, a.ID, cause.Error(), true, d.now()); err != nil {
+	if _, err := d.store.MarkAlertFailed(ctx, ledger.AlertFailure{ID: a.ID, Error: cause.Error(), Discard: true, Now: d.now()}); err != nil {
 		return fmt.Errorf("alerts: deliver alert %d: %v; recording the failure: %w", a.ID, cause, err)
 	}
 	d.metrics.result(d.cfg.Mode, ResultRejected)

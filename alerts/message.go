@@ -196,9 +196,9 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		return message{}, fmt.Errorf("alert %d: reason %q is not about a finding", a.ID, a.Reason)
 	}
 	m.Text = escape(truncate(m.Text, maxFallbackText))
-	m.Blocks = append(m.Blocks,
-		section("", findingFields(cfg, f, atRisk)...),
-		footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
+	m.Blocks = append(m.Blocks, section("", findingFields(cfg, f, atRisk)...))
+	m.Blocks = append(m.Blocks, findingActions(cfg, a, f)...)
+	m.Blocks = append(m.Blocks, footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
 	return m, nil
 }
 

@@ -52,7 +52,7 @@ func (s *Service) ApplyOutcome(ctx context.Context, tx ledger.Tx, provider strin
 	if in.State.Final() {
 		if string(in.State) != string(outcome) {
 			s.logger.Warn("provider verdict contradicts a final intent; kept as evidence", "intent", in.Key,
-				"state", in.State, "verdict", o.Status, "provider_ref", o.ProviderRef)
+				"state", in.State, "verdict", o.Status, "provider_ref", ledger.MaskMSISDNs(o.ProviderRef))
 		} else {
 			s.metrics.SkippedDuplicates.WithLabelValues("verdict").Inc()
 		}

@@ -14,12 +14,17 @@ import (
 	"github.com/reconcilehq/reconcile/providers"
 )
 
+// DefaultMaxAttempts caps the tries of a charge job when Config sets none.
+// With the queue's default backoff (2s doubling to 10m) they span about 40
+// minutes, far inside Stripe's 24-hour idempotency key retention.
+const DefaultMaxAttempts = 12
+
 // Config tunes charging.
 type Config struct {
 	// Lease is how long a worker holds an intent; default 2 minutes. It must
 	// exceed one provider call.
 	Lease time.Duration
-	// MaxAttempts caps the tries of a charge job; default 8.
+	// MaxAttempts caps the tries of a charge job; default DefaultMaxAttempts.
 	MaxAttempts int
 	// PendingPoll is how long to wait before asking the provider again
 	// about an accepted, not yet final charge (an STK prompt); default 30 s.
@@ -40,7 +45,7 @@ func (c Config) withDefaults() Config {
 		c.Lease = 2 * time.Minute
 	}
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 8
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.PendingPoll <= 0 {
 		c.PendingPoll = 30 * time.Second

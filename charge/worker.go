@@ -290,7 +290,7 @@ func (c *call) finish(ctx context.Context, a ledger.Attempt, state ledger.State,
 	}
 	s.metrics.Outcomes.WithLabelValues(c.in.Provider, string(state)).Inc()
 	s.logger.Info("charge finished", "intent", c.in.Key, "provider", c.in.Provider, "state", state,
-		"attempt", a.Number, "provider_ref", res.ProviderRef, "reason", reason)
+		"attempt", a.Number, "provider_ref", ledger.MaskMSISDNs(res.ProviderRef), "reason", reason)
 	return nil
 }
 

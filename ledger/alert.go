@@ -32,11 +32,15 @@ type Alert struct {
 	State     AlertState
 	MessageTS string
 	// ThreadTS is the Slack thread the message was posted in, if any.
-	ThreadTS    string
-	Attempts    int
-	Error       string
-	CreatedAt   time.Time
-	DeliveredAt time.Time
+	ThreadTS string
+	Attempts int
+	Error    string
+	// MayHavePosted says that a failed try may have posted the message
+	// after all (its outcome is unknown, or it followed such a try): the
+	// next try looks for the post before posting again.
+	MayHavePosted bool
+	CreatedAt     time.Time
+	DeliveredAt   time.Time
 }
 
 // AlertDelivery records a successful post.
@@ -48,6 +52,17 @@ type AlertDelivery struct {
 	Now       time.Time
 }
 
+// AlertFailure records a failed try of an alert.
+type AlertFailure struct {
+	ID    int64
+	Error string
+	// Discard gives delivery up.
+	Discard bool
+	// MayHavePosted is the alert's new Alert.MayHavePosted.
+	MayHavePosted bool
+	Now           time.Time
+}
+
 // AlertStore keeps alert records.
 type AlertStore interface {
 	// RecordAlert inserts the alert unless (Subject, Reason) exists; created
@@ -57,9 +72,9 @@ type AlertStore interface {
 	// MarkAlertDelivered records the post; a second call for a delivered
 	// alert fails with ErrConflict.
 	MarkAlertDelivered(ctx context.Context, d AlertDelivery) (Alert, error)
-	// MarkAlertFailed records a failed try (and, with discard, that delivery
+	// MarkAlertFailed records a failed try (and, with Discard, that delivery
 	// was given up).
-	MarkAlertFailed(ctx context.Context, id int64, errText string, discard bool, now time.Time) (Alert, error)
+	MarkAlertFailed(ctx context.Context, f AlertFailure) (Alert, error)
 	// FirstDelivered returns the earliest delivered alert of a subject, whose
 	// message starts the thread of follow-ups; ErrNotFound when none.
 	FirstDelivered(ctx context.Context, subject string) (Alert, error)

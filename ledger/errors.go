@@ -55,3 +55,23 @@ func (e *KeyReuseError) Error() string {
 
 // Is makes errors.Is(err, ErrConflict) true for a KeyReuseError.
 func (e *KeyReuseError) Is(target error) bool { return target == ErrConflict }
+
+// DriverError is a database driver's error translated to one of the ledger's
+// sentinels (ErrNotFound, ErrConflict). It reads as the sentinel and a
+// detail, and unwraps to both, so errors.Is finds the sentinel and errors.As
+// the driver's own error (*pgconn.PgError, *sqlite.Error).
+type DriverError struct {
+	Sentinel error
+	// Detail follows the sentinel in the text; empty for none.
+	Detail string
+	Err    error
+}
+
+func (e *DriverError) Error() string {
+	if e.Detail == "" {
+		return e.Sentinel.Error()
+	}
+	return e.Sentinel.Error() + ": " + e.Detail
+}
+
+func (e *DriverError) Unwrap() []error { return []error{e.Sentinel, e.Err} }

@@ -32,6 +32,10 @@ const (
 	// KindDuplicateRefund: two or more provider refunds for one refund
 	// intent.
 	KindDuplicateRefund Kind = "duplicate_refund"
+	// KindUnreadableRecord is a stored intent or provider transaction the
+	// matcher cannot evaluate (an amount beyond its range): left out of
+	// matching, so that it does not stop the run, and reported.
+	KindUnreadableRecord Kind = "unreadable_record"
 )
 
 // IntentKindShown is what a finding's intent is, as reports show it: empty
@@ -48,7 +52,8 @@ func (f Finding) IntentKindShown() IntentKind {
 
 // Kinds lists every finding kind in report order.
 var Kinds = []Kind{KindDuplicateCharge, KindDuplicateRefund, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch,
-	KindCurrencyMismatch, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider, KindStuckIntent}
+	KindCurrencyMismatch, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider, KindStuckIntent,
+	KindUnreadableRecord}
 
 // Severity ranks findings.
 type Severity string
@@ -117,9 +122,14 @@ type Finding struct {
 	// ResolvedBy is "run" when a run stopped seeing it, "person" when someone
 	// resolved it by hand.
 	ResolvedBy string
-	// Note is what the person who acknowledged or resolved it wrote, or why
-	// it was resolved automatically.
+	// Note is the latest note: what the person who acknowledged or resolved
+	// it wrote, or why it was resolved or reopened automatically. Every note
+	// stays in the finding's history.
 	Note string
+	// AcknowledgedBy is the person who last acknowledged it.
+	AcknowledgedBy string
+	// Resolver is who resolved it: a person, or "run N".
+	Resolver string
 }
 
 // Who resolved a finding.
@@ -184,14 +194,20 @@ type FindingFilter struct {
 	Kinds    []Kind
 	RunID    int64
 	Limit    int
+	// From and To, when set, keep findings whose evidence time (OccurredAt)
+	// lies in [From, To).
+	From, To time.Time
 }
 
-// FindingUpdate is a person's acknowledgement or resolution.
+// FindingUpdate is a person's acknowledgement, resolution or reopening (To
+// FindingOpen, from resolved).
 type FindingUpdate struct {
 	ID   string
 	To   FindingStatus
 	Note string
 	Now  time.Time
+	// Actor is who acts; an empty name is recorded as "unknown".
+	Actor Actor
 }
 
 // ParseFindingStatus validates s as a FindingStatus.
@@ -213,6 +229,8 @@ type ResolveUnseenParams struct {
 	Keep []Kind
 	Note string
 	Now  time.Time
+	// RunID is the run that no longer sees them, for their history.
+	RunID int64
 }
 
 // FindingCount is how many findings share a provider, kind and status.

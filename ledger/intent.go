@@ -92,8 +92,8 @@ func (p IntentParams) Normalize() (IntentParams, error) {
 	switch {
 	case p.Key == "":
 		return p, &FieldError{Field: "key", Err: errEmpty}
-	case len(p.Key) > 255:
-		return p, &FieldError{Field: "key", Err: fmt.Errorf("longer than 255 characters")}
+	case len(p.Key) > MaxIDLen:
+		return p, &FieldError{Field: "key", Err: fmt.Errorf("longer than %d characters", MaxIDLen)}
 	case p.Provider == "":
 		return p, &FieldError{Field: "provider", Err: errEmpty}
 	case p.Amount.IsZero():
@@ -101,7 +101,10 @@ func (p IntentParams) Normalize() (IntentParams, error) {
 	case !p.Amount.Value.IsPositive():
 		return p, &FieldError{Field: "amount", Err: fmt.Errorf("%s is not positive", p.Amount.Text())}
 	case len(p.Reference) > MaxReferenceLen:
-		return p, &FieldError{Field: "reference", Err: fmt.Errorf("%q is longer than %d characters", p.Reference, MaxReferenceLen)}
+		return p, &FieldError{Field: "reference", Err: fmt.Errorf("%s is longer than %d characters", Clip(p.Reference), MaxReferenceLen)}
+	}
+	if err := p.checkLimits(); err != nil {
+		return p, err
 	}
 	if p.Reference == "" {
 		p.Reference = DeriveReference(p.Key)
@@ -110,6 +113,34 @@ func (p IntentParams) Normalize() (IntentParams, error) {
 		p.Metadata = nil
 	}
 	return p, nil
+}
+
+// checkLimits applies the limits at the edge (limits.go) to p.
+func (p IntentParams) checkLimits() error {
+	if err := CheckAmount(p.Amount); err != nil {
+		return &FieldError{Field: "amount", Err: err}
+	}
+	for _, f := range [...]struct {
+		name, v string
+		max     int
+	}{{"key", p.Key, MaxIDLen}, {"provider", p.Provider, MaxProviderLen}, {"customer", p.Customer, MaxIDLen},
+		{"reference", p.Reference, MaxReferenceLen}} {
+		if err := checkField(f.name, f.v, f.max); err != nil {
+			return err
+		}
+	}
+	if len(p.Metadata) > MaxMetadataEntries {
+		return &FieldError{Field: "metadata", Err: fmt.Errorf("%d entries, more than %d: %w", len(p.Metadata), MaxMetadataEntries, ErrOutOfRange)}
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Metadata)) {
+		if err := checkField("metadata key", k, MaxMetadataKeyLen); err != nil {
+			return err
+		}
+		if err := checkField("metadata."+SafeText(k, MaxMetadataKeyLen), p.Metadata[k], MaxMetadataValueLen); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Same reports whether p and q describe the same request.
@@ -165,6 +196,12 @@ func (n NewIntent) Normalize() (NewIntent, error) {
 	}
 	if n.CreatedAt.IsZero() {
 		return n, &FieldError{Field: "created_at", Err: errEmpty}
+	}
+	if err := CheckTime(n.CreatedAt); err != nil {
+		return n, &FieldError{Field: "created_at", Err: err}
+	}
+	if err := CheckTime(n.UpdatedAt); err != nil {
+		return n, &FieldError{Field: "updated_at", Err: err}
 	}
 	if n.UpdatedAt.IsZero() {
 		n.UpdatedAt = n.CreatedAt

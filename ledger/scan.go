@@ -40,7 +40,12 @@ type IntentRow struct {
 	// integer minor units of that currency (money.Exponent).
 	Currency string
 	Minor    int64
-	State    State
+	// Bad, when set, says why the amount could not be read (it does not
+	// fit in int64 minor units, or has more decimals than its currency):
+	// Minor is then 0. Scans hand such a row on rather than fail, so that
+	// one bad record cannot stop a reconcile.
+	Bad   error
+	State State
 	// Times are in UTC; LeaseExpiresAt is zero when there is no lease.
 	CreatedAt, UpdatedAt, LeaseExpiresAt time.Time
 	// RefundOf is, for a refund intent, the key of its charge intent;
@@ -58,6 +63,8 @@ type TxnRow struct {
 	// amount in integer minor units of that currency.
 	Currency string
 	Minor    int64
+	// Bad is as in IntentRow.
+	Bad error
 	// OccurredAt is in UTC.
 	OccurredAt time.Time
 	// Settlement is the settlement amount as decimal text with its
@@ -69,6 +76,9 @@ type TxnRow struct {
 // Intent returns the row as an Intent (with copies of its bytes), for
 // callers that want the full type; Provider is left for the caller to set.
 func (r *IntentRow) Intent() (Intent, error) {
+	if r.Bad != nil {
+		return Intent{}, fmt.Errorf("intent %s: %w", Clip(string(r.Key)), r.Bad)
+	}
 	amt, err := money.FromMinor(r.Minor, r.Currency)
 	if err != nil {
 		return Intent{}, err
@@ -85,6 +95,9 @@ func (r *IntentRow) Intent() (Intent, error) {
 // Txn returns the row as a ProviderTxn (with copies of its bytes); Provider
 // is left for the caller to set.
 func (r *TxnRow) Txn() (ProviderTxn, error) {
+	if r.Bad != nil {
+		return ProviderTxn{}, fmt.Errorf("provider txn %s: %w", Clip(string(r.ID)), r.Bad)
+	}
 	amt, err := money.FromMinor(r.Minor, r.Currency)
 	if err != nil {
 		return ProviderTxn{}, err

@@ -67,10 +67,22 @@ type AttemptStore interface {
 
 // TxnStore keeps provider transactions and their sources.
 type TxnStore interface {
-	// UpsertProviderTxn records a sighting of a provider transaction. A new
-	// (provider, id) is inserted; a known one gains the source and has its
-	// empty fields filled, never overwritten.
+	// UpsertProviderTxn records a sighting of a provider transaction: it is
+	// UpsertProviderTxns with a batch of one, and the stored transaction
+	// read back.
 	UpsertProviderTxn(ctx context.Context, t ProviderTxn, src Source) (UpsertResult, error)
+	// UpsertProviderTxns records a batch of sightings in a few set-based
+	// statements, with the effect of recording them one after the other in
+	// batch order, atomically. A new (provider, id) is inserted from its
+	// first sighting. A sighting that contradicts the stored transaction
+	// (Conflict), whether or not its channel and ref are known, is
+	// quarantined (once) and changes nothing: the first kept wins. Any other
+	// sighting gains its source when the channel and ref are new and fills
+	// the transaction's empty fields (and a pending status), never
+	// overwriting. An invalid sighting fails the batch with a
+	// *SightingError and nothing stored. Use it inside a transaction to
+	// import many batches whole.
+	UpsertProviderTxns(ctx context.Context, batch []Sighting) (UpsertCounts, error)
 	GetProviderTxn(ctx context.Context, provider, id string) (ProviderTxn, error)
 	// GetProviderTxns returns, as GetProviderTxn would (sources included),
 	// each transaction of provider that exists among ids, once, in no
@@ -141,6 +153,8 @@ type Executor interface {
 	AlertStore
 	EventStore
 	ScanStore
+	HistoryStore
+	InteractionStore
 }
 
 // Tx is an Executor inside one database transaction.

@@ -156,6 +156,26 @@ func ValidateTxn(t ProviderTxn) error {
 	default:
 		return &FieldError{Field: "status", Err: fmt.Errorf("unknown status %q", t.Status)}
 	}
+	return checkTxnLimits(t)
+}
+
+// checkTxnLimits applies the limits at the edge (limits.go) to t.
+func checkTxnLimits(t ProviderTxn) error {
+	if err := CheckAmount(t.Amount); err != nil {
+		return &FieldError{Field: "amount", Err: err}
+	}
+	if err := CheckTime(t.OccurredAt); err != nil {
+		return &FieldError{Field: "occurred_at", Err: err}
+	}
+	for _, f := range [...]struct {
+		name, v string
+		max     int
+	}{{"provider", t.Provider, MaxProviderLen}, {"id", t.ID, MaxIDLen}, {"reference", t.Reference, MaxIDLen},
+		{"provider_ref", t.ProviderRef, MaxIDLen}, {"counterparty", t.Counterparty, MaxIDLen}, {"linked_id", t.LinkedID, MaxIDLen}} {
+		if err := checkField(f.name, f.v, f.max); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -193,3 +213,95 @@ func ConflictItem(t ProviderTxn, src Source, conflict string) QuarantineItem {
 	return QuarantineItem{Source: t.Provider + "_conflict", Origin: src.Channel + " " + src.Ref, Field: "provider_txn " + t.ID,
 		Reason: conflict, Raw: src.Raw, At: src.ReceivedAt}
 }
+
+// Sighting is one provider transaction seen through one channel.
+type Sighting struct {
+	Txn    ProviderTxn
+	Source Source
+}
+
+// UpsertCounts says what recording a batch of sightings changed. Every
+// sighting of the batch is counted once: as a new source, a duplicate or a
+// conflict.
+type UpsertCounts struct {
+	// NewTxns counts provider transactions the batch added.
+	NewTxns int
+	// NewSources counts sightings the batch added.
+	NewSources int
+	// Duplicates counts sightings that were already stored (the same
+	// channel and ref) and agree with the stored transaction.
+	Duplicates int
+	// Conflicts lists the sightings that contradict the stored transaction
+	// (see Conflict), in batch order. Each is quarantined (once, however
+	// often it is seen again) and adds no source: the first kept wins.
+	Conflicts []SightingConflict
+}
+
+// Add adds o to c.
+func (c *UpsertCounts) Add(o UpsertCounts) {
+	c.NewTxns += o.NewTxns
+	c.NewSources += o.NewSources
+	c.Duplicates += o.Duplicates
+	c.Conflicts = append(c.Conflicts, o.Conflicts...)
+}
+
+// SightingConflict says how one sighting of a batch contradicts the stored
+// transaction.
+type SightingConflict struct {
+	// Index is the sighting's position in the batch.
+	Index  int
+	Reason string
+}
+
+// SightingError is a sighting of a batch that cannot be stored; nothing of
+// the batch was.
+type SightingError struct {
+	// Index is the sighting's position in the batch.
+	Index int
+	Err   error
+}
+
+func (e *SightingError) Error() string { return fmt.Sprintf("sighting %d: %v", e.Index+1, e.Err) }
+
+// Unwrap returns the cause (a *FieldError for an invalid transaction).
+func (e *SightingError) Unwrap() error { return e.Err }
+
+// ValidateSightings checks every sighting of a batch with ValidateTxn.
+func ValidateSightings(batch []Sighting) error {
+	for i, s := range batch {
+		if err := ValidateTxn(s.Txn); err != nil {
+			return &SightingError{Index: i, Err: Wrap("upsert provider txn", s.Txn.Provider+"/"+s.Txn.ID, err)}
+		}
+	}
+	return nil
+}
+
+// ConflictKey identifies a conflict's quarantine item, so that a sighting
+// seen again is not quarantined twice.
+func ConflictKey(q QuarantineItem) string {
+	return q.Source + "\x00" + q.Origin + "\x00" + q.Field + "\x00" + q.Reason + "\x00" + string(q.Raw)
+}
+
+// SightingsToMeet returns, in order, the positions in batch of the
+// sightings that meet something already recorded: those of a transaction
+// the batch did not create (created is keyed by provider and id, see
+// TxnKey), and all those of a transaction the batch names more than once.
+// The others created their transaction alone and cannot contradict it or
+// fill it; stores skip them (all of a first import) when checking for
+// conflicts and filling.
+func SightingsToMeet(batch []Sighting, created map[string]bool) []int {
+	n := make(map[string]int, len(batch))
+	for _, s := range batch {
+		n[TxnKey(s.Txn.Provider, s.Txn.ID)]++
+	}
+	var out []int
+	for i, s := range batch {
+		if k := TxnKey(s.Txn.Provider, s.Txn.ID); !created[k] || n[k] > 1 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// TxnKey is the key of a provider transaction in SightingsToMeet.
+func TxnKey(provider, id string) string { return provider + "\x00" + id }

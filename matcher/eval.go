@@ -49,6 +49,10 @@ func (e *evaluator) intent(i int32) {
 				e.revers = append(e.revers, j)
 			}
 		}
+		if m.overflow[j] {
+			e.overflowed(in)
+			return
+		}
 		j = t.next
 	}
 	e.markDuplicates(in)
@@ -140,22 +144,36 @@ func (e *evaluator) first(txns []int32) int32 {
 	return best
 }
 
-// sum adds the net amounts of txns in currency cur.
-func (e *evaluator) sum(txns []int32, cur uint8) int64 {
-	var s int64
+// sum adds the net amounts of txns in currency cur; ok is false when the
+// sum leaves the matcher's range.
+func (e *evaluator) sum(txns []int32, cur uint8) (s int64, ok bool) {
 	for _, j := range txns {
 		if e.m.txns.at(j).cur == cur {
-			s += e.m.net(j, e.refunded)
+			if s, ok = addChecked(s, e.m.net(j, e.refunded)); !ok {
+				return 0, false
+			}
 		}
 	}
-	return s
+	return s, true
+}
+
+// overflowed records an intent whose amounts cannot be summed as an
+// unreadable record; the rest of the window is judged as usual.
+func (e *evaluator) overflowed(in intentRec) {
+	m := e.m
+	m.skipIntent(string(m.key(&in)), m.curs[in.cur], m.time(in.created),
+		fmt.Errorf("the amounts of its provider transactions sum beyond the matcher's range of ±%d minor units", int64(maxSum)))
 }
 
 func (e *evaluator) duplicate(in intentRec) {
 	m := e.m
 	p := e.primary(in)
 	cur := m.txns.at(p).cur
-	total := e.sum(e.succ, cur)
+	total, ok := e.sum(e.succ, cur)
+	if !ok {
+		e.overflowed(in)
+		return
+	}
 	expected := m.amountOf(in.minor, in.cur)
 	actual := m.amountOf(total, cur)
 	e.add(ledger.KindDuplicateCharge, ledger.SeverityHigh, in, e.succ, expected, actual, m.amountOf(total-m.net(p, e.refunded), cur), p,
@@ -237,7 +255,12 @@ func (e *evaluator) moneyTaken(in intentRec) {
 	p := e.primary(in)
 	cur := m.txns.at(p).cur
 	expected := m.amountOf(in.minor, in.cur)
-	actual := m.amountOf(e.sum(e.succ, cur), cur)
+	total, ok := e.sum(e.succ, cur)
+	if !ok {
+		e.overflowed(in)
+		return
+	}
+	actual := m.amountOf(total, cur)
 	e.add(ledger.KindStatusMismatch, ledger.SeverityHigh, in, e.succ, expected, actual, actual, p,
 		fmt.Sprintf("intent is %s locally but the provider took %s", stateNames[in.state], show(actual)))
 }
@@ -249,6 +272,11 @@ func (e *evaluator) unknownCharges() {
 	for i := range m.txns.len() {
 		t := m.txns.at(int32(i))
 		if t.intent != noIdx || !t.owned || !m.successful(int32(i), e.refunded) {
+			continue
+		}
+		if m.overflow[int32(i)] {
+			m.skipTxn(string(m.id(&t)), m.curs[t.cur], m.time(t.at),
+				fmt.Errorf("its refunds sum beyond the matcher's range of ±%d minor units", int64(maxSum)))
 			continue
 		}
 		id := string(m.id(&t))

@@ -265,6 +265,11 @@ type Matcher struct {
 	// the same way; refBuf holds copies of their bytes.
 	pendRefs []refIn
 	refBuf   []byte
+
+	// skipped are the records left out of matching (unreadable.go);
+	// overflow marks charges whose refunds do not sum within range.
+	skipped  []unreadable
+	overflow map[int32]bool
 }
 
 // linkBatch is how many transactions are linked together.
@@ -382,8 +387,12 @@ func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 		return err
 	}
 	minor, err := minorUnits(&in.Amount, exp)
+	if err == nil {
+		err = outOfRange(minor)
+	}
 	if err != nil {
-		return err
+		m.skipIntent(in.Key, in.Amount.Currency, in.CreatedAt, err)
+		return nil
 	}
 	idx, err := m.addIntent(intentIn{key: in.Key, ref: in.Reference, cust: in.Customer, minor: minor, cur: cur, state: st,
 		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt, refundOf: in.RefundOf})
@@ -489,8 +498,12 @@ func (m *Matcher) addTxnStruct(t *ledger.ProviderTxn) error {
 		return err
 	}
 	minor, err := minorUnits(&t.Amount, exp)
+	if err == nil {
+		err = outOfRange(minor)
+	}
 	if err != nil {
-		return err
+		m.skipTxn(t.ID, t.Amount.Currency, t.OccurredAt, err)
+		return nil
 	}
 	return m.queue(txnIn{id: t.ID, ref: t.Reference, pref: t.ProviderRef, cp: t.Counterparty, linked: t.LinkedID,
 		minor: minor, at: t.OccurredAt.UnixNano(), cur: cur, typ: typ, status: status,

@@ -85,6 +85,7 @@ func (m *Matcher) Result() (*Result, error) {
 		ev.unknownCharges()
 		ev.unrecordedRefunds()
 	}
+	m.unreadableFindings(res)
 
 	for i := range m.txns.len() {
 		t := m.txns.ptr(int32(i))
@@ -163,18 +164,30 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 				m.rf.charge[m.kids[k].txn] = int32(i)
 			}
 			if c.status == tsSucceeded && c.cur == t.cur {
+				var d int64
 				switch {
 				case refund:
-					refunded[int32(i)] += c.minor
+					d = c.minor
 				case c.typ == tyReversal:
 					// A reversal (a partial capture's uncaptured part, a
 					// failed charge) takes back part of the charge itself.
-					refunded[int32(i)] += c.minor
-					m.reversed[int32(i)] += c.minor
+					d = c.minor
+					rev, ok := addChecked(m.reversed[int32(i)], c.minor)
+					if !ok {
+						m.markOverflow(int32(i))
+						rev = 0
+					}
+					m.reversed[int32(i)] = rev
 				case c.typ == tyRefundFailure:
-					refunded[int32(i)] -= c.minor
+					d = -c.minor
 					m.rf.failedBack[int32(i)] += c.minor
 				}
+				sum, ok := addChecked(refunded[int32(i)], d)
+				if !ok {
+					m.markOverflow(int32(i))
+					sum = 0
+				}
+				refunded[int32(i)] = sum
 			}
 			// A refund linked to its refund intent stays there; any other
 			// child belongs to the charge's intent.
@@ -209,3 +222,10 @@ func (m *Matcher) successful(i int32, refunded map[int32]int64) bool {
 }
 
 func (m *Matcher) time(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
+func (m *Matcher) markOverflow(i int32) {
+	if m.overflow == nil {
+		m.overflow = map[int32]bool{}
+	}
+	m.overflow[i] = true
+}

@@ -25,6 +25,10 @@ func (m *Matcher) AddIntentRow(r *ledger.IntentRow) error {
 	if err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
 	}
+	if bad := cmpOr(r.Bad, outOfRange(r.Minor)); bad != nil {
+		m.skipIntent(string(r.Key), r.Currency, r.CreatedAt, bad)
+		return nil
+	}
 	_, err = m.addIntent(intentIn{key: view(r.Key), ref: view(r.Reference), cust: view(r.Customer), minor: r.Minor, cur: cur,
 		state: st, created: r.CreatedAt, updated: r.UpdatedAt, lease: r.LeaseExpiresAt, refundOf: view(r.RefundOf)})
 	if err != nil {
@@ -112,6 +116,10 @@ func (m *Matcher) AddTxnRow(r *ledger.TxnRow) error {
 	if err != nil {
 		return fmt.Errorf("matcher: provider txn %q: %w", r.ID, err)
 	}
+	if bad := cmpOr(r.Bad, outOfRange(r.Minor)); bad != nil {
+		m.skipTxn(string(r.ID), r.Currency, r.OccurredAt, bad)
+		return nil
+	}
 	var settle string
 	if len(r.SettlementCurrency) > 0 {
 		settle = settlementText(string(r.Settlement), string(r.SettlementCurrency), string(r.ExchangeRate))
@@ -129,3 +137,13 @@ func (m *Matcher) AddTxnRow(r *ledger.TxnRow) error {
 // not outlive the call it was made for, and whatever is kept of it is
 // copied (into the arena).
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// cmpOr returns the first non-nil error.
+func cmpOr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -29,7 +29,7 @@ var exponents = map[string]int32{
 type UnknownCurrencyError struct{ Code string }
 
 func (e *UnknownCurrencyError) Error() string {
-	return fmt.Sprintf("unknown currency %q (want an ISO 4217 code such as KES or USD)", e.Code)
+	return fmt.Sprintf("unknown currency %s (want an ISO 4217 code such as KES or USD)", clip(e.Code))
 }
 
 // NormalizeCurrency upper-cases and trims code and checks that it is a known

@@ -21,6 +21,23 @@ var ErrTooPrecise = errors.New("more decimal places than the currency allows")
 // ErrSyntax reports text that is not a plain decimal number.
 var ErrSyntax = errors.New("not a decimal number")
 
+// ErrTooLong reports amount text longer than MaxTextLen.
+var ErrTooLong = errors.New("amount text too long")
+
+// MaxTextLen bounds the text of an amount: 40 characters hold any real
+// amount with room to spare, and a 100,000-digit "amount" is refused before
+// it is parsed.
+const MaxTextLen = 40
+
+// clip quotes s for an error message, cut when long.
+func clip(s string) string {
+	const max = 48
+	if len(s) <= max {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:max], len(s))
+}
+
 // Parse reads a plain decimal string ("1500", "12.50", "-4000.00") in currency.
 // It accepts an optional leading sign and at most the currency's number of
 // decimals; exponents, thousands separators, spaces and empty input are errors.
@@ -29,12 +46,15 @@ func Parse(s, currency string) (Amount, error) {
 	if err != nil {
 		return Amount{}, err
 	}
+	if len(s) > MaxTextLen {
+		return Amount{}, fmt.Errorf("%s: %d characters, longer than %d: %w", clip(s), len(s), MaxTextLen, ErrTooLong)
+	}
 	if !plainDecimal(s) {
-		return Amount{}, fmt.Errorf("%q: %w", s, ErrSyntax)
+		return Amount{}, fmt.Errorf("%s: %w", clip(s), ErrSyntax)
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return Amount{}, fmt.Errorf("%q: %w", s, ErrSyntax)
+		return Amount{}, fmt.Errorf("%s: %w", clip(s), ErrSyntax)
 	}
 	return New(d, cur)
 }
@@ -47,7 +67,7 @@ func New(d decimal.Decimal, currency string) (Amount, error) {
 	}
 	exp := exponents[cur]
 	if !d.Equal(d.Truncate(exp)) {
-		return Amount{}, fmt.Errorf("%s in %s (at most %d): %w", d.String(), cur, exp, ErrTooPrecise)
+		return Amount{}, fmt.Errorf("%s in %s (at most %d): %w", clipNum(d.String()), cur, exp, ErrTooPrecise)
 	}
 	return Amount{Value: d.Truncate(exp), Currency: cur}, nil
 }
@@ -147,4 +167,13 @@ func plainDecimal(s string) bool {
 		}
 	}
 	return digits > 0
+}
+
+// clipNum shortens a long number for an error message.
+func clipNum(s string) string {
+	const max = 48
+	if len(s) <= max {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d digits)", s[:max], len(s))
 }

@@ -58,9 +58,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Retryable reports whether the call can be repeated without risk.
-func (e *Error) Retryable() bool { return e.Kind == Retryable }
-
 // KindOf classifies err: the Kind of a *Error in its chain, Ambiguous for
 // anything else.
 func KindOf(err error) ErrorKind {

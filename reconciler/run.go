@@ -148,23 +148,57 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	return r.write(ctx, out, res)
 }
 
-// pull fetches the provider's evidence for [from, to) and records each
-// sighting; recording is idempotent, so a repeated pull changes nothing.
+// pullBatch is how many pulled sightings are recorded at once.
+const pullBatch = 1000
+
+// pull fetches the provider's evidence for [from, to) and records the
+// sightings in batches; recording is idempotent, so a repeated pull changes
+// nothing. What was pulled before a failure is recorded before the error is
+// returned.
 func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller, from, to time.Time) error {
 	n := 0
+	batch := make([]ledger.Sighting, 0, pullBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := r.store.UpsertProviderTxns(ctx, batch); err != nil {
+			return err
+		}
+		n += len(batch)
+		clear(batch)
+		batch = batch[:0]
+		if p.Progress != nil {
+			p.Progress("pull", n)
+		}
+		return nil
+	}
 	err := puller.Pull(ctx, from, to, func(s providers.Sighting) error {
 		if s.Txn.Provider == "" {
 			s.Txn.Provider = p.Provider
 		}
-		if _, err := r.store.UpsertProviderTxn(ctx, s.Txn, s.Source); err != nil {
+		if err := ledger.ValidateTxn(s.Txn); err != nil {
+			// One record the books refuse (beyond the limits at the
+			// edge) is quarantined; the rest of the pull goes on.
+			var fe *ledger.FieldError
+			if !errors.As(err, &fe) {
+				return err
+			}
+			_, err = r.store.AddQuarantine(ctx, ledger.QuarantineItem{Source: p.Provider + "_pull",
+				Origin: s.Source.Channel + " " + s.Source.Ref, Field: fe.Field,
+				Reason: fmt.Sprintf("transaction %s: %v", ledger.Clip(s.Txn.ID), fe.Err), Raw: s.Source.Raw,
+				At: r.cfg.Clock().UTC()})
 			return err
 		}
-		n++
-		if p.Progress != nil && n%progressEvery == 0 {
-			p.Progress("pull", n)
+		batch = append(batch, ledger.Sighting{Txn: s.Txn, Source: s.Source})
+		if len(batch) == pullBatch {
+			return flush()
 		}
 		return nil
 	})
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return fmt.Errorf("pull %s %s..%s after %d sightings: %w", p.Provider,
 			from.Format(time.RFC3339), to.Format(time.RFC3339), n, err)
@@ -268,7 +302,7 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 			// missing charge has turned up.
 			keep = []ledger.Kind{ledger.KindMissingAtProvider}
 		}
-		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, From: run.From, To: run.To,
+		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{RunID: run.ID, Provider: run.Provider, From: run.From, To: run.To,
 			SeenSince: run.StartedAt, Keep: keep, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})
 		if err != nil {
 			return err

@@ -52,9 +52,12 @@ func findingRow(f ledger.Finding) []string {
 	ea, ec := plain(f.Expected)
 	aa, ac := plain(f.Actual)
 	ra, rc := plain(f.AtRisk)
-	return []string{f.ID, string(f.Kind), string(f.Severity), f.Provider, f.IntentKey,
-		strings.Join(findingJSON(f).ProviderTxnIDs, ";"), ea, ec, aa, ac, ra, rc, f.Counterparty, utc(f.OccurredAt), f.Detail,
-		string(f.IntentKindShown())}
+	// Text that came from outside (keys, ids, counterparties, details,
+	// notes) is neutralised; our own amounts and times are not, so a
+	// negative amount stays a number.
+	return []string{Cell(f.ID), Cell(string(f.Kind)), Cell(string(f.Severity)), Cell(f.Provider), Cell(f.IntentKey),
+		Cell(strings.Join(findingJSON(f).ProviderTxnIDs, ";")), ea, ec, aa, ac, ra, rc, Cell(f.Counterparty),
+		utc(f.OccurredAt), Cell(f.Detail), string(f.IntentKindShown())}
 }
 
 // findingsCSV writes one row per finding; provider_txn_ids are joined with
@@ -71,7 +74,7 @@ func findingsCSV(w io.Writer, fs []ledger.Finding, listed bool) error {
 	for _, f := range fs {
 		row := findingRow(f)
 		if listed {
-			row = append(row, string(f.Status), utc(f.FirstSeenAt), utc(f.LastSeenAt), f.Note)
+			row = append(row, Cell(string(f.Status)), utc(f.FirstSeenAt), utc(f.LastSeenAt), Cell(f.Note))
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -86,4 +89,26 @@ func plain(a m.Amount) (string, string) {
 		return "", ""
 	}
 	return a.Text(), a.Currency
+}
+
+// Cell neutralises a text cell of a CSV file against formula injection
+// (OWASP "CSV Injection"): a cell that starts with =, +, -, @, a tab or a
+// carriage return is prefixed with a single quote, so that a spreadsheet
+// shows it as text instead of running it (=HYPERLINK(...) from a
+// statement's account reference). Apply it to text from outside, not to
+// our own decimal amounts.
+//
+// Control characters other than newline and tab, and invalid bytes, are
+// escaped as in Go strings, so that printing the file cannot drive a
+// terminal either.
+func Cell(s string) string {
+	if s == "" {
+		return s
+	}
+	s = ledger.SafeText(s, 0)
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
 }

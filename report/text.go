@@ -37,7 +37,7 @@ func runText(w io.Writer, r Run) error {
 	if r.DryRun {
 		what = "reconcile dry run (nothing written)"
 	}
-	fmt.Fprintf(&b, "%s: %s %s", what, r.Provider, LocalWindow(r.From, r.To, r.zone()))
+	fmt.Fprintf(&b, "%s: %s %s", what, ledger.SafeLine(r.Provider, 64), LocalWindow(r.From, r.To, r.zone()))
 	if r.RunID != 0 {
 		fmt.Fprintf(&b, " (run %d, attempt %d)", r.RunID, r.Attempt)
 	}
@@ -63,7 +63,7 @@ func runText(w io.Writer, r Run) error {
 		}
 	}
 	if r.PullError != "" {
-		fmt.Fprintf(&b, "\n  WARNING: the pull failed, so missing_at_provider was not judged:\n  %s\n", r.PullError)
+		fmt.Fprintf(&b, "\n  WARNING: the pull failed, so missing_at_provider was not judged:\n  %s\n", ledger.SafeText(r.PullError, 2000))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
@@ -120,8 +120,11 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 		if ids == "" {
 			ids = "-"
 		}
-		line := strings.Join([]string{f.ID, string(f.Severity), string(f.Kind), intent, showAmount(f.Expected),
-			showAmount(f.Actual), showAmount(f.AtRisk), cp, ids}, "\t")
+		// Keys, ids and counterparties came from outside: escaped, so
+		// that a control sequence cannot reach the terminal nor a tab or
+		// newline forge a column or a line.
+		line := strings.Join([]string{f.ID, string(f.Severity), cell(string(f.Kind)), cell(intent), showAmount(f.Expected),
+			showAmount(f.Actual), showAmount(f.AtRisk), cell(cp), cell(ids)}, "\t")
 		if listed {
 			line += "\t" + LocalTime(f.OccurredAt, zone(f.Provider)) + "\t" + string(f.Status) + "\t" + LocalTime(f.LastSeenAt, zone(f.Provider))
 		}
@@ -133,11 +136,15 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 	var b strings.Builder
 	b.WriteString("\n")
 	for _, f := range fs {
-		fmt.Fprintf(&b, "%s  %s\n", f.ID, f.Detail)
+		fmt.Fprintf(&b, "%s  %s\n", f.ID, cell(f.Detail))
 		if listed && f.Note != "" {
-			fmt.Fprintf(&b, "%s  note: %s\n", strings.Repeat(" ", len(f.ID)), f.Note)
+			fmt.Fprintf(&b, "%s  note: %s\n", strings.Repeat(" ", len(f.ID)), cell(f.Note))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// cell escapes text from outside for a terminal: control characters,
+// newlines, tabs and invalid bytes as Go escapes.
+func cell(s string) string { return ledger.SafeLine(s, 0) }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -66,7 +67,18 @@ type fieldProblem struct {
 
 func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
-	p, problems := parseIntentRequest(r.Body, key)
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxIntentBody+1))
+	var tooBig *http.MaxBytesError
+	if err != nil && !errors.As(err, &tooBig) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "reading the body failed"})
+		return
+	}
+	if len(body) > maxIntentBody || tooBig != nil {
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "request body too large",
+			"fields": []fieldProblem{{Field: "body", Message: fmt.Sprintf("longer than %d bytes", maxIntentBody)}}})
+		return
+	}
+	p, problems := parseIntentRequest(bytes.NewReader(body), key)
 	if len(problems) == 0 {
 		// What the provider would refuse (M-Pesa: KES 1500.50, not whole
 		// shillings) is refused now, not later in the background.
@@ -120,7 +132,7 @@ func (api *intentsAPI) save(w http.ResponseWriter, r *http.Request, key string, 
 		writeJSON(w, http.StatusConflict, map[string]string{"error": kr.Error()})
 	case errors.As(err, &fe):
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request",
-			"fields": []fieldProblem{{Field: fe.Field, Message: fe.Err.Error()}}})
+			"fields": []fieldProblem{{Field: ledger.SafeText(fe.Field, 64), Message: ledger.SafeText(fe.Err.Error(), 256)}}})
 	case err != nil:
 		api.fail(w, err)
 	case !fresh:
@@ -171,6 +183,10 @@ func (api *intentsAPI) fail(w http.ResponseWriter, err error) {
 	writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
 }
 
+// maxIntentBody bounds the body of POST /v1/intents; a longer one is
+// answered 413.
+const maxIntentBody = 64 << 10
+
 func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fieldProblem) {
 	var problems []fieldProblem
 	bad := func(field, format string, args ...any) {
@@ -179,15 +195,25 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 	switch {
 	case key == "":
 		bad("Idempotency-Key", "header is required: the intent's stable key, e.g. charge:order-4471")
-	case len(key) > 255:
-		bad("Idempotency-Key", "longer than 255 characters")
+	case len(key) > ledger.MaxIDLen:
+		bad("Idempotency-Key", "longer than %d characters", ledger.MaxIDLen)
 	}
 	var req intentRequest
-	dec := json.NewDecoder(io.LimitReader(body, 64<<10))
+	raw, err := io.ReadAll(io.LimitReader(body, maxIntentBody))
+	if err != nil || !utf8.Valid(raw) {
+		// encoding/json would turn invalid bytes into U+FFFD silently.
+		bad("body", "is not valid UTF-8")
+		return ledger.IntentParams{}, problems
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		bad("body", "not a JSON intent: %v", err)
+		bad("body", "not a JSON intent: %s", ledger.SafeText(err.Error(), 256))
+		return ledger.IntentParams{}, problems
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		bad("body", "holds more than one JSON value: trailing data after the intent")
 		return ledger.IntentParams{}, problems
 	}
 	p := ledger.IntentParams{Key: key, Provider: req.Provider, Customer: req.Customer, Reference: req.Reference, Metadata: req.Metadata}
@@ -196,11 +222,11 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 	}
 	cur, err := money.NormalizeCurrency(req.Currency)
 	if err != nil {
-		bad("currency", "%v", err)
+		bad("currency", "%s", ledger.SafeText(err.Error(), 256))
 	} else if req.Amount == "" {
 		bad("amount", "is required, as a decimal string such as \"1500.00\"")
 	} else if p.Amount, err = money.Parse(req.Amount.String(), cur); err != nil {
-		bad("amount", "%v", err)
+		bad("amount", "%s", ledger.SafeText(err.Error(), 256))
 	}
 	if len(problems) > 0 {
 		return p, problems
@@ -208,7 +234,7 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 	p, err = p.Normalize()
 	var fe *ledger.FieldError
 	if errors.As(err, &fe) {
-		bad(fe.Field, "%v", fe.Err)
+		bad(fe.Field, "%s", ledger.SafeText(fe.Err.Error(), 256))
 	}
 	return p, problems
 }
@@ -281,4 +307,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// checkProvider refuses a provider the configuration does not know.
+func checkProvider(setups map[string]providerSetup, provider string) error {
+	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
+		return nil
+	}
+	return &ledger.FieldError{Field: "provider", Err: fmt.Errorf("%s is not a configured provider (configured: %s)",
+		ledger.Clip(provider), strings.Join(slices.Sorted(maps.Keys(setups)), ", "))}
 }

@@ -54,7 +54,7 @@ func (api *intentsAPI) parseRefundRequest(r *http.Request, key string) (ledger.I
 		bad("Idempotency-Key", "longer than 255 characters")
 	}
 	var req refundRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxIntentBody))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {

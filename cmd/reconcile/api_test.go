@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -144,5 +145,34 @@ func TestIntentsAPIConcurrentRepeats(t *testing.T) {
 	jobs, err := q.List(context.Background(), river.NewJobListParams().Kinds("charge"))
 	if err != nil || len(jobs.Jobs) != 1 {
 		t.Fatalf("jobs = %d, %v", len(jobs.Jobs), err)
+	}
+}
+
+// TestIntentsAPIRefusesHostileBodies: trailing data after the intent, a
+// body over the limit (413, not 422), bytes that are not UTF-8, and values
+// beyond the limits at the edge are refused with the field named.
+func TestIntentsAPIRefusesHostileBodies(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := apiServer(t, dbtest.SQLite)
+	cases := []struct {
+		name, body string
+		status     int
+		field      string
+	}{
+		{"trailing data", intentBody + `{"amount":"9999"}`, 422, "body"},
+		{"trailing garbage", intentBody + ` garbage`, 422, "body"},
+		{"oversized body", `{"provider":"mpesa","amount":"1","currency":"KES","customer":"` + strings.Repeat("7", 70<<10) + `"}`, 413, "body"},
+		{"not UTF-8", `{"provider":"mpesa","amount":"1","currency":"KES","customer":"a` + "\xff" + `"}`, 422, "body"},
+		{"absurd amount", `{"provider":"mpesa","amount":"1000000000000000000000000000000","currency":"KES"}`, 422, "amount"},
+		{"100000-digit amount", `{"provider":"mpesa","amount":"` + strings.Repeat("9", 100000) + `","currency":"KES"}`, 413, "body"},
+		{"long amount", `{"provider":"mpesa","amount":"` + strings.Repeat("9", 60) + `","currency":"KES"}`, 422, "amount"},
+		{"NUL in customer", `{"provider":"mpesa","amount":"1","currency":"KES","customer":"a\u0000b"}`, 422, "customer"},
+		{"escape in metadata", `{"provider":"mpesa","amount":"1","currency":"KES","metadata":{"order":"\u001b[2J"}}`, 422, "metadata.order"},
+	}
+	for i, tc := range cases {
+		code, body, _ := post(t, srv, fmt.Sprintf("k-hostile-%d", i), tc.body)
+		if code != tc.status || !strings.Contains(body, `"field":"`+tc.field+`"`) || len(body) > 2048 {
+			t.Errorf("%s: %d %s, want %d naming %s", tc.name, code, ledger.SafeText(body, 300), tc.status, tc.field)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,8 +164,29 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 
 func TestDatabaseURLIsRedacted(t *testing.T) {
 	t.Parallel()
-	code, _, errOut := cli(t, "findings", "list", "--database-url", "postgres://app:s3cretpass@127.0.0.1:1/db?connect_timeout=1")
-	if code != 1 || strings.Contains(errOut, "s3cretpass") {
-		t.Fatalf("%d %q", code, errOut)
+	for _, u := range []string{
+		"postgres://app:s3cretpass@127.0.0.1:1/db?connect_timeout=1",
+		"postgres://app:s3cretpass@/db?host=/nonexistent-socket-dir&connect_timeout=1",
+		"postgres:///db?host=/nonexistent-socket-dir&password=s3cretpass&connect_timeout=1",
+		"postgres://app:s3cret%zzpass@/db?host=/nonexistent-socket-dir",
+		"postgres://app:s3cretpass@/db?host=/nonexistent-socket-dir&pool_max_conns=abc",
+	} {
+		for _, cmd := range []string{"findings list", "migrate"} {
+			code, out, errOut := cli(t, append(strings.Fields(cmd), "--database-url", u)...)
+			if code != 1 || strings.Contains(out+errOut, "s3cret") {
+				t.Errorf("%s on %s: %d %q %q", cmd, u, code, out, errOut)
+			}
+		}
+	}
+	// A migrate that succeeds names its target over a unix socket, with the
+	// password hidden (the test server trusts local connections).
+	pu, err := url.Parse(dbtest.NewSchemaURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pu.User = url.UserPassword(pu.User.Username(), "s3cretpass")
+	code, out, errOut := cli(t, "migrate", "--database-url", pu.String())
+	if code != 0 || strings.Contains(out+errOut, "s3cret") || !strings.Contains(out, ":xxxxx@/") {
+		t.Errorf("migrate: %d %q %q", code, out, errOut)
 	}
 }

@@ -13,12 +13,15 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
+	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
+	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -38,12 +41,36 @@ type Config struct {
 	Events      EventsConfig    `mapstructure:"events"`
 	Reconcile   ReconcileConfig `mapstructure:"reconcile"`
 	Alerts      AlertsConfig    `mapstructure:"alerts"`
+	Console     ConsoleConfig   `mapstructure:"console"`
 	Providers   ProvidersConfig `mapstructure:"providers"`
 	// Statements are generic CSV statement layouts, each a provider of its own.
 	Statements []csvfile.Mapping `mapstructure:"statements"`
 	// Schedules reconcile providers periodically in `reconcile serve`, by
 	// provider name.
 	Schedules map[string]ScheduleConfig `mapstructure:"schedules"`
+	// Limits bound what input may bring in.
+	Limits LimitsConfig `mapstructure:"limits"`
+}
+
+// LimitsConfig sets the limits at the edge that are configurable.
+type LimitsConfig struct {
+	// MaxAmounts is the largest amount accepted per currency, in major
+	// units as decimal text ({KES: "1000000000"}). A currency not listed
+	// accepts up to ledger.DefaultMaxMinor minor units.
+	MaxAmounts map[string]string `mapstructure:"max_amounts"`
+}
+
+// maxAmounts parses MaxAmounts.
+func (l LimitsConfig) maxAmounts() (map[string]decimal.Decimal, error) {
+	out := make(map[string]decimal.Decimal, len(l.MaxAmounts))
+	for cur, v := range l.MaxAmounts {
+		d, err := decimal.NewFromString(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a decimal amount", cur, v)
+		}
+		out[cur] = d
+	}
+	return out, ledger.ValidateMaxAmounts(out)
 }
 
 // ReconcileConfig tunes reconcile runs.
@@ -56,6 +83,9 @@ type ReconcileConfig struct {
 	// Fuzzy links evidence without a reference by amount, currency and
 	// customer when exactly one candidate fits; off by default.
 	Fuzzy bool `mapstructure:"fuzzy"`
+	// StatementGrace keeps intents younger than this from being called
+	// missing by the generic CSV statement providers (statements); default 2h.
+	StatementGrace time.Duration `mapstructure:"statement_grace"`
 }
 
 // HTTPConfig is the server of `reconcile serve`.
@@ -178,13 +208,13 @@ var defaults = map[string]any{
 	"workers.events":                             4,
 	"workers.alerts":                             1,
 	"workers.runs":                               2,
-	"queue.job_timeout":                          "90s",
-	"queue.rescue_after":                         "5m",
+	"queue.job_timeout":                          queue.DefaultJobTimeout.String(),
+	"queue.rescue_after":                         queue.DefaultRescueAfter.String(),
 	"queue.shutdown_grace":                       "30s",
 	"queue.retry_base":                           "2s",
 	"queue.retry_max":                            "10m",
 	"charges.lease":                              "2m",
-	"charges.max_attempts":                       12,
+	"charges.max_attempts":                       charge.DefaultMaxAttempts,
 	"charges.pending_poll":                       "30s",
 	"charges.pending_give_up":                    "10m",
 	"events.endpoints":                           []string{},
@@ -192,6 +222,7 @@ var defaults = map[string]any{
 	"reconcile.tolerance":                        "2h",
 	"reconcile.lease":                            "15m",
 	"reconcile.fuzzy":                            false,
+	"reconcile.statement_grace":                  "2h",
 	"alerts.mode":                                "off",
 	"alerts.channel":                             "",
 	"alerts.severity_channels":                   map[string]string{},
@@ -206,7 +237,25 @@ var defaults = map[string]any{
 	"alerts.api_url":                             "https://slack.com/api/",
 	"alerts.bot_token":                           "",
 	"alerts.webhook_url":                         "",
-	"providers.mpesa.zone":                       "Africa/Nairobi",
+	"alerts.signing_secret":                      "",
+	"alerts.interactions.enabled":                false,
+	"alerts.interactions.allowed_users":          []string{},
+	"alerts.interactions.allowed_groups":         []string{},
+	"console.mode":                               "off",
+	"console.local_user":                         "",
+	"console.user_header":                        "X-Forwarded-Email",
+	"console.trusted_proxies":                    []string{},
+	"console.operators":                          []string{},
+	"console.viewers":                            []string{},
+	"console.oidc.issuer":                        "",
+	"console.oidc.client_id":                     "",
+	"console.oidc.client_secret":                 "",
+	"console.oidc.redirect_url":                  "",
+	"console.oidc.scopes":                        []string{"openid", "email", "profile"},
+	"console.oidc.groups_claim":                  "groups",
+	"console.oidc.session_key":                   "",
+	"console.oidc.session_ttl":                   "12h",
+	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
 	"providers.mpesa.short_code":                 "",
@@ -243,7 +292,8 @@ var defaults = map[string]any{
 }
 
 // secretKeys may only come from the environment.
-var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url",
+var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url", "alerts.signing_secret",
+	"console.oidc.client_secret", "console.oidc.session_key",
 	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
 	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
 	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
@@ -302,6 +352,10 @@ func loadConfig(cmd *cobra.Command, file string) (*Config, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	max, _ := cfg.Limits.maxAmounts() // Validate checked them
+	if err := ledger.SetMaxAmounts(max); err != nil {
+		return nil, fmt.Errorf("config limits.max_amounts: %w", err)
 	}
 	return &cfg, nil
 }
@@ -366,6 +420,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := database.Engine(c.DatabaseURL); err != nil {
 		bad("database_url", "%v", err)
+	}
+	if _, err := c.Limits.maxAmounts(); err != nil {
+		bad("limits.max_amounts", "%v", err)
 	}
 	if c.Database.MaxConns < 0 {
 		bad("database.max_conns", "must not be negative")
@@ -435,7 +492,7 @@ func (c *Config) Validate() error {
 		bad("workers.runs", "must be at least 1 when schedules are set")
 	}
 	for key, d := range map[string]time.Duration{"providers.mpesa.settlement_grace": c.Providers.Mpesa.SettlementGrace,
-		"providers.stripe.settlement_grace": c.Providers.Stripe.SettlementGrace} {
+		"providers.stripe.settlement_grace": c.Providers.Stripe.SettlementGrace, "reconcile.statement_grace": c.Reconcile.StatementGrace} {
 		if d < 0 {
 			bad(key, "must not be negative")
 		}
@@ -465,6 +522,7 @@ func (c *Config) Validate() error {
 		// Secrets are checked by the commands that deliver (serve).
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.Console.validate()...)
 	setups, err := buildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
 	if err != nil {
 		errs = append(errs, err)
@@ -485,6 +543,8 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("events.endpoints[%d]", i), "not an http(s) URL")
 		}
 	}
+	// Sorted, so that the same mistakes read the same on every run.
+	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
 
@@ -495,6 +555,11 @@ func (c *Config) ValidateDelivery() error {
 	var errs []error
 	if _, _, err := c.Alerts.slack(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Alerts.Interactions.Enabled {
+		if _, err := c.Alerts.interactions(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
 		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
@@ -509,10 +574,13 @@ func (c *Config) secretValues() []string {
 	var out []string
 	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
 		out = append(out, u)
+		if p := database.Password(u); p != "" {
+			out = append(out, p)
+		}
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
-		m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
+		c.Alerts.SigningSecret, c.Console.OIDC.ClientSecret, c.Console.OIDC.SessionKey, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
 		c.Providers.Stripe.WebhookSecrets...) {
 		if v != "" {
 			out = append(out, v)

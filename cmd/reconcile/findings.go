@@ -25,12 +25,14 @@ stable id and a lifecycle: open -> acknowledged -> resolved. A run resolves find
 longer sees; a person resolves the rest with a note.`,
 	}
 	cmd.AddCommand(newFindingsListCmd(a), newFindingsUpdateCmd(a, ledger.FindingAcknowledged), newFindingsUpdateCmd(a, ledger.FindingResolved))
+	cmd.AddCommand(findingsMoreCmds(a)...)
 	return cmd
 }
 
 func newFindingsListCmd(a *app) *cobra.Command {
 	var (
 		provider, format string
+		from, to         string
 		statuses, kinds  []string
 		limit            int
 	)
@@ -67,6 +69,9 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f.From, f.To, err = a.listWindow(ctx, s, provider, from, to); err != nil {
+				return err
+			}
 			list, err := s.ListFindings(ctx, f)
 			if err != nil {
 				return err
@@ -80,6 +85,8 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+kindNames()+")")
 	fl.StringVar(&format, "format", "text", "text, json or csv")
 	fl.IntVar(&limit, "limit", 1000, "at most this many")
+	fl.StringVar(&from, "from", "", "only findings whose evidence time is at or after this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
+	fl.StringVar(&to, "to", "", "only findings whose evidence time is before this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
 	return cmd
 }
 
@@ -88,7 +95,7 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 	if to == ledger.FindingResolved {
 		verb, short = "resolve", "Resolve a finding by hand, with a note saying what was done"
 	}
-	var note string
+	var note, actor string
 	cmd := &cobra.Command{
 		Use:   verb + " ID",
 		Short: short,
@@ -96,6 +103,10 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == ledger.FindingResolved && strings.TrimSpace(note) == "" {
 				return usagef("resolve needs --note saying what was done")
+			}
+			who, err := cliActor(actor)
+			if err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			s, err := a.openExisting(ctx)
@@ -105,7 +116,7 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 			var f ledger.Finding
 			err = s.InTx(ctx, func(tx ledger.Tx) error {
 				var err error
-				if f, err = tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: to, Note: note, Now: a.clock()}); err != nil {
+				if f, err = tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: to, Note: note, Now: a.clock(), Actor: who}); err != nil {
 					return err
 				}
 				if to == ledger.FindingResolved {
@@ -119,11 +130,12 @@ func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", f.ID, f.Kind, f.Status)
+			fmt.Fprintf(a.stdout, "%s %s: %s\n", ledger.SafeLine(f.ID, 128), f.Kind, f.Status)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "what was done or found")
+	addActorFlag(cmd, &actor)
 	return cmd
 }
 

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 
@@ -39,13 +42,18 @@ func newImportStatementCmd(a *app) *cobra.Command {
 
 The file is imported in one transaction or not at all: every bad line is reported with its line
 and field and kept in quarantine. Rows already known (through a callback, the API or an earlier
-export) add a source, never a second transaction; importing the same file again changes nothing.`,
+export) add a source, never a second transaction; importing the same file again changes nothing.
+A row that contradicts the books (another amount, type, final status or day for a known
+transaction id) is quarantined and counted; the transaction first recorded is kept. The file is
+read as a stream in batches, so memory does not grow with its size; on a terminal, progress
+(lines, lines/s, share of the file read) is shown on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			setup, err := a.setup(provider)
 			if err != nil {
 				return err
 			}
+			boundHeap()
 			if setup.Statement == nil {
 				return usagef("--provider %s has no statement format", provider)
 			}
@@ -59,8 +67,18 @@ export) add a source, never a second transaction; importing the same file again 
 				return err
 			}
 			defer f.Close()
-			c, err := (&statement.Importer{Store: s, Clock: a.clock}).Import(ctx, statement.File{Name: args[0], Reader: f,
-				Parser: setup.Statement, Source: provider + "_statement"})
+			var size int64
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				size = st.Size()
+			}
+			in := &countingReader{r: f}
+			progress := report.NewProgress(os.Stderr, a.clock)
+			im := &statement.Importer{Store: s, Clock: a.clock, Progress: func(lines int) {
+				progress.UpdateFile("import", lines, in.n, size)
+			}}
+			c, err := im.Import(ctx, statement.File{Name: args[0], Reader: in, Parser: setup.Statement,
+				Source: provider + "_statement"})
+			progress.Done()
 			if err != nil {
 				return err
 			}
@@ -82,15 +100,16 @@ func newImportCallbacksCmd(a *app) *cobra.Command {
 as the HTTP endpoints: each is stored, then interpreted; M-Pesa STK results settle their intents.
 Kinds are detected by shape (STK callback, C2B confirmation, B2C, reversal and transaction-status
 results for M-Pesa; events for Stripe). Every line is checked first: if any is bad, nothing is
-imported and the bad lines are quarantined with their line numbers. Lines are then delivered one
-by one, each in its own transaction as over HTTP; if the database fails midway, running the same
-file again completes it (a delivered line is a duplicate and changes nothing).`,
+imported and the bad lines are quarantined with their line numbers. The lines are then delivered
+in one transaction, with the effect each would have over HTTP: the file is imported whole or not
+at all, and importing it again changes nothing (a delivered line is a duplicate).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			setup, err := a.setup(provider)
 			if err != nil {
 				return err
 			}
+			boundHeap()
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
@@ -104,7 +123,15 @@ file again completes it (a delivered line is a duplicate and changes nothing).`,
 				return err
 			}
 			defer f.Close()
-			c, err := proc.ImportFile(ctx, intake.FileImport{Provider: provider, Parser: setup.Callbacks, Name: args[0], Data: f})
+			var size int64
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				size = st.Size()
+			}
+			in := &countingReader{r: f, seek: f}
+			progress := report.NewProgress(os.Stderr, a.clock)
+			c, err := proc.ImportFile(ctx, intake.FileImport{Provider: provider, Parser: setup.Callbacks, Name: args[0], Data: in,
+				Progress: func(stage string, lines int) { progress.UpdateFile(stage, lines, in.n, size) }})
+			progress.Done()
 			if err != nil {
 				return err
 			}
@@ -186,6 +213,10 @@ configured. Importing the same file again with --charge charges those imported w
 					progress.Update(fmt.Sprintf("import %d%%", in.n.Load()*100/max(st.Size(), 1)), rows)
 				}
 			}
+			// Intents of a provider the configuration does not know are
+			// refused, as the API refuses them.
+			setups := a.providerSetups()
+			opt.Check = func(r intentcsv.Row) error { return checkProvider(setups, r.Intent.Provider) }
 			enqueued := 0
 			if chargeThem {
 				svc, _, err := a.chargesWithQueue(ctx)
@@ -193,6 +224,9 @@ configured. Importing the same file again with --charge charges those imported w
 					return err
 				}
 				opt.Check = func(r intentcsv.Row) error {
+					if err := checkProvider(setups, r.Intent.Provider); err != nil {
+						return err
+					}
 					if r.Intent.State != ledger.StatePending || svc.CanCharge(r.Intent.Provider) {
 						return nil
 					}
@@ -248,4 +282,39 @@ func (c *countingFile) Read(p []byte) (int, error) {
 	n, err := c.File.Read(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// countingReader counts the bytes read through it since the last seek,
+// for progress.
+type countingReader struct {
+	r    io.Reader
+	seek io.Seeker
+	n    int64
+}
+
+func (c *countingReader) Seek(offset int64, whence int) (int64, error) {
+	if c.seek == nil {
+		return 0, errors.New("not seekable")
+	}
+	n, err := c.seek.Seek(offset, whence)
+	c.n = n
+	return n, err
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// importHeapLimit is the soft heap limit of file imports: they stream in
+// batches and need far less, and the collector otherwise lets the heap
+// grow to twice what is live before collecting.
+const importHeapLimit = 192 << 20
+
+// boundHeap sets importHeapLimit unless GOMEMLIMIT says otherwise.
+func boundHeap() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(importHeapLimit)
+	}
 }

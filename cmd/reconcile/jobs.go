@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 )
 
@@ -118,7 +119,7 @@ func newJobsRetryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("retry job %d: %w", id, err)
 			}
-			fmt.Fprintf(a.stdout, "job %d (%s %s) is %s and will run again\n", job.ID, job.Kind, jobSubject(job), job.State)
+			fmt.Fprintf(a.stdout, "job %d (%s %s) is %s and will run again\n", job.ID, job.Kind, ledger.SafeLine(jobSubject(job), 256), job.State)
 			return nil
 		},
 	}
@@ -167,8 +168,8 @@ func writeJobsText(a *app, jobs []*rivertype.JobRow) error {
 		if j.FinalizedAt != nil {
 			when = *j.FinalizedAt
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Kind, j.State, j.Attempt, j.MaxAttempts, jobSubject(j),
-			when.UTC().Format(time.RFC3339), redactAll(lastError(j), a.secrets()))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Kind, j.State, j.Attempt, j.MaxAttempts,
+			ledger.SafeLine(jobSubject(j), 256), when.UTC().Format(time.RFC3339), ledger.SafeLine(redactAll(lastError(j), a.secrets()), 1024))
 	}
 	return tw.Flush()
 }

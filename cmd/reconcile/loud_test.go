@@ -202,7 +202,7 @@ func imported(t *testing.T) string {
 	t.Helper()
 	url := migrated(t)
 	for _, args := range [][]string{
-		{"import", "intents", "../../examples/intents.csv"},
+		{"--config", "../../examples/config.yaml", "import", "intents", "../../examples/intents.csv"},
 		{"import", "statement", "--provider", "mpesa", "../../examples/mpesa-statement.csv"},
 	} {
 		if code, _, errOut := cli(t, append(args, "--database-url", url)...); code != 0 {

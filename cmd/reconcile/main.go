@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 	_ "time/tzdata" // CRON_TZ and provider zones work on machines without zoneinfo
@@ -46,6 +45,10 @@ func runAt(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err == nil {
 		return exitOK
 	}
+	if _, _, ferr := root.Find(args); ferr != nil {
+		// The command line names no command: cobra stopped there.
+		err = &usageError{err}
+	}
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		if ee.err != nil {
@@ -55,7 +58,7 @@ func runAt(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	fmt.Fprintln(stderr, "reconcile:", redactAll(err.Error(), a.secrets()))
 	var ue *usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "required flag") {
+	if errors.As(err, &ue) {
 		fmt.Fprintln(stderr, "Run 'reconcile --help' for usage.")
 		return exitUsage
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/queue"
+	"github.com/reconcilehq/reconcile/reconciler"
 )
 
 // Label values that are known when serve starts. Every family is exported
@@ -65,6 +66,14 @@ func newServeMetrics(store ledger.Store, logger *slog.Logger) *serveMetrics {
 			Help: "Answers of the callback endpoints by provider and HTTP status code; refused deliveries (signature, allowlist, size) are the non-200 codes."},
 			[]string{"provider", "code"}),
 		books: newBooksGauges(store, logger),
+	}
+}
+
+// runOutcome counts a scheduled run by result and times the finished ones.
+func (m *serveMetrics) runOutcome(provider, result string, took time.Duration) {
+	m.runs.WithLabelValues(provider, result).Inc()
+	if result == reconciler.OutcomeFinished {
+		m.duration.WithLabelValues(provider).Observe(took.Seconds())
 	}
 }
 

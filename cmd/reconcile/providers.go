@@ -191,7 +191,7 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 		if err != nil {
 			return nil, fmt.Errorf("config providers.mpesa.pull: %w", err)
 		}
-		mp.Puller = recentOnly{p: p, clock: clock}
+		mp.Puller = mpesa.RecentOnly(p, clock)
 	}
 	out[mpesa.Provider] = mp
 
@@ -234,7 +234,7 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 		if err != nil {
 			return nil, fmt.Errorf("config %s.zone: %w", key, err)
 		}
-		out[name] = providerSetup{Zone: z, Grace: 2 * time.Hour, Statement: p}
+		out[name] = providerSetup{Zone: z, Grace: cfg.Reconcile.StatementGrace, Statement: p}
 	}
 	return out, nil
 }
@@ -257,28 +257,6 @@ func loadZone(name string) (*time.Location, error) {
 		return time.UTC, nil
 	}
 	return time.LoadLocation(name)
-}
-
-// recentOnly pulls only the part of a window that M-Pesa's Pull
-// Transactions API can still serve (its last 48 hours); older evidence
-// comes from callbacks and statements.
-type recentOnly struct {
-	p     providers.Puller
-	clock func() time.Time
-}
-
-func (r recentOnly) Pull(ctx context.Context, from, to time.Time, emit func(providers.Sighting) error) error {
-	now := r.clock()
-	if earliest := now.Add(-47 * time.Hour); from.Before(earliest) {
-		from = earliest
-	}
-	if to.After(now) {
-		to = now
-	}
-	if !from.Before(to) {
-		return nil
-	}
-	return r.p.Pull(ctx, from, to, emit)
 }
 
 // chargers returns the configured chargers by provider name.

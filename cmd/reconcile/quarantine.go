@@ -21,7 +21,8 @@ func newQuarantineCmd(a *app) *cobra.Command {
 		Short: "Inspect rejected input kept for audit",
 		Long: `Input reconcile refused (a bad row of an imported file, a callback body it could not read, a
 body from an address outside the allowlist) is kept in the quarantine with the file, line, field
-and reason. Nothing is dropped silently.`,
+and reason. Nothing is dropped silently. An item stays kept until someone dismisses it (with a
+note) or replays it; both are recorded with who and when.`,
 	}
 	var (
 		source, format string
@@ -55,14 +56,14 @@ and reason. Nothing is dropped silently.`,
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tAT\tSOURCE\tORIGIN\tLINE\tFIELD\tREASON")
+			fmt.Fprintln(tw, "ID\tAT\tSOURCE\tORIGIN\tLINE\tFIELD\tSTATUS\tREASON")
 			for _, q := range items {
 				line := ""
 				if q.Line > 0 {
 					line = fmt.Sprint(q.Line)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, q.At.Format(time.RFC3339), q.Source, q.Origin, line,
-					q.Field, firstLine(q.Reason))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, q.At.Format(time.RFC3339), ledger.SafeLine(q.Source, 64),
+					ledger.SafeLine(q.Origin, 256), line, ledger.SafeLine(q.Field, 64), q.Status, ledger.SafeLine(firstLine(q.Reason), 1024))
 			}
 			return tw.Flush()
 		},
@@ -71,6 +72,7 @@ and reason. Nothing is dropped silently.`,
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
 	list.Flags().StringVar(&format, "format", "text", "text, json or csv (json and csv include the raw input)")
 	cmd.AddCommand(list)
+	cmd.AddCommand(quarantineActCmds(a)...)
 	return cmd
 }
 
@@ -110,11 +112,12 @@ func writeQuarantineJSON(a *app, items []ledger.QuarantineItem) error {
 		Field  string    `json:"field,omitempty"`
 		Reason string    `json:"reason"`
 		Raw    string    `json:"raw"`
+		Status string    `json:"status"`
 	}
 	out := make([]row, 0, len(items))
 	for _, q := range items {
 		out = append(out, row{ID: q.ID, At: q.At, Source: q.Source, Origin: q.Origin, Line: q.Line, Field: q.Field,
-			Reason: q.Reason, Raw: string(q.Raw)})
+			Reason: q.Reason, Raw: string(q.Raw), Status: string(q.Status)})
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/engine"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -54,7 +55,15 @@ or a config file (see config.example.yaml).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return a.load(cmd)
+			if err := a.load(cmd); err != nil {
+				return err
+			}
+			// cobra checks again after this and finds them set; checking
+			// here makes a missing one a usage error.
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return &usageError{err}
+			}
+			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
@@ -72,6 +81,7 @@ or a config file (see config.example.yaml).`,
 		newDemoCmd(a),
 		newQuarantineCmd(a),
 		newVersionCmd(a),
+		newRunsCmd(a),
 	)
 	setVersion(root)
 	for _, c := range root.Commands() {
@@ -168,7 +178,12 @@ func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
 		return nil, err
 	}
 	if !forMigrate {
-		if s.Engine() == ledger.EngineSQLite {
+		drv, err := engine.Of(s)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if drv.MigrateOnOpen() {
 			if _, err := database.Migrate(ctx, s); err != nil {
 				s.Close()
 				return nil, err
@@ -235,7 +250,7 @@ func (a *app) secrets() []string {
 }
 
 func newLogger(w io.Writer, c LogConfig) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.level()}
+	opts := &slog.HandlerOptions{Level: c.level(), ReplaceAttr: maskAttr}
 	format := c.Format
 	if format == "auto" || format == "" {
 		format = "json"
@@ -277,4 +292,24 @@ func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{h.Handler.WithGroup(name), h.level}
+}
+
+// maskAttr masks phone numbers in every message and attribute the binary
+// logs (ledger.MaskMSISDNs): a CheckoutRequestID can end in the payer's
+// number, and errors can quote a body that holds one.
+func maskAttr(_ []string, a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if v := a.Value.String(); ledger.MaskMSISDNs(v) != v {
+			a.Value = slog.StringValue(ledger.MaskMSISDNs(v))
+		}
+	case slog.KindAny:
+		switch v := a.Value.Any().(type) {
+		case error:
+			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.Error()))
+		case fmt.Stringer:
+			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.String()))
+		}
+	}
+	return a
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
 	"github.com/reconcilehq/reconcile/queue"
+	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/schedule"
 )
 
@@ -90,13 +91,13 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	workers := river.NewWorkers()
 	charge.AddWorkers(workers, s.charges)
-	ticks := &tickWorker{store: store, specs: map[string]schedule.Spec{}, clock: a.clock, logger: a.logger}
+	ticks := &reconciler.TickWorker{Store: store, Specs: map[string]schedule.Spec{}, Clock: a.clock, Logger: a.logger}
 	for _, sp := range specs {
-		ticks.specs[sp.Provider] = sp
+		ticks.Specs[sp.Provider] = sp
 	}
 	river.AddWorker(workers, ticks)
-	runs := &runWorker{store: store, lease: cfg.Reconcile.Lease, logger: a.logger,
-		runs: s.metrics.runs, duration: s.metrics.duration, books: s.metrics.books}
+	runs := &reconciler.RunWorker{Store: store, Lease: cfg.Reconcile.Lease, Logger: a.logger,
+		Outcome: s.metrics.runOutcome, AfterRun: s.metrics.books.refreshLogged}
 	river.AddWorker(workers, runs)
 	// The charging providers' series exist whether or not a charger is
 	// configured: zero charges is the truth until one is.
@@ -136,7 +137,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	logSchedules(a.logger, specs, cfg.Roles.Scheduler, a.clock())
 	if cfg.Roles.Scheduler {
-		qcfg.PeriodicJobs = periodicJobs(specs)
+		qcfg.PeriodicJobs = reconciler.PeriodicJobs(specs)
 	} else {
 		// Only scheduler replicas stand for leader: the leader is the one
 		// that schedules (and runs River's maintenance).
@@ -146,8 +147,8 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 		return nil, err
 	}
 	s.charges.UseQueue(s.queue)
-	ticks.queue = s.queue
-	if runs.rec, err = a.newReconciler(store, s.queue, s.charges); err != nil {
+	ticks.Queue = s.queue
+	if runs.Reconciler, err = a.newReconciler(store, s.queue, s.charges); err != nil {
 		return nil, err
 	}
 	s.registry.MustRegister(&depthCollector{q: s.queue})
@@ -179,8 +180,15 @@ func (s *server) routes() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.consoleRoutes(); err != nil {
+		return nil, err
+	}
+	if err := s.slackRoutes(); err != nil {
+		return nil, err
+	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
+		s.findingsAPI().routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}
@@ -207,7 +215,7 @@ func (s *server) callbackRoutes() ([]string, error) {
 	}
 	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
 		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.metrics.callbacks},
-			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger})
+			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger, Clock: s.a.clock})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}

@@ -2,23 +2,15 @@ package database
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/ledger/pgstore"
-	"github.com/reconcilehq/reconcile/ledger/sqlitestore"
-	"github.com/reconcilehq/reconcile/migrations"
+	"github.com/reconcilehq/reconcile/ledger/engine"
 )
 
 // ErrSchemaOutOfDate reports pending migrations on a database that is not
@@ -38,22 +30,18 @@ func (a Applied) Empty() bool { return len(a.Ledger) == 0 && len(a.River) == 0 }
 // PostgreSQL a session lock keeps concurrent migrators from interleaving.
 func Migrate(ctx context.Context, store ledger.Store) (Applied, error) {
 	var out Applied
-	if pg, ok := store.(*pgstore.Store); ok {
-		// One migrator at a time across replicas, for the ledger's and
-		// River's migrations together.
-		conn, err := pg.Pool().Acquire(ctx)
-		if err != nil {
-			return out, fmt.Errorf("migrate: %w", err)
-		}
-		defer conn.Release()
-		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('reconcile.migrate'))`); err != nil {
-			return out, fmt.Errorf("migrate: lock: %w", err)
-		}
-		defer func() {
-			_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('reconcile.migrate'))`)
-		}()
+	drv, err := engine.Of(store)
+	if err != nil {
+		return out, fmt.Errorf("migrate: %w", err)
 	}
-	p, closeDB, err := gooseProvider(store)
+	// One migrator at a time across replicas, for the ledger's and River's
+	// migrations together.
+	unlock, err := drv.LockMigrations(ctx)
+	if err != nil {
+		return out, fmt.Errorf("migrate: %w", err)
+	}
+	defer unlock()
+	p, closeDB, err := gooseProvider(drv)
 	if err != nil {
 		return out, err
 	}
@@ -65,7 +53,7 @@ func Migrate(ctx context.Context, store ledger.Store) (Applied, error) {
 	for _, r := range res {
 		out.Ledger = append(out.Ledger, r.Source.Path)
 	}
-	rv, err := riverMigrate(ctx, store, false)
+	rv, err := riverMigrate(ctx, drv, false)
 	if err != nil {
 		return out, err
 	}
@@ -75,7 +63,11 @@ func Migrate(ctx context.Context, store ledger.Store) (Applied, error) {
 
 // Pending lists the migrations not yet applied, ledger first.
 func Pending(ctx context.Context, store ledger.Store) ([]string, error) {
-	p, closeDB, err := gooseProvider(store)
+	drv, err := engine.Of(store)
+	if err != nil {
+		return nil, fmt.Errorf("migration status: %w", err)
+	}
+	p, closeDB, err := gooseProvider(drv)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +82,7 @@ func Pending(ctx context.Context, store ledger.Store) ([]string, error) {
 			pending = append(pending, "ledger "+s.Source.Path)
 		}
 	}
-	rv, err := riverMigrate(ctx, store, true)
+	rv, err := riverMigrate(ctx, drv, true)
 	if err != nil {
 		return nil, err
 	}
@@ -113,30 +105,22 @@ func Check(ctx context.Context, store ledger.Store) error {
 	return nil
 }
 
-func gooseProvider(store ledger.Store) (*goose.Provider, func(), error) {
-	var (
-		dialect goose.Dialect
-		db      *sql.DB
-		fsys    fs.FS
-		opts    = []goose.ProviderOption{goose.WithSlog(slog.New(slog.DiscardHandler))}
-		closeDB = func() {}
-	)
-	switch s := store.(type) {
-	case *pgstore.Store:
-		dialect, fsys = goose.DialectPostgres, migrations.Postgres()
-		db = stdlib.OpenDBFromPool(s.Pool())
-		closeDB = func() { _ = db.Close() }
-		locker, err := lock.NewPostgresSessionLocker()
+func gooseProvider(drv engine.Driver) (*goose.Provider, func(), error) {
+	m := drv.Migrations()
+	opts := []goose.ProviderOption{goose.WithSlog(slog.New(slog.DiscardHandler))}
+	db, closeDB, err := m.Open()
+	if err != nil {
+		return nil, nil, fmt.Errorf("migrations: %w", err)
+	}
+	if m.Locker != nil {
+		locker, err := m.Locker()
 		if err != nil {
+			closeDB()
 			return nil, nil, err
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
-	case *sqlitestore.Store:
-		dialect, fsys, db = goose.DialectSQLite3, migrations.SQLite(), s.DB()
-	default:
-		return nil, nil, fmt.Errorf("migrate: unsupported store %T", store)
 	}
-	p, err := goose.NewProvider(dialect, db, fsys, opts...)
+	p, err := goose.NewProvider(m.Dialect, db, m.FS, opts...)
 	if err != nil {
 		closeDB()
 		return nil, nil, fmt.Errorf("migrations: %w", err)
@@ -146,28 +130,12 @@ func gooseProvider(store ledger.Store) (*goose.Provider, func(), error) {
 
 // riverMigrate applies River's migrations, or with dryRun lists the versions
 // that would be applied.
-func riverMigrate(ctx context.Context, store ledger.Store, dryRun bool) ([]string, error) {
-	var (
-		res *rivermigrate.MigrateResult
-		err error
-	)
-	opts := &rivermigrate.MigrateOpts{DryRun: dryRun}
-	switch s := store.(type) {
-	case *pgstore.Store:
-		m, merr := rivermigrate.New(riverpgxv5.New(s.Pool()), nil)
-		if merr != nil {
-			return nil, merr
-		}
-		res, err = m.Migrate(ctx, rivermigrate.DirectionUp, opts)
-	case *sqlitestore.Store:
-		m, merr := rivermigrate.New(riversqlite.New(s.DB()), nil)
-		if merr != nil {
-			return nil, merr
-		}
-		res, err = m.Migrate(ctx, rivermigrate.DirectionUp, opts)
-	default:
-		return nil, fmt.Errorf("migrate: unsupported store %T", store)
+func riverMigrate(ctx context.Context, drv engine.Driver, dryRun bool) ([]string, error) {
+	m, err := drv.RiverMigrator()
+	if err != nil {
+		return nil, err
 	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, &rivermigrate.MigrateOpts{DryRun: dryRun})
 	if err != nil {
 		return nil, fmt.Errorf("migrate river: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/engine"
 	"github.com/reconcilehq/reconcile/ledger/pgstore"
 	"github.com/reconcilehq/reconcile/ledger/sqlitestore"
 )
@@ -24,62 +25,91 @@ type Options struct {
 	SearchPath string
 }
 
+// engines are the engines a database URL can name.
+var engines = []engine.Opener{pgstore.Opener, sqlitestore.Opener}
+
 // Engine returns the engine a URL names, or an error naming the accepted forms.
 func Engine(rawURL string) (ledger.Engine, error) {
-	switch {
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return ledger.EnginePostgres, nil
-	case strings.HasPrefix(rawURL, "sqlite:"):
-		return ledger.EngineSQLite, nil
+	o, err := opener(rawURL)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("database url %q: want postgres://... or sqlite:PATH", Redact(rawURL))
+	return o.Engine, nil
+}
+
+func opener(rawURL string) (engine.Opener, error) {
+	for _, o := range engines {
+		if o.Accepts(rawURL) {
+			return o, nil
+		}
+	}
+	return engine.Opener{}, fmt.Errorf("database url %q: want postgres://... or sqlite:PATH", Redact(rawURL))
 }
 
 // SQLitePath returns the file path of a sqlite: URL (sqlite:PATH or sqlite://PATH).
-func SQLitePath(rawURL string) string {
-	p := strings.TrimPrefix(rawURL, "sqlite:")
-	return strings.TrimPrefix(p, "//")
-}
+func SQLitePath(rawURL string) string { return sqlitestore.PathOf(rawURL) }
 
 // Open opens the ledger store named by rawURL.
 func Open(ctx context.Context, rawURL string, opts Options) (ledger.Store, error) {
-	engine, err := Engine(rawURL)
+	o, err := opener(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	switch engine {
-	case ledger.EnginePostgres:
-		s, err := pgstore.Open(ctx, rawURL, pgstore.Config{MaxConns: opts.MaxConns, SearchPath: opts.SearchPath})
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", Redact(rawURL), err)
-		}
-		return s, nil
-	default:
-		s, err := sqlitestore.Open(ctx, SQLitePath(rawURL))
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", Redact(rawURL), err)
-		}
-		return s, nil
+	s, err := o.Open(ctx, rawURL, engine.OpenOptions{MaxConns: opts.MaxConns, SearchPath: opts.SearchPath})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", Redact(rawURL), err)
 	}
+	return s, nil
 }
 
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
+// Forms of a password in a connection string.
+var (
+	// kvPassword is password=... (and sslpassword=...) in a keyword/value
+	// DSN, quoted or not.
+	kvPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*|sslpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']+)`)
+	// queryPassword is ?password=... or &password=... in a URL query.
+	queryPassword = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#\s]*`)
+	// userinfoPassword is the user:password@ of a URL that does not parse.
+	userinfoPassword = regexp.MustCompile(`(://[^:/?#@\s]*:)[^\s]*@`)
+)
 
 // Redact hides the password in a database URL or keyword/value connection
-// string, keeping the rest readable.
+// string, in every form (user:password@ with or without a host, as for a
+// unix socket, ?password= and ?sslpassword= in the query, password= in a
+// DSN), keeping the rest readable. A URL that does not parse is scrubbed
+// by pattern.
 func Redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && !strings.HasPrefix(u.Scheme, "sqlite") && u.Opaque == "" {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")
 		}
-		q := u.Query()
-		for k := range q {
-			if strings.EqualFold(k, "password") {
-				q.Set(k, "xxxxx")
-			}
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
+		out := u.String()
+		return queryPassword.ReplaceAllString(out, "${1}xxxxx")
+	}
+	if strings.Contains(raw, "://") {
+		raw = userinfoPassword.ReplaceAllString(raw, "${1}xxxxx@")
+		return queryPassword.ReplaceAllString(raw, "${1}xxxxx")
 	}
 	return kvPassword.ReplaceAllString(raw, "${1}xxxxx")
+}
+
+// Password returns the password a connection string holds, "" when none,
+// so that callers can scrub it from any text that might echo it.
+func Password(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Opaque == "" {
+		if p, ok := u.User.Password(); ok {
+			return p
+		}
+		q := u.Query()
+		for k, v := range q {
+			if (strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword")) && len(v) > 0 {
+				return v[0]
+			}
+		}
+		return ""
+	}
+	if m := kvPassword.FindStringSubmatch(raw); m != nil {
+		return strings.Trim(m[2], "'")
+	}
+	return ""
 }

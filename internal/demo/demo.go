@@ -33,7 +33,7 @@ import (
 )
 
 // EAT is M-Pesa's zone.
-var EAT = time.FixedZone("EAT", 3*3600)
+var EAT = mpesa.EAT
 
 // Day is the demonstrated business day (in Nairobi for M-Pesa, UTC for Stripe).
 var Day = time.Date(2026, 11, 2, 0, 0, 0, 0, EAT)

@@ -30,9 +30,11 @@ type Options struct {
 	// --charge enqueues their charges there). Without it a pending intent
 	// is imported and nothing else happens to it.
 	Pending func(ctx context.Context, tx ledger.Tx, keys []string) error
-	// Check, when set, vets each good row before it is written; an error
-	// stops the import and nothing is imported (a setting the rows need,
-	// not a bad row: nothing is quarantined).
+	// Check, when set, vets each good row before it is written. A
+	// *ledger.FieldError rejects the row like a bad value (quarantined with
+	// its line and field); any other error stops the import and nothing is
+	// imported (a setting the rows need, not a bad row: nothing is
+	// quarantined).
 	Check func(Row) error
 	// Progress, when set, is called every few thousand rows with the number
 	// read so far.
@@ -84,6 +86,10 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 			fail = Read(src.r, file, func(row Row) error {
 				if opt.Check != nil {
 					if err := opt.Check(row); err != nil {
+						var fe *ledger.FieldError
+						if errors.As(err, &fe) {
+							return reject(&ledger.ParseError{File: file, Line: row.Line, Field: fe.Field, Err: fe.Err}, row.Raw)
+						}
 						return err
 					}
 				}

@@ -57,12 +57,12 @@ func exerciseAlerts(t *testing.T, newStore NewStore) {
 	if _, err := s.FirstDelivered(ctx, "f_1"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("first delivered before delivery: %v", err)
 	}
-	failed, err := s.MarkAlertFailed(ctx, got.ID, "slack 500", false, T0)
-	if err != nil || failed.Attempts != 1 || failed.State != ledger.AlertPending || failed.Error != "slack 500" {
+	failed, err := s.MarkAlertFailed(ctx, ledger.AlertFailure{ID: got.ID, Error: "slack 500", MayHavePosted: true, Now: T0})
+	if err != nil || failed.Attempts != 1 || failed.State != ledger.AlertPending || failed.Error != "slack 500" || !failed.MayHavePosted {
 		t.Fatalf("failed = %+v, %v", failed, err)
 	}
 	d, err := s.MarkAlertDelivered(ctx, ledger.AlertDelivery{ID: got.ID, Channel: "C1", MessageTS: "1.0001", Now: T0.Add(time.Second)})
-	if err != nil || d.State != ledger.AlertDelivered || d.MessageTS != "1.0001" || d.Attempts != 2 || d.Error != "" {
+	if err != nil || d.State != ledger.AlertDelivered || d.MessageTS != "1.0001" || d.Attempts != 2 || d.Error != "" || d.MayHavePosted {
 		t.Fatalf("delivered = %+v, %v", d, err)
 	}
 	if _, err := s.MarkAlertDelivered(ctx, ledger.AlertDelivery{ID: got.ID, Channel: "C1", MessageTS: "2", Now: T0}); !errors.Is(err, ledger.ErrConflict) {
@@ -73,7 +73,7 @@ func exerciseAlerts(t *testing.T, newStore NewStore) {
 		t.Fatalf("first delivered = %+v, %v", first, err)
 	}
 	res, _, _ := s.RecordAlert(ctx, ledger.Alert{Subject: "f_1", Reason: "resolved", RunID: 8, CreatedAt: T0})
-	if dis, err := s.MarkAlertFailed(ctx, res.ID, "channel_not_found", true, T0); err != nil || dis.State != ledger.AlertDiscarded {
+	if dis, err := s.MarkAlertFailed(ctx, ledger.AlertFailure{ID: res.ID, Error: "channel_not_found", Discard: true, Now: T0}); err != nil || dis.State != ledger.AlertDiscarded || dis.MayHavePosted {
 		t.Fatalf("discard = %+v, %v", dis, err)
 	}
 	list, err := s.ListAlerts(ctx, 7, 10)

@@ -36,7 +36,10 @@ func exerciseScan(t *testing.T, newStore NewStore) {
 	// edges, another provider.
 	create("k-kes", "mpesa", amount("1500", "KES"), ledger.StateSucceeded, T0)
 	create("k-cents", "mpesa", amount("12.5", "KES"), ledger.StateFailed, T0.Add(time.Microsecond))
-	create("k-big", "mpesa", amount("92233720368547758.07", "KES"), ledger.StateSucceeded, T0.Add(time.Minute))
+	// The largest amount that fits in int64 minor units is far above the
+	// limits at the edge: it is planted as a row stored before them.
+	create("k-big", "mpesa", amount("1", "KES"), ledger.StateSucceeded, T0.Add(time.Minute))
+	Exec(t, s, `UPDATE intents SET amount = '92233720368547758.07' WHERE key = 'k-big'`)
 	create("k-jpy", "mpesa", amount("1500", "JPY"), ledger.StateUnknown, T0.Add(2*time.Minute))
 	create("k-bhd", "mpesa", amount("1.234", "BHD"), ledger.StatePending, T0.Add(3*time.Minute))
 	create("k-edge-from", "mpesa", amount("0.01", "USD"), ledger.StateSucceeded, from)
@@ -155,6 +158,35 @@ func exerciseScan(t *testing.T, newStore NewStore) {
 			t.Fatal(err)
 		}
 	})
+
+	// A row whose amount does not fit in int64 minor units is handed on
+	// with Bad set rather than stopping the scan: one record must not stop
+	// a reconcile.
+	create("k-huge", "mpesa", amount("1", "KES"), ledger.StateSucceeded, T0.Add(5*time.Minute))
+	Exec(t, s, `UPDATE intents SET amount = '1000000000000000000000000000000' WHERE key = 'k-huge'`)
+	upsert(ledger.ProviderTxn{Provider: "mpesa", ID: "R-HUGE", Type: ledger.TxnCharge, Status: ledger.TxnSucceeded,
+		Amount: amount("1", "KES"), OccurredAt: T0})
+	Exec(t, s, `UPDATE provider_txns SET amount = '-1000000000000000000000000000000' WHERE txn_id = 'R-HUGE'`)
+	bad, rows := map[string]error{}, 0
+	err = s.ScanIntents(ctx, ifl, func(r *ledger.IntentRow) error {
+		rows++
+		if r.Bad != nil {
+			bad[string(r.Key)] = r.Bad
+		}
+		return nil
+	})
+	if err != nil || rows != 8 || len(bad) != 1 || bad["k-huge"] == nil {
+		t.Fatalf("scan with an unreadable intent: %v, %d rows, bad %v", err, rows, bad)
+	}
+	err = s.ScanProviderTxns(ctx, tfl, func(r *ledger.TxnRow) error {
+		if r.Bad != nil {
+			bad[string(r.ID)] = r.Bad
+		}
+		return nil
+	})
+	if err != nil || len(bad) != 2 || bad["R-HUGE"] == nil {
+		t.Fatalf("scan with an unreadable txn: %v, bad %v", err, bad)
+	}
 
 	// An error from fn stops the scan and comes back as is; the store
 	// stays usable.

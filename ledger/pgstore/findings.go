@@ -17,7 +17,7 @@ import (
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
 	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
-	intent_kind`
+	acknowledged_by, resolver, intent_kind`
 
 func scanFinding(row pgx.Row) (ledger.Finding, error) {
 	var (
@@ -29,7 +29,8 @@ func scanFinding(row pgx.Row) (ledger.Finding, error) {
 	)
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &f.OccurredAt, &f.Status, &f.FirstSeenAt, &f.LastSeenAt,
-		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.IntentKind); err != nil {
+		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver,
+		&f.IntentKind); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal(ids, &f.ProviderTxnIDs); err != nil {
@@ -64,12 +65,15 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			cur, err := scanFinding(e.db.QueryRow(ctx, `
-				INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
-					expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-					detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17, $18)
-				ON CONFLICT (id) DO NOTHING
-				RETURNING `+findingCols,
+				WITH ins AS (
+					INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
+						expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
+						detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17, $18)
+					ON CONFLICT (id) DO NOTHING
+					RETURNING `+findingCols+`),
+				h AS (`+insertHistorySQL+`SELECT 'finding', id, 'opened', 'run', 'run', $17, '', $16 FROM ins)
+				SELECT `+findingCols+` FROM ins`,
 				f.ID, f.Kind, f.Severity, f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
 				nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
 				f.Detail, utc(f.OccurredAt), now, runID, string(f.IntentKind)))
@@ -83,34 +87,54 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 		case err != nil:
 			return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
 		}
-		reopen := ledger.Reopens(prev, f)
+		ch := ledger.FindingChange{Reopened: ledger.Reopens(prev, f), Escalated: ledger.Escalates(prev, f), Previous: prev, Finding: f}
+		var evs runEvents
+		evs.add(ledger.FindingEvents([]ledger.FindingChange{ch}, runID, now))
 		cur, err := scanFinding(e.db.QueryRow(ctx, `
-			UPDATE findings
-			SET severity = $2, provider_txn_ids = $3, expected_amount = $4, expected_currency = $5,
-			    actual_amount = $6, actual_currency = $7, at_risk_amount = $8, at_risk_currency = $9,
-			    counterparty = $10, detail = $11, last_seen_at = $12, last_run_id = $13,
-			    status = CASE WHEN $14 THEN 'open' ELSE status END,
-			    resolved_at = CASE WHEN $14 THEN NULL ELSE resolved_at END,
-			    resolved_by = CASE WHEN $14 THEN '' ELSE resolved_by END,
-			    note = CASE WHEN $14 THEN 'reopened: seen again' ELSE note END
-			WHERE id = $1
-			RETURNING `+findingCols,
+			WITH upd AS (
+				UPDATE findings
+				SET severity = $2, provider_txn_ids = $3, expected_amount = $4, expected_currency = $5,
+				    actual_amount = $6, actual_currency = $7, at_risk_amount = $8, at_risk_currency = $9,
+				    counterparty = $10, detail = $11, last_seen_at = $12, last_run_id = $13,`+reopenSet("$14")+`
+				WHERE id = $1
+				RETURNING `+findingCols+`),
+			h AS (`+insertHistorySQL+`SELECT 'finding', upd.id, x.action, 'run', 'run', $13, x.note, $12
+				FROM upd CROSS JOIN unnest($15::text[], $16::text[]) AS x(action, note))
+			SELECT `+findingCols+` FROM upd`,
 			f.ID, f.Severity, ids, nullAmount(f.Expected), f.Expected.Currency, nullAmount(f.Actual), f.Actual.Currency,
-			nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty, f.Detail, now, runID, reopen))
+			nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty, f.Detail, now, runID, ch.Reopened, evs.action, evs.note))
 		if err != nil {
 			return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
 		}
-		return ledger.FindingChange{Reopened: reopen, Escalated: ledger.Escalates(prev, f), Previous: prev, Finding: cur}, nil
+		ch.Finding = cur
+		return ch, nil
 	}
 	return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, ledger.ErrConflict)
 }
 
+// reopenSet is the SET clause of a run's update that reopens a resolved
+// finding when the boolean parameter param is true.
+func reopenSet(param string) string {
+	return `
+		status = CASE WHEN ` + param + ` THEN 'open' ELSE status END,
+		resolved_at = CASE WHEN ` + param + ` THEN NULL ELSE resolved_at END,
+		resolved_by = CASE WHEN ` + param + ` THEN '' ELSE resolved_by END,
+		resolver = CASE WHEN ` + param + ` THEN '' ELSE resolver END,
+		note = CASE WHEN ` + param + ` THEN 'reopened: seen again' ELSE note END`
+}
+
+// ResolveUnseen resolves, and writes each resolution's auto_resolved event,
+// in one statement.
 func (e executor) ResolveUnseen(ctx context.Context, p ledger.ResolveUnseenParams) ([]ledger.Finding, error) {
 	rows, err := e.db.Query(ctx, `
-		UPDATE findings SET status = 'resolved', resolved_at = $5, resolved_by = 'run', note = $6
-		WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3
-		  AND status <> 'resolved' AND last_seen_at < $4 AND NOT (kind = ANY($7))
-		RETURNING `+findingCols, p.Provider, utc(p.From), utc(p.To), utc(p.SeenSince), utc(p.Now), p.Note, kindStrings(p.Keep))
+		WITH r AS (
+			UPDATE findings SET status = 'resolved', resolved_at = $5, resolved_by = 'run', resolver = $9, note = $6
+			WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3
+			  AND status <> 'resolved' AND last_seen_at < $4 AND NOT (kind = ANY($7))
+			RETURNING `+findingCols+`),
+		h AS (`+insertHistorySQL+`SELECT 'finding', id, 'auto_resolved', 'run', 'run', $8, $6, $5 FROM r)
+		SELECT `+findingCols+` FROM r`, p.Provider, utc(p.From), utc(p.To), utc(p.SeenSince), utc(p.Now), p.Note,
+		kindStrings(p.Keep), p.RunID, resolverOf(p.RunID))
 	if err != nil {
 		return nil, ledger.Wrap("resolve unseen findings", p.Provider, translate(err))
 	}
@@ -142,37 +166,14 @@ func (e executor) ListFindings(ctx context.Context, flt ledger.FindingFilter) ([
 		  AND (cardinality($2::text[]) = 0 OR status = ANY($2))
 		  AND (cardinality($3::text[]) = 0 OR kind = ANY($3))
 		  AND ($4 = 0 OR last_run_id = $4)
-		ORDER BY occurred_at DESC, id LIMIT $5`, flt.Provider, statuses, kinds, flt.RunID, limit)
+		  AND ($6::timestamptz IS NULL OR occurred_at >= $6)
+		  AND ($7::timestamptz IS NULL OR occurred_at < $7)
+		ORDER BY occurred_at DESC, id LIMIT $5`, flt.Provider, statuses, kinds, flt.RunID, limit, nullTime(flt.From), nullTime(flt.To))
 	if err != nil {
 		return nil, ledger.Wrap("list findings", flt.Provider, translate(err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Finding, error) { return scanFinding(r) })
 	return out, ledger.Wrap("list findings", flt.Provider, translate(err))
-}
-
-// UpdateFinding acknowledges an open finding or resolves an open or
-// acknowledged one, compare-and-set.
-func (e executor) UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (ledger.Finding, error) {
-	var q string
-	switch u.To {
-	case ledger.FindingAcknowledged:
-		q = `UPDATE findings SET status = 'acknowledged', acknowledged_at = $2, note = $3
-			WHERE id = $1 AND status IN ('open', 'acknowledged') RETURNING ` + findingCols
-	case ledger.FindingResolved:
-		q = `UPDATE findings SET status = 'resolved', resolved_at = $2, resolved_by = 'person', note = $3
-			WHERE id = $1 AND status IN ('open', 'acknowledged') RETURNING ` + findingCols
-	default:
-		return ledger.Finding{}, ledger.Wrap("update finding", u.ID, fmt.Errorf("cannot move a finding to %q by hand", u.To))
-	}
-	f, err := scanFinding(e.db.QueryRow(ctx, q, u.ID, utc(u.Now), u.Note))
-	if errors.Is(err, pgx.ErrNoRows) {
-		cur, gerr := e.GetFinding(ctx, u.ID)
-		if gerr != nil {
-			return ledger.Finding{}, gerr
-		}
-		return cur, ledger.Wrap("update finding", u.ID, fmt.Errorf("%w: finding is %s", ledger.ErrConflict, cur.Status))
-	}
-	return f, ledger.Wrap("update finding", u.ID, translate(err))
 }
 
 func (e executor) CountFindings(ctx context.Context) ([]ledger.FindingCount, error) {

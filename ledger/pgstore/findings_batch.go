@@ -86,33 +86,40 @@ func (a *findingArrays) add(f ledger.Finding, reopen bool) error {
 	return nil
 }
 
-const insertFindingsSQL = `
-	INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
-		expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-		detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind)
-	SELECT u.id, u.kind, u.severity, u.provider, u.intent_key, u.ids::jsonb, u.exp, u.exp_cur, u.act, u.act_cur,
-		u.risk, u.risk_cur, u.cp, u.detail, u.occurred, 'open', $16, $16, $17, $17, u.intent_kind
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::text[],
-		$9::numeric[], $10::text[], $11::numeric[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $18::text[])
-		AS u(id, kind, severity, provider, intent_key, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, occurred,
-		     intent_kind)
-	ON CONFLICT (id) DO NOTHING
-	RETURNING `
+// insertFindingsSQL inserts new findings with their opened events.
+var insertFindingsSQL = `
+	WITH ins AS (
+		INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
+			expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
+			detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind)
+		SELECT u.id, u.kind, u.severity, u.provider, u.intent_key, u.ids::jsonb, u.exp, u.exp_cur, u.act, u.act_cur,
+			u.risk, u.risk_cur, u.cp, u.detail, u.occurred, 'open', $16, $16, $17, $17, u.intent_kind
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::text[],
+			$9::numeric[], $10::text[], $11::numeric[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $18::text[])
+			AS u(id, kind, severity, provider, intent_key, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, occurred,
+			     intent_kind)
+		ON CONFLICT (id) DO NOTHING
+		RETURNING ` + findingCols + `),
+	h AS (` + insertHistorySQL + `SELECT 'finding', id, 'opened', 'run', 'run', $17, '', $16 FROM ins)
+	SELECT ` + findingCols + ` FROM ins`
 
-const updateFindingsSQL = `
-	UPDATE findings f
-	SET severity = u.severity, provider_txn_ids = u.ids::jsonb, expected_amount = u.exp, expected_currency = u.exp_cur,
-	    actual_amount = u.act, actual_currency = u.act_cur, at_risk_amount = u.risk, at_risk_currency = u.risk_cur,
-	    counterparty = u.cp, detail = u.detail, last_seen_at = $13, last_run_id = $14,
-	    status = CASE WHEN u.reopen THEN 'open' ELSE f.status END,
-	    resolved_at = CASE WHEN u.reopen THEN NULL ELSE f.resolved_at END,
-	    resolved_by = CASE WHEN u.reopen THEN '' ELSE f.resolved_by END,
-	    note = CASE WHEN u.reopen THEN 'reopened: seen again' ELSE f.note END
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[], $6::numeric[], $7::text[],
-		$8::numeric[], $9::text[], $10::text[], $11::text[], $12::bool[])
-		AS u(id, severity, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, reopen)
-	WHERE f.id = u.id
-	RETURNING `
+// updateFindingsSQL updates known findings and writes the events of those
+// that reopened or escalated: history rows only for what changed.
+var updateFindingsSQL = `
+	WITH upd AS (
+		UPDATE findings f
+		SET severity = u.severity, provider_txn_ids = u.ids::jsonb, expected_amount = u.exp, expected_currency = u.exp_cur,
+		    actual_amount = u.act, actual_currency = u.act_cur, at_risk_amount = u.risk, at_risk_currency = u.risk_cur,
+		    counterparty = u.cp, detail = u.detail, last_seen_at = $13, last_run_id = $14,` + reopenSet("u.reopen") + `
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::text[], $6::numeric[], $7::text[],
+			$8::numeric[], $9::text[], $10::text[], $11::text[], $12::bool[])
+			AS u(id, severity, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, reopen)
+		WHERE f.id = u.id
+		RETURNING ` + prefixed("f.", findingCols) + `),
+	h AS (` + insertHistorySQL + `SELECT 'finding', x.id, x.action, 'run', 'run', $14, x.note, $13
+		FROM unnest($15::text[], $16::text[], $17::text[]) WITH ORDINALITY AS x(id, action, note, n)
+		WHERE x.id IN (SELECT id FROM upd) ORDER BY x.n)
+	SELECT ` + findingCols + ` FROM upd`
 
 func (e executor) upsertFindings(ctx context.Context, fs []ledger.Finding, runID int64, now time.Time) ([]ledger.FindingChange, error) {
 	ids := make([]string, len(fs))
@@ -132,12 +139,17 @@ func (e executor) upsertFindings(ctx context.Context, fs []ledger.Finding, runID
 		prev[p.ID] = p
 	}
 
-	var ins, upd findingArrays
+	var (
+		ins, upd findingArrays
+		evs      runEvents
+	)
 	for _, f := range fs {
 		p, known := prev[f.ID]
 		dst := &ins
 		if known {
 			dst = &upd
+			evs.add(ledger.FindingEvents([]ledger.FindingChange{{Reopened: ledger.Reopens(p, f), Escalated: ledger.Escalates(p, f),
+				Previous: p, Finding: f}}, runID, now))
 		}
 		if err := dst.add(f, known && ledger.Reopens(p, f)); err != nil {
 			return nil, ledger.Wrap("upsert findings", f.ID, err)
@@ -145,7 +157,7 @@ func (e executor) upsertFindings(ctx context.Context, fs []ledger.Finding, runID
 	}
 	stored := make(map[string]ledger.Finding, len(fs))
 	if len(ins.id) > 0 {
-		err := e.collectFindings(ctx, stored, insertFindingsSQL+findingCols, ins.id, ins.kind, ins.severity, ins.provider,
+		err := e.collectFindings(ctx, stored, insertFindingsSQL, ins.id, ins.kind, ins.severity, ins.provider,
 			ins.intentKey, ins.txnIDs, ins.exp, ins.expCur, ins.act, ins.actCur, ins.risk, ins.riskCur, ins.counterparty,
 			ins.detail, ins.occurred, now, runID, ins.intentKind)
 		if err != nil {
@@ -153,8 +165,9 @@ func (e executor) upsertFindings(ctx context.Context, fs []ledger.Finding, runID
 		}
 	}
 	if len(upd.id) > 0 {
-		err := e.collectFindings(ctx, stored, updateFindingsSQL+prefixed("f.", findingCols), upd.id, upd.severity, upd.txnIDs,
-			upd.exp, upd.expCur, upd.act, upd.actCur, upd.risk, upd.riskCur, upd.counterparty, upd.detail, upd.reopen, now, runID)
+		err := e.collectFindings(ctx, stored, updateFindingsSQL, upd.id, upd.severity, upd.txnIDs,
+			upd.exp, upd.expCur, upd.act, upd.actCur, upd.risk, upd.riskCur, upd.counterparty, upd.detail, upd.reopen, now, runID,
+			evs.id, evs.action, evs.note)
 		if err != nil {
 			return nil, err
 		}

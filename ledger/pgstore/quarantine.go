@@ -9,6 +9,7 @@ import (
 )
 
 func (e executor) AddQuarantine(ctx context.Context, q ledger.QuarantineItem) (int64, error) {
+	q = q.Bounded()
 	var id int64
 	err := e.db.QueryRow(ctx, `
 		INSERT INTO quarantine (source, origin, line, field, reason, raw, received_at)
@@ -22,14 +23,14 @@ func (e executor) ListQuarantine(ctx context.Context, source string, limit int) 
 		limit = 100
 	}
 	rows, err := e.db.Query(ctx, `
-		SELECT id, source, origin, line, field, reason, raw, received_at FROM quarantine
+		SELECT id, source, origin, line, field, reason, raw, received_at, status FROM quarantine
 		WHERE ($1 = '' OR source = $1) ORDER BY id DESC LIMIT $2`, source, limit)
 	if err != nil {
 		return nil, ledger.Wrap("list quarantine", source, translate(err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.QuarantineItem, error) {
 		var q ledger.QuarantineItem
-		err := r.Scan(&q.ID, &q.Source, &q.Origin, &q.Line, &q.Field, &q.Reason, &q.Raw, &q.At)
+		err := r.Scan(&q.ID, &q.Source, &q.Origin, &q.Line, &q.Field, &q.Reason, &q.Raw, &q.At, &q.Status)
 		q.At = q.At.UTC()
 		return q, err
 	})

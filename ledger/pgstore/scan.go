@@ -49,8 +49,9 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 			return fmt.Errorf("intent %q: %w", v[0], err)
 		}
 		row.Currency = cur
+		row.Bad = nil
 		if row.Minor, err = numericMinor(v[3], exp); err != nil {
-			return fmt.Errorf("intent %q: amount: %w", v[0], err)
+			row.Minor, row.Bad = 0, fmt.Errorf("amount: %w", err) // handed on: one bad row must not stop a run
 		}
 		if row.State, err = ledger.StateOf(v[5]); err != nil {
 			return fmt.Errorf("intent %q: %w", v[0], err)
@@ -115,8 +116,9 @@ func (e executor) ScanProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 			return fmt.Errorf("provider txn %q: %w", v[0], err)
 		}
 		row.Currency = cur
+		row.Bad = nil
 		if row.Minor, err = numericMinor(v[7], exp); err != nil {
-			return fmt.Errorf("provider txn %q: amount: %w", v[0], err)
+			row.Minor, row.Bad = 0, fmt.Errorf("amount: %w", err) // handed on: one bad row must not stop a run
 		}
 		if row.OccurredAt, err = timestamptz(v[9]); err != nil {
 			return fmt.Errorf("provider txn %q: %w", v[0], err)

@@ -79,7 +79,8 @@ func (s *Store) Close() { s.pool.Close() }
 
 type tx struct {
 	executor
-	pgx pgx.Tx
+	pgx  pgx.Tx
+	pool *pgxpool.Pool
 }
 
 func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }
@@ -87,7 +88,7 @@ func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }
 // InTx runs fn in a transaction.
 func (s *Store) InTx(ctx context.Context, fn func(ledger.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(ptx pgx.Tx) error {
-		return fn(&tx{executor: executor{db: ptx}, pgx: ptx})
+		return fn(&tx{executor: executor{db: ptx}, pgx: ptx, pool: s.pool})
 	})
 }
 
@@ -108,25 +109,17 @@ func translate(err error) error {
 		return nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ledger.ErrNotFound
+		return &ledger.DriverError{Sentinel: ledger.ErrNotFound, Err: err}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "23505", "23P01":
-			return fmt.Errorf("%w: %s", ledger.ErrConflict, pgErr.Message)
-		case "40001", "40P01":
-			return &retryableError{err: err}
+			return &ledger.DriverError{Sentinel: ledger.ErrConflict, Detail: pgErr.Message, Err: err}
 		}
 	}
 	return err
 }
-
-type retryableError struct{ err error }
-
-func (e *retryableError) Error() string   { return e.err.Error() }
-func (e *retryableError) Unwrap() error   { return e.err }
-func (e *retryableError) Retryable() bool { return true }
 
 // redactParseError drops the text of pgx's configuration errors, which can
 // quote the connection string with its password.

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
@@ -35,72 +36,24 @@ func scanTxn(row pgx.Row) (ledger.ProviderTxn, error) {
 	return t, nil
 }
 
-// UpsertProviderTxn sends the insert, the fill-in update, the source insert and
-// the read-back in one batch: a replayed sighting costs one round trip and
-// writes nothing.
+// UpsertProviderTxn is UpsertProviderTxns with one sighting, and the
+// stored transaction read back.
 func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, src ledger.Source) (ledger.UpsertResult, error) {
-	key := t.Provider + "/" + t.ID
-	if err := ledger.ValidateTxn(t); err != nil {
-		return ledger.UpsertResult{}, ledger.Wrap("upsert provider txn", key, err)
-	}
-	now := utc(src.ReceivedAt)
-	b := &pgx.Batch{}
-	b.Queue(`
-		INSERT INTO provider_txns (`+txnCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15)
-		ON CONFLICT (provider, txn_id) DO NOTHING`,
-		t.Provider, t.ID, t.Type, t.Status, t.Amount.Value, t.Amount.Currency, utc(t.OccurredAt),
-		t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, now, settlementValue(t.Settlement), t.Settlement.Currency,
-		t.ExchangeRate)
-	b.Queue(`
-		UPDATE provider_txns
-		SET reference = CASE WHEN reference = '' THEN $3 ELSE reference END,
-		    provider_ref = CASE WHEN provider_ref = '' THEN $4 ELSE provider_ref END,
-		    counterparty = CASE WHEN counterparty = '' THEN $5 ELSE counterparty END,
-		    linked_txn_id = CASE WHEN linked_txn_id = '' THEN $6 ELSE linked_txn_id END,
-		    status = CASE WHEN status = 'pending' THEN $7 ELSE status END,
-		    settlement_amount = CASE WHEN settlement_currency = '' THEN $9 ELSE settlement_amount END,
-		    exchange_rate = CASE WHEN settlement_currency = '' THEN $11 ELSE exchange_rate END,
-		    settlement_currency = CASE WHEN settlement_currency = '' THEN $10 ELSE settlement_currency END,
-		    updated_at = $8
-		WHERE provider = $1 AND txn_id = $2
-		  AND ((reference = '' AND $3 <> '') OR (provider_ref = '' AND $4 <> '')
-		       OR (counterparty = '' AND $5 <> '') OR (linked_txn_id = '' AND $6 <> '')
-		       OR (status = 'pending' AND $7 <> 'pending') OR (settlement_currency = '' AND $10 <> ''))`,
-		t.Provider, t.ID, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, t.Status, now,
-		settlementValue(t.Settlement), t.Settlement.Currency, t.ExchangeRate)
-	b.Queue(`
-		INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT DO NOTHING`, t.Provider, t.ID, src.Channel, src.Ref, src.Raw, now)
-	b.Queue(`SELECT `+txnCols+` FROM provider_txns WHERE provider = $1 AND txn_id = $2`, t.Provider, t.ID)
-
-	br := e.db.SendBatch(ctx, b)
-	var res ledger.UpsertResult
-	ins, err := br.Exec()
-	if err == nil {
-		res.Created = ins.RowsAffected() == 1
-		_, err = br.Exec()
-	}
-	if err == nil {
-		var srcTag interface{ RowsAffected() int64 }
-		srcTag, err = br.Exec()
-		if err == nil {
-			res.SourceAdded = srcTag.RowsAffected() == 1
+	var stored ledger.ProviderTxn
+	c, err := e.upsertProviderTxns(ctx, []ledger.Sighting{{Txn: t, Source: src}}, &stored)
+	if err != nil {
+		var se *ledger.SightingError
+		if errors.As(err, &se) {
+			err = se.Err
 		}
+		return ledger.UpsertResult{}, err
 	}
-	if err == nil {
-		res.Txn, err = scanTxn(br.QueryRow())
+	res := ledger.UpsertResult{Created: c.NewTxns == 1, SourceAdded: c.NewSources == 1}
+	if len(c.Conflicts) == 1 {
+		res.Conflict = c.Conflicts[0].Reason
 	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && res.SourceAdded && !res.Created {
-		if res.Conflict = ledger.Conflict(res.Txn, t); res.Conflict != "" {
-			_, err = e.AddQuarantine(ctx, ledger.ConflictItem(t, src, res.Conflict))
-		}
-	}
-	return res, ledger.Wrap("upsert provider txn", key, translate(err))
+	res.Txn = stored
+	return res, nil
 }
 
 func (e executor) GetProviderTxn(ctx context.Context, provider, id string) (ledger.ProviderTxn, error) {

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
 const alertCols = `id, subject, reason, provider, run_id, severity, channel, state, message_ts, thread_ts,
-	attempts, error, created_at, delivered_at`
+	attempts, error, may_have_posted, created_at, delivered_at`
 
 func scanAlert(row scanner) (ledger.Alert, error) {
 	var (
@@ -21,7 +20,7 @@ func scanAlert(row scanner) (ledger.Alert, error) {
 		delivered sql.NullString
 	)
 	if err := row.Scan(&a.ID, &a.Subject, &a.Reason, &a.Provider, &a.RunID, &a.Severity, &a.Channel, &a.State,
-		&a.MessageTS, &a.ThreadTS, &a.Attempts, &a.Error, &created, &delivered); err != nil {
+		&a.MessageTS, &a.ThreadTS, &a.Attempts, &a.Error, &a.MayHavePosted, &created, &delivered); err != nil {
 		return ledger.Alert{}, err
 	}
 	var err error
@@ -56,7 +55,7 @@ func (e executor) MarkAlertDelivered(ctx context.Context, d ledger.AlertDelivery
 	id := strconv.FormatInt(d.ID, 10)
 	a, err := scanAlert(e.queryRow(ctx, `
 		UPDATE alerts SET state = 'delivered', channel = ?2, message_ts = ?3, thread_ts = ?4,
-		       delivered_at = ?5, attempts = attempts + 1, error = ''
+		       delivered_at = ?5, attempts = attempts + 1, error = '', may_have_posted = false
 		WHERE id = ?1 AND state <> 'delivered'
 		RETURNING `+alertCols, d.ID, d.Channel, d.MessageTS, d.ThreadTS, ts(d.Now)))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -68,13 +67,13 @@ func (e executor) MarkAlertDelivered(ctx context.Context, d ledger.AlertDelivery
 	return a, ledger.Wrap("mark alert delivered", id, translate(err))
 }
 
-func (e executor) MarkAlertFailed(ctx context.Context, id int64, errText string, discard bool, _ time.Time) (ledger.Alert, error) {
+func (e executor) MarkAlertFailed(ctx context.Context, f ledger.AlertFailure) (ledger.Alert, error) {
 	a, err := scanAlert(e.queryRow(ctx, `
-		UPDATE alerts SET attempts = attempts + 1, error = ?2,
+		UPDATE alerts SET attempts = attempts + 1, error = ?2, may_have_posted = ?4,
 		       state = CASE WHEN ?3 THEN 'discarded' ELSE state END
 		WHERE id = ?1 AND state <> 'delivered'
-		RETURNING `+alertCols, id, errText, discard))
-	return a, ledger.Wrap("mark alert failed", strconv.FormatInt(id, 10), translate(err))
+		RETURNING `+alertCols, f.ID, f.Error, f.Discard, f.MayHavePosted))
+	return a, ledger.Wrap("mark alert failed", strconv.FormatInt(f.ID, 10), translate(err))
 }
 
 func (e executor) FirstDelivered(ctx context.Context, subject string) (ledger.Alert, error) {

@@ -17,7 +17,7 @@ import (
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
 	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
-	intent_kind`
+	acknowledged_by, resolver, intent_kind`
 
 func scanFinding(row scanner) (ledger.Finding, error) {
 	var (
@@ -30,7 +30,8 @@ func scanFinding(row scanner) (ledger.Finding, error) {
 	)
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &occurred, &f.Status, &first, &last,
-		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.IntentKind); err != nil {
+		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver,
+		&f.IntentKind); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal([]byte(ids), &f.ProviderTxnIDs); err != nil {
@@ -80,7 +81,24 @@ func nullAmount(a money.Amount) any {
 	return a.Text()
 }
 
+// UpsertFinding upserts f and writes the history events its change implies,
+// atomically.
 func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int64, now time.Time) (ledger.FindingChange, error) {
+	var ch ledger.FindingChange
+	err := e.inTx(ctx, func(x executor) error {
+		var err error
+		if ch, err = x.upsertFinding(ctx, f, runID, now); err != nil {
+			return err
+		}
+		return ledger.Wrap("upsert finding", f.ID, x.addHistory(ctx, ledger.FindingEvents([]ledger.FindingChange{ch}, runID, now)...))
+	})
+	if err != nil {
+		return ledger.FindingChange{}, err
+	}
+	return ch, nil
+}
+
+func (e executor) upsertFinding(ctx context.Context, f ledger.Finding, runID int64, now time.Time) (ledger.FindingChange, error) {
 	idsJSON, err := json.Marshal(ledger.SortedIDs(f.ProviderTxnIDs))
 	if err != nil {
 		return ledger.FindingChange{}, err
@@ -114,6 +132,7 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 		    status = CASE WHEN ?14 THEN 'open' ELSE status END,
 		    resolved_at = CASE WHEN ?14 THEN NULL ELSE resolved_at END,
 		    resolved_by = CASE WHEN ?14 THEN '' ELSE resolved_by END,
+		    resolver = CASE WHEN ?14 THEN '' ELSE resolver END,
 		    note = CASE WHEN ?14 THEN 'reopened: seen again' ELSE note END
 		WHERE id = ?1
 		RETURNING `+findingCols,
@@ -125,16 +144,32 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 	return ledger.FindingChange{Reopened: reopen, Escalated: ledger.Escalates(prev, f), Previous: prev, Finding: cur}, nil
 }
 
+// ResolveUnseen resolves and writes each resolution's auto_resolved event,
+// atomically.
 func (e executor) ResolveUnseen(ctx context.Context, p ledger.ResolveUnseenParams) ([]ledger.Finding, error) {
-	rows, err := e.query(ctx, `
-		UPDATE findings SET status = 'resolved', resolved_at = ?5, resolved_by = 'run', note = ?6
-		WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
-		  AND status <> 'resolved' AND last_seen_at < ?4 AND kind NOT IN (SELECT value FROM json_each(?7))
-		RETURNING `+findingCols, p.Provider, ts(p.From), ts(p.To), ts(p.SeenSince), ts(p.Now), p.Note, jsonOrEmpty(p.Keep))
-	if err != nil {
-		return nil, ledger.Wrap("resolve unseen findings", p.Provider, translate(err))
-	}
-	out, err := collect(rows, scanFinding)
+	var out []ledger.Finding
+	err := e.inTx(ctx, func(x executor) error {
+		rows, err := x.query(ctx, `
+			UPDATE findings SET status = 'resolved', resolved_at = ?5, resolved_by = 'run', resolver = ?8, note = ?6
+			WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
+			  AND status <> 'resolved' AND last_seen_at < ?4 AND kind NOT IN (SELECT value FROM json_each(?7))
+			RETURNING `+findingCols, p.Provider, ts(p.From), ts(p.To), ts(p.SeenSince), ts(p.Now), p.Note, jsonOrEmpty(p.Keep),
+			resolverOf(p.RunID))
+		if err != nil {
+			return translate(err)
+		}
+		if out, err = collect(rows, scanFinding); err != nil {
+			return err
+		}
+		for _, f := range out {
+			if err := x.addHistory(ctx, ledger.HistoryEvent{SubjectKind: ledger.SubjectFinding, SubjectID: f.ID,
+				Action: ledger.ActionAutoResolved, Actor: ledger.ActorRun, Surface: ledger.SurfaceRun, RunID: p.RunID,
+				Note: p.Note, At: p.Now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	return out, ledger.Wrap("resolve unseen findings", p.Provider, err)
 }
 
@@ -154,7 +189,10 @@ func (e executor) ListFindings(ctx context.Context, flt ledger.FindingFilter) ([
 		  AND (?2 = '[]' OR status IN (SELECT value FROM json_each(?2)))
 		  AND (?3 = '[]' OR kind IN (SELECT value FROM json_each(?3)))
 		  AND (?4 = 0 OR last_run_id = ?4)
-		ORDER BY occurred_at DESC, id LIMIT ?5`, flt.Provider, jsonOrEmpty(flt.Statuses), jsonOrEmpty(flt.Kinds), flt.RunID, limit)
+		  AND (?6 IS NULL OR occurred_at >= ?6)
+		  AND (?7 IS NULL OR occurred_at < ?7)
+		ORDER BY occurred_at DESC, id LIMIT ?5`, flt.Provider, jsonOrEmpty(flt.Statuses), jsonOrEmpty(flt.Kinds), flt.RunID, limit,
+		nullTS(flt.From), nullTS(flt.To))
 	if err != nil {
 		return nil, ledger.Wrap("list findings", flt.Provider, translate(err))
 	}
@@ -167,29 +205,6 @@ func jsonOrEmpty[T ~string](vals []T) string {
 		return "[]"
 	}
 	return jsonList(vals)
-}
-
-func (e executor) UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (ledger.Finding, error) {
-	var q string
-	switch u.To {
-	case ledger.FindingAcknowledged:
-		q = `UPDATE findings SET status = 'acknowledged', acknowledged_at = ?2, note = ?3
-			WHERE id = ?1 AND status IN ('open', 'acknowledged') RETURNING ` + findingCols
-	case ledger.FindingResolved:
-		q = `UPDATE findings SET status = 'resolved', resolved_at = ?2, resolved_by = 'person', note = ?3
-			WHERE id = ?1 AND status IN ('open', 'acknowledged') RETURNING ` + findingCols
-	default:
-		return ledger.Finding{}, ledger.Wrap("update finding", u.ID, fmt.Errorf("cannot move a finding to %q by hand", u.To))
-	}
-	f, err := scanFinding(e.queryRow(ctx, q, u.ID, ts(u.Now), u.Note))
-	if errors.Is(err, sql.ErrNoRows) {
-		cur, gerr := e.GetFinding(ctx, u.ID)
-		if gerr != nil {
-			return ledger.Finding{}, gerr
-		}
-		return cur, ledger.Wrap("update finding", u.ID, fmt.Errorf("%w: finding is %s", ledger.ErrConflict, cur.Status))
-	}
-	return f, ledger.Wrap("update finding", u.ID, translate(err))
 }
 
 func (e executor) CountFindings(ctx context.Context) ([]ledger.FindingCount, error) {
@@ -209,12 +224,18 @@ func (e executor) CountFindings(ctx context.Context) ([]ledger.FindingCount, err
 // embedded database cost no round trip.
 func (e executor) UpsertFindings(ctx context.Context, fs []ledger.Finding, runID int64, now time.Time) ([]ledger.FindingChange, error) {
 	out := make([]ledger.FindingChange, 0, len(fs))
-	for _, f := range fs {
-		ch, err := e.UpsertFinding(ctx, f, runID, now)
-		if err != nil {
-			return nil, err
+	err := e.inTx(ctx, func(x executor) error {
+		for _, f := range fs {
+			ch, err := x.UpsertFinding(ctx, f, runID, now)
+			if err != nil {
+				return err
+			}
+			out = append(out, ch)
 		}
-		out = append(out, ch)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 )
 
 func (e executor) AddQuarantine(ctx context.Context, q ledger.QuarantineItem) (int64, error) {
+	q = q.Bounded()
 	var id int64
 	err := e.queryRow(ctx, `
 		INSERT INTO quarantine (source, origin, line, field, reason, raw, received_at)
@@ -20,7 +21,7 @@ func (e executor) ListQuarantine(ctx context.Context, source string, limit int) 
 		limit = 100
 	}
 	rows, err := e.query(ctx, `
-		SELECT id, source, origin, line, field, reason, raw, received_at FROM quarantine
+		SELECT id, source, origin, line, field, reason, raw, received_at, status FROM quarantine
 		WHERE (?1 = '' OR source = ?1) ORDER BY id DESC LIMIT ?2`, source, limit)
 	if err != nil {
 		return nil, ledger.Wrap("list quarantine", source, translate(err))
@@ -30,7 +31,7 @@ func (e executor) ListQuarantine(ctx context.Context, source string, limit int) 
 			q  ledger.QuarantineItem
 			at string
 		)
-		if err := r.Scan(&q.ID, &q.Source, &q.Origin, &q.Line, &q.Field, &q.Reason, &q.Raw, &at); err != nil {
+		if err := r.Scan(&q.ID, &q.Source, &q.Origin, &q.Line, &q.Field, &q.Reason, &q.Raw, &at, &q.Status); err != nil {
 			return q, err
 		}
 		var err error

@@ -45,8 +45,9 @@ func intentRow(row *ledger.IntentRow, curs *ledger.Currencies, amount, currency,
 		return err
 	}
 	row.Currency = cur
+	row.Bad = nil
 	if row.Minor, err = ledger.ParseMinor(amount, exp); err != nil {
-		return fmt.Errorf("amount: %w", err)
+		row.Minor, row.Bad = 0, fmt.Errorf("amount: %w", err) // handed on: one bad row must not stop a run
 	}
 	if row.State, err = ledger.StateOf(state); err != nil {
 		return err
@@ -132,8 +133,9 @@ func txnRow(row *ledger.TxnRow, curs *ledger.Currencies, typ, status, amount, cu
 		return err
 	}
 	row.Currency = cur
+	row.Bad = nil
 	if row.Minor, err = ledger.ParseMinor(amount, exp); err != nil {
-		return fmt.Errorf("amount: %w", err)
+		row.Minor, row.Bad = 0, fmt.Errorf("amount: %w", err) // handed on: one bad row must not stop a run
 	}
 	row.OccurredAt, err = parseTSBytes(occurred)
 	return err

@@ -121,25 +121,17 @@ func translate(err error) error {
 		return nil
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.ErrNotFound
+		return &ledger.DriverError{Sentinel: ledger.ErrNotFound, Err: err}
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("%w: %s", ledger.ErrConflict, se.Error())
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return &retryableError{err: err}
+			return &ledger.DriverError{Sentinel: ledger.ErrConflict, Detail: se.Error(), Err: err}
 		}
 	}
 	return err
 }
-
-type retryableError struct{ err error }
-
-func (e *retryableError) Error() string   { return e.err.Error() }
-func (e *retryableError) Unwrap() error   { return e.err }
-func (e *retryableError) Retryable() bool { return true }
 
 // timeLayout is fixed width so that stored times sort and compare as text.
 const timeLayout = "2006-01-02T15:04:05.000000Z"

@@ -47,68 +47,23 @@ func scanTxn(row scanner) (ledger.ProviderTxn, error) {
 	return t, err
 }
 
-// UpsertProviderTxn runs its statements in one transaction (the caller's,
-// or one of its own).
-func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, src ledger.Source) (res ledger.UpsertResult, err error) {
-	if e.tx == nil {
-		err = e.atomically(ctx, func(x executor) error {
-			res, err = x.UpsertProviderTxn(ctx, t, src)
-			return err
-		})
-		return res, err
-	}
+// UpsertProviderTxn is UpsertProviderTxns with one sighting, and the
+// stored transaction read back.
+func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, src ledger.Source) (ledger.UpsertResult, error) {
 	key := t.Provider + "/" + t.ID
-	if err := ledger.ValidateTxn(t); err != nil {
-		return ledger.UpsertResult{}, ledger.Wrap("upsert provider txn", key, err)
-	}
-	now := ts(src.ReceivedAt)
-	r, err := e.exec(ctx, `
-		INSERT INTO provider_txns (`+txnCols+`)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14, ?15)
-		ON CONFLICT (provider, txn_id) DO NOTHING`,
-		t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency, ts(t.OccurredAt),
-		t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, now, nullAmount(t.Settlement), t.Settlement.Currency,
-		t.ExchangeRate)
+	c, err := e.UpsertProviderTxns(ctx, []ledger.Sighting{{Txn: t, Source: src}})
 	if err != nil {
-		return res, ledger.Wrap("upsert provider txn", key, translate(err))
-	}
-	n, _ := r.RowsAffected()
-	res.Created = n == 1
-	if !res.Created {
-		if _, err := e.exec(ctx, `
-			UPDATE provider_txns
-			SET reference = CASE WHEN reference = '' THEN ?3 ELSE reference END,
-			    provider_ref = CASE WHEN provider_ref = '' THEN ?4 ELSE provider_ref END,
-			    counterparty = CASE WHEN counterparty = '' THEN ?5 ELSE counterparty END,
-			    linked_txn_id = CASE WHEN linked_txn_id = '' THEN ?6 ELSE linked_txn_id END,
-			    status = CASE WHEN status = 'pending' THEN ?7 ELSE status END,
-			    settlement_amount = CASE WHEN settlement_currency = '' THEN ?9 ELSE settlement_amount END,
-			    exchange_rate = CASE WHEN settlement_currency = '' THEN ?11 ELSE exchange_rate END,
-			    settlement_currency = CASE WHEN settlement_currency = '' THEN ?10 ELSE settlement_currency END,
-			    updated_at = ?8
-			WHERE provider = ?1 AND txn_id = ?2
-			  AND ((reference = '' AND ?3 <> '') OR (provider_ref = '' AND ?4 <> '')
-			       OR (counterparty = '' AND ?5 <> '') OR (linked_txn_id = '' AND ?6 <> '')
-			       OR (status = 'pending' AND ?7 <> 'pending') OR (settlement_currency = '' AND ?10 <> ''))`,
-			t.Provider, t.ID, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, string(t.Status), now,
-			nullAmount(t.Settlement), t.Settlement.Currency, t.ExchangeRate); err != nil {
-			return res, ledger.Wrap("upsert provider txn", key, translate(err))
+		var se *ledger.SightingError
+		if errors.As(err, &se) {
+			err = se.Err
 		}
+		return ledger.UpsertResult{}, err
 	}
-	r, err = e.exec(ctx, `
-		INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, t.Provider, t.ID, src.Channel, src.Ref, src.Raw, now)
-	if err != nil {
-		return res, ledger.Wrap("upsert provider txn", key, translate(err))
+	res := ledger.UpsertResult{Created: c.NewTxns == 1, SourceAdded: c.NewSources == 1}
+	if len(c.Conflicts) == 1 {
+		res.Conflict = c.Conflicts[0].Reason
 	}
-	n, _ = r.RowsAffected()
-	res.SourceAdded = n == 1
 	res.Txn, err = scanTxn(e.queryRow(ctx, `SELECT `+txnCols+` FROM provider_txns WHERE provider = ? AND txn_id = ?`, t.Provider, t.ID))
-	if err == nil && res.SourceAdded && !res.Created {
-		if res.Conflict = ledger.Conflict(res.Txn, t); res.Conflict != "" {
-			_, err = e.AddQuarantine(ctx, ledger.ConflictItem(t, src, res.Conflict))
-		}
-	}
 	return res, ledger.Wrap("upsert provider txn", key, translate(err))
 }
 

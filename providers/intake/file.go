@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
@@ -26,6 +27,9 @@ type FileImport struct {
 	Data io.ReadSeeker
 	// MaxLineBytes bounds one body; DefaultMaxLineBytes when zero.
 	MaxLineBytes int
+	// Progress, when set, is called now and then with the stage ("check",
+	// then "import") and the lines read so far in it.
+	Progress func(stage string, lines int)
 }
 
 // FileCounts says what a file import did.
@@ -40,11 +44,13 @@ type FileCounts struct {
 	QuarantinedLines int
 }
 
-// ImportFile replays a callbacks file through Deliver, the code path of the
-// HTTP endpoints. It first parses every line; if any line is rejected it
-// imports nothing, quarantines every rejected line (with file and line) and
-// returns a *ledger.RejectedFileError naming them. Otherwise each line is delivered as one
-// callback: replaying the same file again changes nothing.
+// ImportFile replays a callbacks file with the effect of Deliver, the code
+// path of the HTTP endpoints, for each line. It first parses every line; if
+// any line is rejected it imports nothing, quarantines every rejected line
+// (with file and line) and returns a *ledger.RejectedFileError naming them.
+// Otherwise the whole file is delivered in one transaction: each line is
+// stored as a callback, the sightings go to the books in batches, outcomes
+// are applied in file order. Replaying the same file again changes nothing.
 func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, error) {
 	max := f.MaxLineBytes
 	if max <= 0 {
@@ -55,6 +61,9 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 	var raws [][]byte
 	err := eachLine(f.Data, max, func(n int, line []byte, tooLong bool) error {
 		counts.Lines++
+		if f.Progress != nil && counts.Lines%fileChunkSize == 0 {
+			f.Progress("check", counts.Lines)
+		}
 		var perr *ledger.ParseError
 		if tooLong {
 			perr = &ledger.ParseError{File: f.Name, Line: n, Field: "body",
@@ -100,33 +109,129 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 	if _, err := f.Data.Seek(0, io.SeekStart); err != nil {
 		return counts, fmt.Errorf("intake: rewind %s: %w", f.Name, err)
 	}
-	err = eachLine(f.Data, max, func(n int, line []byte, _ bool) error {
-		res, err := p.Deliver(ctx, Delivery{Provider: f.Provider, Parser: f.Parser, Body: bytes.Clone(line),
-			RemoteAddr: "file:" + f.Name, Origin: f.Name, Line: n})
+	err = p.Store.InTx(ctx, func(tx ledger.Tx) error {
+		counts.Duplicates, counts.NewTxns, counts.NewSources, counts.QuarantinedLines = 0, 0, 0, 0
+		counts.Kinds, problems = map[string]int{}, nil
+		c := &fileChunk{p: p, tx: tx, provider: f.Provider, now: p.now(), kinds: map[int64]string{}}
+		lines := 0
+		err := eachLine(f.Data, max, func(n int, line []byte, _ bool) error {
+			if err := c.add(ctx, f, n, bytes.Clone(line), &counts, &problems); err != nil {
+				return fmt.Errorf("line %d: %w", n, err)
+			}
+			if lines++; len(c.pending) < fileChunkSize {
+				return nil
+			}
+			if f.Progress != nil {
+				f.Progress("import", lines)
+			}
+			return c.flush(ctx, &counts)
+		})
 		if err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
+			return err
 		}
-		if res.Duplicate {
-			counts.Duplicates++
-		}
-		if res.Rejected != nil {
-			counts.QuarantinedLines++
-			problems = append(problems, lineError(f.Name, n, res.Rejected))
-		}
-		if res.Kind != "" {
-			counts.Kinds[res.Kind]++
-		}
-		counts.NewTxns += res.NewTxns
-		counts.NewSources += res.NewSources
-		return nil
+		return c.flush(ctx, &counts)
 	})
 	if err != nil {
+		counts.Duplicates, counts.NewTxns, counts.NewSources, counts.QuarantinedLines = 0, 0, 0, 0
 		return counts, fmt.Errorf("intake: import %s: %w", f.Name, err)
 	}
 	if len(problems) > 0 {
 		return counts, &ledger.RejectedFileError{File: f.Name, Problems: problems}
 	}
 	return counts, nil
+}
+
+// fileChunkSize is how many sightings of a callbacks file are recorded at
+// once.
+const fileChunkSize = 5000
+
+// fileChunk gathers the callbacks of a file whose sightings are recorded
+// together: each line is stored as a callback, then the chunk's sightings
+// go to the store in one batch, then each callback's outcomes are applied
+// and it is marked processed, in file order.
+type fileChunk struct {
+	p         *Processor
+	tx        ledger.Tx
+	provider  string
+	now       time.Time
+	sightings []ledger.Sighting
+	pending   []pendingCallback
+	// kinds holds the callbacks stored by this import and not yet marked
+	// processed, by id: a line repeated in the file is a delivered
+	// duplicate, as over HTTP.
+	kinds map[int64]string
+}
+
+type pendingCallback struct {
+	id       int64
+	kind     string
+	outcomes []providers.AttemptOutcome
+}
+
+func (c *fileChunk) add(ctx context.Context, f FileImport, n int, body []byte, counts *FileCounts, problems *[]*ledger.ParseError) error {
+	cb, dup, err := c.tx.StoreCallback(ctx, ledger.Callback{Provider: f.Provider, DedupeKey: DedupeKey(body),
+		Body: body, RemoteAddr: "file:" + f.Name, ReceivedAt: c.now})
+	if err != nil {
+		return err
+	}
+	if dup {
+		counts.Duplicates++
+	}
+	if kind, ok := c.kinds[cb.ID]; ok {
+		cb.ProcessedAt, cb.Kind = c.now, kind
+	}
+	if dup && !cb.ProcessedAt.IsZero() {
+		if cb.Kind != "" {
+			counts.Kinds[cb.Kind]++
+		}
+		return nil
+	}
+	ev, perr := parse(f.Parser, cb)
+	if perr == nil {
+		for _, s := range ev.Sightings {
+			if perr = ledger.ValidateTxn(s.Txn); perr != nil {
+				break
+			}
+		}
+	}
+	if perr != nil {
+		counts.QuarantinedLines++
+		*problems = append(*problems, lineError(f.Name, n, perr))
+		return c.p.reject(ctx, c.tx, cb, perr, c.now, origin{f.Name, n})
+	}
+	if ev.Kind != "" {
+		counts.Kinds[ev.Kind]++
+	}
+	c.sightings = append(c.sightings, sightings(ev.Sightings)...)
+	c.pending = append(c.pending, pendingCallback{id: cb.ID, kind: ev.Kind, outcomes: ev.Outcomes})
+	c.kinds[cb.ID] = ev.Kind
+	return nil
+}
+
+func (c *fileChunk) flush(ctx context.Context, counts *FileCounts) error {
+	u, err := c.tx.UpsertProviderTxns(ctx, c.sightings)
+	if err != nil {
+		return err
+	}
+	counts.NewTxns += u.NewTxns
+	counts.NewSources += u.NewSources
+	for _, pc := range c.pending {
+		for _, o := range pc.outcomes {
+			if c.p.Applier == nil {
+				break
+			}
+			if err := c.p.Applier.ApplyOutcome(ctx, c.tx, c.provider, o); err != nil {
+				return err
+			}
+		}
+		if err := c.tx.MarkCallbackProcessed(ctx, pc.id, pc.kind, "", c.now); err != nil {
+			return err
+		}
+	}
+	clear(c.sightings)
+	clear(c.kinds)
+	c.sightings, c.pending = c.sightings[:0], c.pending[:0]
+	return nil
 }
 
 // lineError re-addresses a parser's error to a file line, keeping the field.

@@ -167,22 +167,15 @@ func (p *Processor) process(ctx context.Context, parser providers.CallbackParser
 		if perr != nil {
 			return p.reject(ctx, tx, cb, perr, now, from)
 		}
-		for _, s := range ev.Sightings {
-			u, err := tx.UpsertProviderTxn(ctx, s.Txn, s.Source)
-			if err != nil {
-				var fe *ledger.FieldError
-				if errors.As(err, &fe) {
-					return errRejected{err}
-				}
-				return err
+		u, err := tx.UpsertProviderTxns(ctx, sightings(ev.Sightings))
+		if err != nil {
+			var fe *ledger.FieldError
+			if errors.As(err, &fe) {
+				return errRejected{err}
 			}
-			if u.Created {
-				res.NewTxns++
-			}
-			if u.SourceAdded {
-				res.NewSources++
-			}
+			return err
 		}
+		res.NewTxns, res.NewSources = u.NewTxns, u.NewSources
 		for _, o := range ev.Outcomes {
 			if p.Applier == nil {
 				break
@@ -237,4 +230,13 @@ func (p *Processor) reject(ctx context.Context, tx ledger.Tx, cb ledger.Callback
 		return err
 	}
 	return tx.MarkCallbackProcessed(ctx, cb.ID, "", perr.Error(), now)
+}
+
+// sightings converts a provider's sightings to the ledger's.
+func sightings(ss []providers.Sighting) []ledger.Sighting {
+	out := make([]ledger.Sighting, len(ss))
+	for i, s := range ss {
+		out[i] = ledger.Sighting{Txn: s.Txn, Source: s.Source}
+	}
+	return out
 }

@@ -275,6 +275,16 @@ func TestCallbackErrorsNameTheField(t *testing.T) {
 		{"reversal placeholder id", `{"Result":{"ResultCode":0,"TransactionID":"SKE0000000","ResultParameters":{"ResultParameter":[{"Key":"OriginalTransactionID","Value":"SKC82PACB8"},{"Key":"Amount","Value":1},{"Key":"TransCompletedTime","Value":20211114132711}]}}}`, "Result.TransactionID"},
 		{"status unknown status", `{"Result":{"ResultCode":0,"ResultParameters":{"ResultParameter":[{"Key":"ReceiptNo","Value":"MBN31H462N"},{"Key":"TransactionStatus","Value":"Weird"},{"Key":"Amount","Value":"300"},{"Key":"FinalisedTime","Value":"20180223054112"}]}}}`, "Result.ResultParameters.TransactionStatus"},
 		{"success result with no parameters", `{"Result":{"ResultCode":0,"ConversationID":"AG_1"}}`, "Result.ResultParameters"},
+		// Hostile bodies: a key named twice would silently keep the last
+		// value; trailing data after the document; bytes that are not UTF-8.
+		{"c2b amount named twice", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10","TransAmount":"20"}`, "body"},
+		{"c2b key twice in another case", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10","transamount":"20"}`, "body"},
+		{"stk item named twice", `{"Body":{"stkCallback":{"CheckoutRequestID":"ws_CO_1","ResultCode":0,"ResultDesc":"ok","CallbackMetadata":{"Item":[{"Name":"Amount","Value":10},{"Name":"Amount","Value":20},{"Name":"MpesaReceiptNumber","Value":"NLJ7RT61SV"},{"Name":"TransactionDate","Value":20191219102115}]}}}}`, "Body.stkCallback.CallbackMetadata.Item.Amount"},
+		{"trailing data", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10"} {"TransAmount":"20"}`, "body"},
+		{"not UTF-8", "{\"TransID\":\"RKTQDM7W6S\",\"TransTime\":\"20191122063845\",\"TransAmount\":\"10\",\"BillRefNumber\":\"a\xffb\"}", "body"},
+		{"c2b year 9999", `{"TransID":"RKTQDM7W6S","TransTime":"99991122063845","TransAmount":"10"}`, "occurred_at"},
+		{"c2b absurd amount", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"1000000000000000000000000000000"}`, "amount"},
+		{"c2b control character in reference", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10","BillRefNumber":"a\u001b[2Jb"}`, "reference"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -121,17 +121,28 @@ func normKey(s string) string {
 	}, s)
 }
 
-// get returns the value of the first item named name. found is false when no
-// item has the name; an item without Value is found and unset.
+// get returns the value of the item named name. found is false when no
+// item has the name; an item without Value is found and unset. Two items of
+// the name with different values are an error, never one silently chosen.
 func (is items) get(name string) (f flex, found bool, err error) {
 	want := normKey(name)
 	for _, it := range is {
-		if it.norm == want {
+		if it.norm != want {
+			continue
+		}
+		if !found {
 			f, err = flexOf(it.Value)
-			return f, true, err
+			if err != nil {
+				return f, true, err
+			}
+			found = true
+			continue
+		}
+		if g, gerr := flexOf(it.Value); gerr != nil || g.String() != f.String() {
+			return flex{}, true, errors.New("appears twice with different values")
 		}
 	}
-	return flex{}, false, nil
+	return f, found, nil
 }
 
 // all returns the values of every item named name, in order.

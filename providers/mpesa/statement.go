@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"regexp"
 	"strings"
@@ -198,10 +199,14 @@ func blankRow(fields []string) bool {
 	return true
 }
 
-// seenRow remembers a receipt within one file.
+// seenRow remembers a receipt within one file, in few bytes: a statement
+// can have millions of rows.
 type seenRow struct {
-	line int
-	sig  string
+	line int32
+	// sig is a hash of what must not differ between two rows of the
+	// receipt. A collision can only hide a contradiction from this check;
+	// the books still quarantine it.
+	sig uint64
 }
 
 type statementState struct {
@@ -294,12 +299,15 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		}
 		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line, Err: err}
 	}
-	sig := fmt.Sprintf("%s|%s|%s|%s", t.Type, t.Status, t.Amount.Text(), t.OccurredAt.Format(time.RFC3339))
+	sh := fnv.New64a()
+	fmt.Fprintf(sh, "%s|%s|%s|%s", t.Type, t.Status, t.Amount.Text(), t.OccurredAt.Format(time.RFC3339))
+	sig := sh.Sum64()
 	if prev, ok := st.seen[id]; ok && prev.sig != sig {
 		return providers.Sighting{}, st.fail(line, colReceipt,
 			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
 	} else if !ok {
-		st.seen[id] = seenRow{line: line, sig: sig}
+		// A copy: id is part of the row's text, which it would keep.
+		st.seen[strings.Clone(id)] = seenRow{line: int32(line), sig: sig}
 	}
 	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: "statement:" + id,
 		Raw: raw, ReceivedAt: st.receivedAt}}, nil

@@ -6,8 +6,13 @@ import (
 	"time"
 )
 
-// EAT is East Africa Time (Africa/Nairobi, UTC+3, no daylight saving), the
-// zone of every M-Pesa timestamp that states none.
+// ZoneName is the IANA name of M-Pesa's zone, the default zone of its
+// date-only windows.
+const ZoneName = "Africa/Nairobi"
+
+// EAT is East Africa Time (ZoneName, UTC+3, no daylight saving), the zone
+// of every M-Pesa timestamp that states none. The parsers always read
+// Safaricom's times in it, whatever zone the windows are cut in.
 var EAT = time.FixedZone("EAT", 3*3600)
 
 const compactLayout = "20060102150405"

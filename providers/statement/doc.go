@@ -7,6 +7,13 @@
 // Importing the same file again changes nothing, because parsers give each
 // row a source ref that is stable across imports.
 //
+// Sightings go to the store in batches (ledger.TxnStore.UpsertProviderTxns),
+// so memory is bounded by one batch whatever the file's size. A row that
+// contradicts the stored transaction (another amount, type, final status or
+// day), whether stored by an earlier file, another channel or an earlier
+// row of the same file, is quarantined and counted as a conflict; the first
+// kept.
+//
 // It knows no provider format and must not: parsing belongs to the provider
 // packages. It never logs; it returns counts and errors.
 package statement

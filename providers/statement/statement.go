@@ -24,7 +24,17 @@ type Importer struct {
 	// Clock stamps sightings that carry no receipt time and quarantine
 	// items; time.Now when nil.
 	Clock func() time.Time
+	// BatchSize is how many sightings go to the store at once;
+	// DefaultBatchSize when zero. Memory is bounded by one batch, whatever
+	// the file's size.
+	BatchSize int
+	// Progress, when set, is called after every batch with the lines read
+	// so far.
+	Progress func(lines int)
 }
+
+// DefaultBatchSize is the default Importer.BatchSize.
+const DefaultBatchSize = 10000
 
 // File is one statement file to import.
 type File struct {
@@ -48,6 +58,9 @@ type Counts struct {
 	// Duplicates counts rows whose sighting was already stored (a re-import,
 	// an overlapping export, a repeated row).
 	Duplicates int
+	// Conflicts counts rows that contradict the stored transaction (or an
+	// earlier row of the file): each is quarantined, the first kept.
+	Conflicts int
 	// Rejected counts the lines put in the quarantine.
 	Rejected int
 	// Notes is what the parser said beyond the counts, nil when it said
@@ -76,8 +89,12 @@ func (c *Counts) notes() *Notes {
 // lines by category, and every warning.
 func (c Counts) Summary(file string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known\n",
-		file, c.Lines, c.NewTxns, c.NewSources, c.Duplicates)
+	conflicts := ""
+	if c.Conflicts > 0 {
+		conflicts = fmt.Sprintf(", %d contradicting the books (quarantined, first kept)", c.Conflicts)
+	}
+	fmt.Fprintf(&b, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known%s\n",
+		file, c.Lines, c.NewTxns, c.NewSources, c.Duplicates, conflicts)
 	if c.Notes == nil {
 		return b.String()
 	}
@@ -124,13 +141,46 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 		problems []rejected
 		fileErr  *ledger.ParseError
 	)
+	size := im.BatchSize
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	batch := make([]ledger.Sighting, 0, size)
 	err := im.Store.InTx(ctx, func(tx ledger.Tx) error {
-		counts, problems = Counts{}, nil
+		counts, problems, batch = Counts{}, nil, batch[:0]
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			u, err := tx.UpsertProviderTxns(ctx, batch)
+			if err != nil {
+				return err
+			}
+			counts.NewTxns += u.NewTxns
+			counts.NewSources += u.NewSources
+			counts.Duplicates += u.Duplicates
+			counts.Conflicts += len(u.Conflicts)
+			clear(batch) // let the batch's raw lines go
+			batch = batch[:0]
+			if im.Progress != nil {
+				im.Progress(counts.Lines)
+			}
+			return nil
+		}
 		perr := f.Parser.ParseStatement(r, f.Name, func(s providers.Sighting) error {
 			counts.Lines++
 			if len(problems) > 0 {
 				// The transaction will be rolled back; read on only to
 				// find every problem.
+				return nil
+			}
+			if err := ledger.ValidateTxn(s.Txn); err != nil {
+				var fe *ledger.FieldError
+				if !errors.As(err, &fe) {
+					return err
+				}
+				problems = append(problems, rejected{&ledger.ParseError{File: f.Name, Field: fe.Field,
+					Err: fmt.Errorf("transaction %s: %w", s.Txn.ID, fe.Err)}, s.Source.Raw})
 				return nil
 			}
 			if s.Source.ReceivedAt.IsZero() {
@@ -144,23 +194,9 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 					n.Warnings = append(n.Warnings, w)
 				}
 			}
-			u, err := tx.UpsertProviderTxn(ctx, s.Txn, s.Source)
-			if err != nil {
-				var fe *ledger.FieldError
-				if errors.As(err, &fe) {
-					problems = append(problems, rejected{&ledger.ParseError{File: f.Name, Field: fe.Field,
-						Err: fmt.Errorf("transaction %s: %w", s.Txn.ID, fe.Err)}, s.Source.Raw})
-					return nil
-				}
-				return err
-			}
-			if u.Created {
-				counts.NewTxns++
-			}
-			if u.SourceAdded {
-				counts.NewSources++
-			} else {
-				counts.Duplicates++
+			batch = append(batch, ledger.Sighting{Txn: s.Txn, Source: s.Source})
+			if len(batch) == size {
+				return flush()
 			}
 			return nil
 		}, func(perr *ledger.ParseError, raw []byte) error {
@@ -177,7 +213,7 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 		if len(problems) > 0 {
 			return errRollback
 		}
-		return nil
+		return flush()
 	})
 	if err == nil {
 		return counts, nil

@@ -1,8 +1,10 @@
 package statement_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/statement"
 )
@@ -143,5 +147,131 @@ func TestFileWithoutHeader(t *testing.T) {
 	q, _ := s.ListQuarantine(context.Background(), "mpesa_statement", 10)
 	if len(q) != 1 || q[0].Field != "header" || !strings.HasPrefix(string(q[0].Raw), "SB62A1SVRK") {
 		t.Errorf("quarantine = %+v", q)
+	}
+}
+
+// A second export saying another amount for a known receipt is a conflict,
+// although its source ref ("statement:<receipt>") is the first export's:
+// the first is kept, the row quarantined, the rest of the file imported.
+func TestContradictionAcrossFiles(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			im, s := setup(t, e.New)
+			first := header + "SC81ZZ12AA,08-03-2024 08:00:00,,Pay Bill,Completed,250.00,,,TRUE,Pay Bill Online,,,HSE-20\n"
+			if c, err := importString(t, im, "a.csv", first); err != nil || c.NewTxns != 1 {
+				t.Fatalf("first = %+v, %v", c, err)
+			}
+			second := header +
+				"SC81ZZ12AA,08-03-2024 08:00:00,,Pay Bill,Completed,260.00,,,TRUE,Pay Bill Online,,,HSE-20\n" +
+				"SC81ZZ12AB,08-03-2024 09:00:00,,Pay Bill,Completed,10.00,,,TRUE,Pay Bill Online,,,HSE-21\n"
+			for range 2 {
+				c, err := importString(t, im, "b.csv", second)
+				if err != nil || c.Conflicts != 1 || c.Lines != 2 {
+					t.Fatalf("second = %+v, %v", c, err)
+				}
+			}
+			got, err := s.GetProviderTxn(context.Background(), "mpesa", "SC81ZZ12AA")
+			if err != nil || got.Amount.Text() != "250.00" || len(got.Sources) != 1 {
+				t.Fatalf("kept = %+v, %v", got, err)
+			}
+			if _, err := s.GetProviderTxn(context.Background(), "mpesa", "SC81ZZ12AB"); err != nil {
+				t.Fatalf("the rest of the file: %v", err)
+			}
+			q, err := s.ListQuarantine(context.Background(), "mpesa_conflict", 10)
+			if err != nil || len(q) != 1 || !strings.Contains(q[0].Reason, "amount KES 260.00, stored KES 250.00") ||
+				!strings.HasPrefix(string(q[0].Raw), "SC81ZZ12AA,") {
+				t.Fatalf("quarantine = %+v, %v", q, err)
+			}
+		})
+	}
+}
+
+// linesParser reads "id,amount" lines, each with the source ref of its id:
+// a report layout whose parser does not check rows against each other.
+type linesParser struct{}
+
+func (linesParser) ParseStatement(r io.Reader, file string, emit func(providers.Sighting) error,
+	reject func(*ledger.ParseError, []byte) error) error {
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		id, amt, _ := strings.Cut(sc.Text(), ",")
+		a, err := money.Parse(amt, "KES")
+		if err != nil {
+			if err := reject(&ledger.ParseError{File: file, Line: n, Field: "amount", Err: err}, []byte(sc.Text())); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := emit(providers.Sighting{Txn: ledger.ProviderTxn{Provider: "mpesa", ID: id, Type: ledger.TxnCharge,
+			Status: ledger.TxnSucceeded, Amount: a, OccurredAt: now},
+			Source: ledger.Source{Channel: "report", Ref: id, Raw: []byte(sc.Text())}}); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// Rows of one file contradicting each other: the first is kept, also when
+// they fall in different batches.
+func TestContradictionWithinFile(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			im, s := setup(t, e.New)
+			im.BatchSize = 2
+			data := "A1,10\nA2,5\nA1,20\nA3,7\nA1,10\n"
+			for range 2 {
+				c, err := im.Import(context.Background(), statement.File{Name: "r.csv", Reader: strings.NewReader(data),
+					Parser: linesParser{}, Source: "report"})
+				if err != nil || c.Lines != 5 || c.Conflicts != 1 || c.NewSources+c.Duplicates != 4 {
+					t.Fatalf("import = %+v, %v", c, err)
+				}
+			}
+			got, err := s.GetProviderTxn(context.Background(), "mpesa", "A1")
+			if err != nil || got.Amount.Text() != "10.00" {
+				t.Fatalf("kept = %+v, %v", got, err)
+			}
+			if n := len(allTxns(t, s)); n != 3 {
+				t.Fatalf("txns = %d", n)
+			}
+			q, _ := s.ListQuarantine(context.Background(), "mpesa_conflict", 10)
+			if len(q) != 1 || string(q[0].Raw) != "A1,20" {
+				t.Fatalf("quarantine = %+v", q)
+			}
+		})
+	}
+}
+
+// A file larger than a batch is still imported whole or not at all.
+func TestRejectedLineAfterBatches(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			im, s := setup(t, e.New)
+			im.BatchSize = 2
+			var lines int
+			im.Progress = func(n int) { lines = n }
+			data := "B1,1\nB2,2\nB3,3\nB4,4\nB5,x\nB6,6\n"
+			c, err := im.Import(context.Background(), statement.File{Name: "r.csv", Reader: strings.NewReader(data),
+				Parser: linesParser{}, Source: "report"})
+			var ie *ledger.RejectedFileError
+			if !errors.As(err, &ie) || c.Rejected != 1 || c.Lines != 6 {
+				t.Fatalf("import = %+v, %v", c, err)
+			}
+			if n := len(allTxns(t, s)); n != 0 {
+				t.Fatalf("half-imported: %d txns", n)
+			}
+			if lines != 4 {
+				t.Errorf("progress saw %d lines, want 4", lines)
+			}
+			q, _ := s.ListQuarantine(context.Background(), "report", 10)
+			if len(q) != 1 || q[0].Line != 5 || q[0].Field != "amount" {
+				t.Fatalf("quarantine = %+v", q)
+			}
+		})
 	}
 }

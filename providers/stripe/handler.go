@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stripe/stripe-go/v85/webhook"
@@ -35,6 +37,9 @@ type WebhookConfig struct {
 	MaxBodyBytes int64
 	// Logger receives one line per refused or failed delivery. Optional.
 	Logger *slog.Logger
+	// Clock tells the time a signature's timestamp is judged against;
+	// time.Now when nil.
+	Clock func() time.Time
 }
 
 // WebhookHandler receives Stripe webhook deliveries: it verifies the
@@ -72,6 +77,9 @@ func NewWebhookHandler(cfg WebhookConfig) (*WebhookHandler, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
 	return &WebhookHandler{cfg: cfg}, nil
 }
@@ -124,7 +132,7 @@ func (h *WebhookHandler) verify(body []byte, header string) error {
 			Tolerance: h.cfg.Tolerance, IgnoreAPIVersionMismatch: true})
 		switch {
 		case err == nil:
-			return nil
+			return h.notFuture(header)
 		case errors.Is(err, webhook.ErrNoValidSignature):
 			last = err
 			continue
@@ -132,8 +140,32 @@ func (h *WebhookHandler) verify(body []byte, header string) error {
 			return err
 		default:
 			// Signature and timestamp were good; the body is not an event.
-			return nil
+			return h.notFuture(header)
 		}
 	}
 	return last
+}
+
+// errFuture refuses a signature stamped later than now plus the tolerance:
+// the library only refuses stamps that are too old, and a stamp from the
+// future would make a captured delivery replayable for as long as it is
+// ahead.
+var errFuture = errors.New("webhook timestamp is in the future beyond the tolerance")
+
+func (h *WebhookHandler) notFuture(header string) error {
+	for part := range strings.SplitSeq(header, ",") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(part), "t=")
+		if !ok {
+			continue
+		}
+		sec, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return webhook.ErrInvalidHeader
+		}
+		if time.Unix(sec, 0).After(h.cfg.Clock().Add(h.cfg.Tolerance)) {
+			return errFuture
+		}
+		return nil
+	}
+	return webhook.ErrInvalidHeader
 }

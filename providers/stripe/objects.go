@@ -299,6 +299,9 @@ func needAmount(prefix, field string, minor *int64, currency string, allowNegati
 		return money.Amount{}, fieldErr(prefix, field, fmt.Errorf("%d %w", *minor, errNegative))
 	}
 	a, err := fromMinor(*minor, currency)
+	if err == nil {
+		err = ledger.CheckAmount(a)
+	}
 	if err != nil {
 		return money.Amount{}, fieldErr(prefix, field, err)
 	}
@@ -311,6 +314,9 @@ func needTime(prefix, field string, unix *int64) (time.Time, error) {
 	}
 	if *unix < 1 || *unix > maxUnix {
 		return time.Time{}, fieldErr(prefix, field, fmt.Errorf("%d is not a plausible Unix time", *unix))
+	}
+	if err := ledger.CheckTime(time.Unix(*unix, 0)); err != nil {
+		return time.Time{}, fieldErr(prefix, field, err)
 	}
 	return time.Unix(*unix, 0).UTC(), nil
 }

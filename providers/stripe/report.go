@@ -162,6 +162,12 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: lerr.field, Err: lerr.err}
 			}
 		}
+		for _, t := range res.txns {
+			var fe *ledger.FieldError
+			if err := ledger.ValidateTxn(t); perr == nil && errors.As(err, &fe) {
+				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: fe.Field, Err: fe.Err}
+			}
+		}
 		if perr != nil {
 			if err := reject(perr, rec.Raw); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
@@ -61,6 +62,10 @@ func (p EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time
 }
 
 func parseEvent(body []byte, receivedAt time.Time, key string) (providers.Evidence, error) {
+	if !utf8.Valid(body) {
+		// encoding/json would turn the bad bytes into U+FFFD silently.
+		return providers.Evidence{}, fieldErr("", "body", errors.New("is not valid UTF-8"))
+	}
 	var e eventObject
 	if err := decodeObject(body, "", &e); err != nil {
 		return providers.Evidence{}, err

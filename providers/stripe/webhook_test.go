@@ -135,6 +135,8 @@ func TestWebhookHandlerAnswers(t *testing.T) {
 		{"wrong secret", "POST", body, signed(body, "whsec_other", now), nil, 400, false},
 		{"tampered body", "POST", bytes.Replace(body, []byte("1050"), []byte("9050"), 1), signed(body, whsec, now), nil, 400, false},
 		{"stale signature", "POST", body, signed(body, whsec, now.Add(-10*time.Minute)), nil, 400, false},
+		{"signature from the future", "POST", body, signed(body, whsec, now.Add(10*time.Minute)), nil, 400, false},
+		{"a little ahead (clock skew)", "POST", body, signed(body, whsec, now.Add(time.Minute)), nil, 200, true},
 		{"malformed header", "POST", body, "t=abc,v1=zz", nil, 400, false},
 		{"signed but not an event", "POST", []byte(`{"object":"v2.core.event"}`), signed([]byte(`{"object":"v2.core.event"}`), whsec, now), nil, 200, true},
 		{"not stored", "POST", body, signed(body, whsec, now), errors.New("database down"), 500, true},

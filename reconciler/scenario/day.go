@@ -10,10 +10,11 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
+	mpesaprovider "github.com/reconcilehq/reconcile/providers/mpesa"
 )
 
 // EAT is M-Pesa's zone, Africa/Nairobi (UTC+3, no daylight saving).
-var EAT = time.FixedZone("EAT", 3*3600)
+var EAT = mpesaprovider.EAT
 
 // Expected is a finding a correct reconcile reports: its kind, intent and
 // provider transactions (sorted).

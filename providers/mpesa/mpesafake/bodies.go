@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// EAT is the zone of every Daraja timestamp.
+// EAT is the zone of every Daraja timestamp. It is Safaricom's side, kept
+// apart from mpesa.EAT on purpose: the fake must not share the code it tests
+// (and package mpesa's tests import the fake).
 var EAT = time.FixedZone("EAT", 3*3600)
 
 // STKResult is what an STK callback reports.

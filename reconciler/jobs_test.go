@@ -1,6 +1,7 @@
-package main
+package reconciler_test
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/queue"
+	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/schedule"
 )
 
@@ -36,10 +38,10 @@ func TestTickLogs(t *testing.T) {
 			}
 			spec := schedule.Spec{Provider: "mpesa", Expr: "CRON_TZ=Africa/Nairobi 30 2 * * *", Cron: cron, Zone: nairobi, Lookback: 1, CatchUp: 2}
 			now := time.Date(2026, 11, 2, 23, 30, 0, 0, time.UTC) // 02:30 on 3 Nov in Nairobi
-			logs := &syncBuffer{}
-			w := &tickWorker{store: store, queue: q, specs: map[string]schedule.Spec{"mpesa": spec},
-				clock: func() time.Time { return now }, logger: slog.New(slog.NewJSONHandler(logs, nil))}
-			job := &river.Job[TickArgs]{Args: TickArgs{Provider: "mpesa"}}
+			logs := &bytes.Buffer{}                               // Work logs synchronously
+			w := &reconciler.TickWorker{Store: store, Queue: q, Specs: map[string]schedule.Spec{"mpesa": spec},
+				Clock: func() time.Time { return now }, Logger: slog.New(slog.NewJSONHandler(logs, nil))}
+			job := &river.Job[reconciler.TickArgs]{Args: reconciler.TickArgs{Provider: "mpesa"}}
 			ctx := context.Background()
 			if err := w.Work(ctx, job); err != nil {
 				t.Fatal(err)

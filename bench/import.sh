@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Times `reconcile import` (the real binary, built once) of generated N-line
+# files in the real formats (M-Pesa portal statement, Stripe itemized
+# report, intents CSV) on PostgreSQL and SQLite, each into a fresh database,
+# and a re-import of the same file, beside baselines in the same run:
+# PostgreSQL COPY ... FROM of the same CSV into an unindexed text table;
+# SQLite a plain prepared INSERT of the same rows in one transaction through
+# the same driver. Prints wall and CPU seconds (CPU: the binary plus the
+# PostgreSQL server when it runs here; on a shared machine wall times say
+# less than CPU times), the ratios to the baseline and peak RSS.
+# Targets at 1M lines: import <= 4x COPY and <= 2x the SQLite baseline,
+# re-import <= 2x COPY, peak RSS < 300 MiB.
+#   bench/import.sh                                 1M lines, throwaway durable PostgreSQL
+#   N=200000 FORMATS=mpesa,stripe bench/import.sh
+#   BENCH_DATABASE_URL=postgres://... ENGINES=postgres bench/import.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-1000000}
+FORMATS=${FORMATS:-mpesa,stripe,intents}
+ENGINES=${ENGINES:-postgres,sqlite}
+
+pgdata=""
+if [[ ",$ENGINES," == *,postgres,* && -z "${BENCH_DATABASE_URL:-}" ]]; then
+  eval "$(scripts/pgtmp.sh start durable)"
+  trap 'scripts/pgtmp.sh stop "$PGTMP_DIR"' EXIT
+  BENCH_DATABASE_URL=$PGTMP_URL
+  pgdata=$PGTMP_DIR/data
+fi
+go build -o /tmp/reconcile-importbench-bin ./cmd/reconcile
+go build -o /tmp/importbench ./bench/cmd/importbench
+echo "== reconcile import, $N lines per file ($(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+/tmp/importbench -bin /tmp/reconcile-importbench-bin -pg "${BENCH_DATABASE_URL:-}" -pgdata "$pgdata" \
+  -n "$N" -formats "$FORMATS" -engines "$ENGINES"

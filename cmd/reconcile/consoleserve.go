@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/reconcilehq/reconcile/console"
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+// ConsoleConfig configures the web console of `reconcile serve`.
+type ConsoleConfig struct {
+	// Mode is off (default), local (loopback only, one person) or proxy
+	// (people signed in by an authenticating reverse proxy).
+	Mode string `mapstructure:"mode"`
+	// LocalUser is the one person of local mode; default the operating
+	// system user.
+	LocalUser string `mapstructure:"local_user"`
+	// UserHeader carries the person in proxy mode; default X-Forwarded-Email.
+	UserHeader string `mapstructure:"user_header"`
+	// TrustedProxies are the addresses or CIDR networks UserHeader is
+	// accepted from.
+	TrustedProxies []string `mapstructure:"trusted_proxies"`
+	// Operators may act, Viewers may read ("*": anyone signed in).
+	Operators []string `mapstructure:"operators"`
+	Viewers   []string `mapstructure:"viewers"`
+	// OIDC is the sign-in of oidc mode.
+	OIDC ConsoleOIDC `mapstructure:"oidc"`
+}
+
+// ConsoleOIDC signs people in with the company's OpenID Connect provider.
+type ConsoleOIDC struct {
+	Issuer   string `mapstructure:"issuer"`
+	ClientID string `mapstructure:"client_id"`
+	// ClientSecret (secret, RECONCILE_CONSOLE_OIDC_CLIENT_SECRET).
+	ClientSecret string `mapstructure:"client_secret"`
+	// RedirectURL is https://HOST/console/callback, as registered.
+	RedirectURL string   `mapstructure:"redirect_url"`
+	Scopes      []string `mapstructure:"scopes"`
+	GroupsClaim string   `mapstructure:"groups_claim"`
+	// SessionKey (secret, RECONCILE_CONSOLE_OIDC_SESSION_KEY, at least 32
+	// characters) seals the session cookies.
+	SessionKey string        `mapstructure:"session_key"`
+	SessionTTL time.Duration `mapstructure:"session_ttl"`
+}
+
+func (c ConsoleConfig) validate() []error {
+	if c.Mode == console.ModeOIDC {
+		// Its secrets are checked by serve, the one command that needs them.
+		if c.OIDC.ClientSecret == "" {
+			c.OIDC.ClientSecret = "not-needed-here"
+		}
+		if c.OIDC.SessionKey == "" {
+			c.OIDC.SessionKey = strings.Repeat("x", 32)
+		}
+	}
+	_, err := c.console()
+	if err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// console turns the configuration into the console's; nil when off.
+func (c ConsoleConfig) console() (*console.Config, error) {
+	switch c.Mode {
+	case "off", "":
+		return nil, nil
+	case console.ModeLocal, console.ModeProxy:
+	case console.ModeOIDC:
+		o := c.OIDC
+		out := &console.Config{Mode: c.Mode, Operators: c.Operators, Viewers: c.Viewers, OIDC: console.OIDCConfig{
+			Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, RedirectURL: o.RedirectURL, Scopes: o.Scopes,
+			GroupsClaim: o.GroupsClaim, SessionKey: []byte(o.SessionKey), SessionTTL: o.SessionTTL}}
+		if err := out.OIDC.Check(); err != nil {
+			return nil, fmt.Errorf("config console.oidc: %w (secrets: RECONCILE_CONSOLE_OIDC_CLIENT_SECRET, RECONCILE_CONSOLE_OIDC_SESSION_KEY)", err)
+		}
+		if len(c.Operators) == 0 && len(c.Viewers) == 0 {
+			return nil, fmt.Errorf("config console: oidc mode needs console.operators or console.viewers")
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("config console.mode: unknown mode %q (want off, local, proxy or oidc)", c.Mode)
+	}
+	out := &console.Config{Mode: c.Mode, LocalUser: strings.TrimSpace(c.LocalUser), UserHeader: c.UserHeader,
+		Operators: c.Operators, Viewers: c.Viewers}
+	if out.Mode == console.ModeLocal && out.LocalUser == "" {
+		if u, err := user.Current(); err == nil {
+			out.LocalUser = u.Username
+		}
+	}
+	for i, p := range c.TrustedProxies {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			a, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return nil, fmt.Errorf("config console.trusted_proxies[%d]: %q is not an address or CIDR network", i, p)
+			}
+			pfx = netip.PrefixFrom(a, a.BitLen())
+		}
+		out.TrustedProxies = append(out.TrustedProxies, pfx)
+	}
+	if c.Mode == console.ModeProxy && (len(out.TrustedProxies) == 0 || strings.TrimSpace(c.UserHeader) == "") {
+		return nil, fmt.Errorf("config console: proxy mode needs console.user_header and console.trusted_proxies")
+	}
+	if c.Mode == console.ModeProxy && len(c.Operators) == 0 && len(c.Viewers) == 0 {
+		return nil, fmt.Errorf("config console: proxy mode needs console.operators or console.viewers")
+	}
+	return out, nil
+}
+
+// consoleRoutes serves the console under /console when it is on.
+func (s *server) consoleRoutes() error {
+	cc, err := s.a.cfg.Console.console()
+	if err != nil || cc == nil {
+		return err
+	}
+	api := s.findingsAPI()
+	c, err := console.New(*cc, console.Deps{Store: s.store, Jobs: consoleJobs{q: s.queue, secrets: s.a.secrets()},
+		Replay: s.a.replay, OnResolve: s.a.announceResolution, Providers: api.providers, Clock: s.a.clock, Logger: s.logger})
+	if err != nil {
+		return err
+	}
+	s.mux.Handle("/console/", c.Handler())
+	s.logger.Info("console served", "path", "/console/", "mode", cc.Mode)
+	return nil
+}
+
+// consoleJobs shows the console River's discarded jobs.
+type consoleJobs struct {
+	q       *queue.Queue
+	secrets []string
+}
+
+func (j consoleJobs) Discarded(ctx context.Context, limit int) ([]console.Job, error) {
+	res, err := j.q.List(ctx, river.NewJobListParams().First(limit).States(rivertype.JobStateDiscarded).
+		OrderBy(river.JobListOrderByID, river.SortOrderDesc))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]console.Job, 0, len(res.Jobs))
+	for _, r := range res.Jobs {
+		out = append(out, j.view(r))
+	}
+	return out, nil
+}
+
+func (j consoleJobs) Retry(ctx context.Context, id int64) (console.Job, error) {
+	r, err := j.q.Retry(ctx, id)
+	if err != nil {
+		return console.Job{}, err
+	}
+	return j.view(r), nil
+}
+
+func (j consoleJobs) view(r *rivertype.JobRow) console.Job {
+	when := r.ScheduledAt
+	if r.FinalizedAt != nil {
+		when = *r.FinalizedAt
+	}
+	return console.Job{ID: r.ID, Kind: r.Kind, State: string(r.State), Subject: jobSubject(r), Attempt: r.Attempt,
+		MaxAttempts: r.MaxAttempts, When: when.UTC().Truncate(time.Second), LastError: redactAll(lastError(r), j.secrets)}
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// ActorHeader names the person a findings API call acts for. Without it,
+// actions are recorded as done by apiTokenActor: the one API token is the
+// only identity the server can vouch for.
+const (
+	ActorHeader   = "X-Reconcile-Actor"
+	apiTokenActor = "api-token"
+)
+
+// findingsAPI serves /v1/findings: list with filters, get with evidence and
+// history, and the people's actions (ack, resolve, reopen, notes), behind
+// the same bearer token as the intents API.
+type findingsAPI struct {
+	store ledger.Store
+	token string
+	clock func() time.Time
+	// providers lists the known providers and their zones, for filters.
+	providers func(ctx context.Context) (map[string]*time.Location, error)
+	// onResolve runs in the resolving transaction (the Slack follow-up).
+	onResolve func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error
+	logger    *slog.Logger
+}
+
+// findingsAPI wires the findings API of a server.
+func (s *server) findingsAPI() *findingsAPI {
+	a := s.a
+	return &findingsAPI{store: s.store, token: a.cfg.HTTP.APIToken, clock: a.clock, logger: s.logger,
+		onResolve: a.announceResolution,
+		providers: func(ctx context.Context) (map[string]*time.Location, error) {
+			names, err := a.knownProviders(ctx, s.store)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[string]*time.Location, len(names))
+			for _, n := range names {
+				out[n] = time.UTC
+				if st, ok := a.providerSetups()[n]; ok && st.Zone != nil {
+					out[n] = st.Zone
+				}
+			}
+			return out, nil
+		}}
+}
+
+func (api *findingsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
+	mux.Handle("GET /v1/findings", api.auth(http.HandlerFunc(api.list)))
+	mux.Handle("GET /v1/findings/{id}", api.auth(http.HandlerFunc(api.get)))
+	mux.Handle("POST /v1/findings/{id}/ack", api.auth(api.action(ledger.ActionAcknowledged)))
+	mux.Handle("POST /v1/findings/{id}/resolve", api.auth(api.action(ledger.ActionResolved)))
+	mux.Handle("POST /v1/findings/{id}/reopen", api.auth(api.action(ledger.ActionReopened)))
+	mux.Handle("POST /v1/findings/{id}/notes", api.auth(api.action(ledger.ActionNoted)))
+}
+
+func (api *findingsAPI) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || api.token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(api.token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="reconcile"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// apiError is a JSON error answer: {"error": ..., "field": ...}.
+type apiError struct {
+	Status  int    `json:"-"`
+	Message string `json:"error"`
+	Field   string `json:"field,omitempty"`
+	// Current is the finding's status when an action conflicts with it.
+	Current string `json:"status,omitempty"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func badField(field, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf(format, args...), Field: field}
+}
+
+// fail maps an error to its status in one place.
+func (api *findingsAPI) fail(w http.ResponseWriter, err error) {
+	var ae *apiError
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(err, &ae):
+		writeJSON(w, ae.Status, ae)
+	case errors.Is(err, ledger.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, apiError{Message: "no such finding"})
+	case errors.As(err, &fe):
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Message: fe.Err.Error(), Field: fe.Field})
+	default:
+		api.logger.Error("findings api", "error", err)
+		writeJSON(w, http.StatusInternalServerError, apiError{Message: "internal error"})
+	}
+}
+
+// findingsList is the answer of GET /v1/findings.
+type findingsList struct {
+	Findings []findingView `json:"findings"`
+	// AtRisk totals the listed findings' money at risk per currency.
+	AtRisk []riskTotal `json:"at_risk"`
+}
+
+type riskTotal struct {
+	Currency string `json:"currency"`
+	Amount   string `json:"amount"`
+	Findings int    `json:"findings"`
+}
+
+// totalsAtRisk sums the money at risk per currency, currencies sorted.
+func totalsAtRisk(fs []ledger.Finding) []riskTotal {
+	sums := map[string]decimal.Decimal{}
+	counts := map[string]int{}
+	for _, f := range fs {
+		if f.AtRisk.IsZero() {
+			continue
+		}
+		sums[f.AtRisk.Currency] = sums[f.AtRisk.Currency].Add(f.AtRisk.Value)
+		counts[f.AtRisk.Currency]++
+	}
+	out := make([]riskTotal, 0, len(sums))
+	for cur, v := range sums {
+		out = append(out, riskTotal{Currency: cur, Amount: money.Amount{Value: v, Currency: cur}.Text(), Findings: counts[cur]})
+	}
+	slices.SortFunc(out, func(a, b riskTotal) int { return strings.Compare(a.Currency, b.Currency) })
+	return out
+}
+
+// parseFindingFilter reads the list filters: status and kind (repeated or
+// comma-separated), provider, from and to (RFC 3339 or YYYY-MM-DD in the
+// provider's zone, on the evidence time), run and limit. Statuses default
+// to open and acknowledged.
+func (api *findingsAPI) parseFindingFilter(ctx context.Context, q url.Values) (ledger.FindingFilter, error) {
+	f := ledger.FindingFilter{Limit: 1000}
+	list := func(key string) []string {
+		var out []string
+		for _, v := range q[key] {
+			for _, p := range strings.Split(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	statuses := list("status")
+	if len(statuses) == 0 {
+		statuses = []string{"open", "acknowledged"}
+	}
+	for _, s := range statuses {
+		st, ok := ledger.ParseFindingStatus(s)
+		if !ok {
+			return f, badField("status", "%q: want open, acknowledged or resolved", s)
+		}
+		f.Statuses = append(f.Statuses, st)
+	}
+	for _, k := range list("kind") {
+		if !isKind(k) {
+			return f, badField("kind", "%q: want one of %s", k, kindNames())
+		}
+		f.Kinds = append(f.Kinds, ledger.Kind(k))
+	}
+	zone := time.UTC
+	if p := q.Get("provider"); p != "" {
+		known, err := api.providers(ctx)
+		if err != nil {
+			return f, err
+		}
+		z, ok := known[p]
+		if !ok {
+			return f, badField("provider", "%q: unknown provider", p)
+		}
+		f.Provider, zone = p, z
+	}
+	for _, b := range []struct {
+		key string
+		dst *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if v := q.Get(b.key); v != "" {
+			t, err := parseWindowTime(v, zone)
+			if err != nil {
+				return f, badField(b.key, "%v", err)
+			}
+			*b.dst = t
+		}
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
+		return f, badField("to", "is not after from")
+	}
+	if v := q.Get("run"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return f, badField("run", "%q: want a run id", v)
+		}
+		f.RunID = n
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 10000 {
+			return f, badField("limit", "%q: want 1 to 10000", v)
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+func (api *findingsAPI) list(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	f, err := api.parseFindingFilter(ctx, r.URL.Query())
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	fs, err := api.store.ListFindings(ctx, f)
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	out := findingsList{Findings: make([]findingView, 0, len(fs)), AtRisk: totalsAtRisk(fs)}
+	for _, f := range fs {
+		out.Findings = append(out.Findings, viewFinding(f))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (api *findingsAPI) get(w http.ResponseWriter, r *http.Request) {
+	d, err := loadFindingDetail(r.Context(), api.store, r.PathValue("id"))
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// actor is who a request acts for: the X-Reconcile-Actor header, validated,
+// or the API token.
+func actorOf(r *http.Request) (ledger.Actor, error) {
+	name := strings.TrimSpace(r.Header.Get(ActorHeader))
+	if name == "" {
+		name = apiTokenActor
+	}
+	a := ledger.Actor{Name: name, Surface: ledger.SurfaceAPI}
+	if err := a.Validate(); err != nil {
+		var fe *ledger.FieldError
+		if errors.As(err, &fe) {
+			return a, badField(ActorHeader, "%v", fe.Err)
+		}
+		return a, err
+	}
+	return a, nil
+}
+
+type actionRequest struct {
+	Note string `json:"note"`
+}
+
+// maxNote bounds a note, in bytes.
+const maxNote = 4000
+
+func (api *findingsAPI) action(act ledger.Action) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		id := r.PathValue("id")
+		who, err := actorOf(r)
+		if err != nil {
+			api.fail(w, err)
+			return
+		}
+		var req actionRequest
+		dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+			api.fail(w, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with a note: %v", err), Field: "body"})
+			return
+		}
+		note := strings.TrimSpace(req.Note)
+		switch {
+		case len(note) > maxNote:
+			api.fail(w, badField("note", "longer than %d bytes", maxNote))
+			return
+		case note == "" && act != ledger.ActionAcknowledged:
+			api.fail(w, badField("note", "is required: say what was done or why"))
+			return
+		}
+		now := api.clock().UTC()
+		err = api.store.InTx(ctx, func(tx ledger.Tx) error {
+			if act == ledger.ActionNoted {
+				_, err := tx.NoteFinding(ctx, ledger.FindingNote{ID: id, Actor: who, Note: note, Now: now})
+				return err
+			}
+			to := map[ledger.Action]ledger.FindingStatus{ledger.ActionAcknowledged: ledger.FindingAcknowledged,
+				ledger.ActionResolved: ledger.FindingResolved, ledger.ActionReopened: ledger.FindingOpen}[act]
+			f, err := tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: id, To: to, Note: note, Now: now, Actor: who})
+			if errors.Is(err, ledger.ErrConflict) {
+				return &apiError{Status: http.StatusConflict, Message: fmt.Sprintf("cannot %s a finding that is %s", verbOf(act), f.Status),
+					Current: string(f.Status)}
+			}
+			if err != nil {
+				return err
+			}
+			if act == ledger.ActionResolved && api.onResolve != nil {
+				return api.onResolve(ctx, tx, f)
+			}
+			return nil
+		})
+		if err != nil {
+			api.fail(w, err)
+			return
+		}
+		d, err := loadFindingDetail(ctx, api.store, id)
+		if err != nil {
+			api.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, d)
+	})
+}
+
+func verbOf(a ledger.Action) string {
+	switch a {
+	case ledger.ActionAcknowledged:
+		return "acknowledge"
+	case ledger.ActionResolved:
+		return "resolve"
+	case ledger.ActionReopened:
+		return "reopen"
+	}
+	return string(a)
+}

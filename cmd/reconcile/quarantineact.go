@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers/intake"
+	"github.com/reconcilehq/reconcile/report"
+)
+
+// quarantineActCmds are dismiss and replay.
+func quarantineActCmds(a *app) []*cobra.Command {
+	return []*cobra.Command{newQuarantineShowCmd(a), newQuarantineDismissCmd(a), newQuarantineReplayCmd(a)}
+}
+
+func newQuarantineShowCmd(a *app) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a quarantined item: its reason, its input (masked) and its history",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := report.ParseFormat(format)
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			id, err := parseQuarantineID(args[0])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			q, err := s.GetQuarantine(ctx, id)
+			if err != nil {
+				return quarantineActionError(args[0], "show", err)
+			}
+			evs, err := s.QuarantineHistory(ctx, id)
+			if err != nil {
+				return err
+			}
+			hist := viewHistory(evs)
+			switch f {
+			case report.JSON:
+				return writeIndented(a.stdout, map[string]any{"item": map[string]any{"id": q.ID, "source": q.Source, "origin": q.Origin,
+					"line": q.Line, "field": q.Field, "reason": q.Reason, "at": q.At.UTC(), "status": q.Status,
+					"input": ledger.MaskPayload(q.Raw)}, "history": hist})
+			case report.CSV:
+				return writeHistoryCSV(a.stdout, strconv.FormatInt(q.ID, 10), hist)
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "Quarantined item %d (%s), %s\n", q.ID, q.Source, q.Status)
+			fmt.Fprintf(w, "Received %s from %s", ts(q.At), q.Origin)
+			if q.Line > 0 {
+				fmt.Fprintf(w, " line %d", q.Line)
+			}
+			if q.Field != "" {
+				fmt.Fprintf(w, ", field %s", q.Field)
+			}
+			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, oneLine(ledger.MaskPayload(q.Raw), 2000))
+			if len(hist) == 0 {
+				fmt.Fprintln(w, "  none recorded")
+			}
+			for _, ev := range hist {
+				fmt.Fprintf(w, "  %s  %s by %s via %s", ts(ev.At), ev.Action, ev.Actor, ev.Surface)
+				if ev.Note != "" {
+					fmt.Fprintf(w, ": %s", ev.Note)
+				}
+				fmt.Fprintln(w)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
+	return cmd
+}
+
+func parseQuarantineID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usagef("quarantine id %q: want a positive number (see `reconcile quarantine list`)", s)
+	}
+	return id, nil
+}
+
+func quarantineActionError(id, verb string, err error) error {
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return notFound("quarantined item", id, "quarantine list")
+	case errors.Is(err, ledger.ErrConflict):
+		return fmt.Errorf("quarantine %s %s: %w", verb, id, err)
+	}
+	return err
+}
+
+func newQuarantineDismissCmd(a *app) *cobra.Command {
+	var note, actor string
+	cmd := &cobra.Command{
+		Use:   "dismiss ID --note TEXT",
+		Short: "Dismiss a quarantined item, with a note saying why it needs nothing more",
+		Long: `Dismiss a quarantined item that needs nothing more (test traffic, a row fixed and imported
+again). The item and its raw input stay; the dismissal is recorded with who, when and the note.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseQuarantineID(args[0])
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(note) == "" {
+				return usagef("dismiss needs --note saying why")
+			}
+			who, err := cliActor(actor)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			q, err := s.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
+			if err != nil {
+				return quarantineActionError(args[0], "dismiss", err)
+			}
+			fmt.Fprintf(a.stdout, "quarantine %d (%s): %s\n", q.ID, q.Source, q.Status)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "why it needs nothing more (required)")
+	addActorFlag(cmd, &actor)
+	return cmd
+}
+
+func newQuarantineReplayCmd(a *app) *cobra.Command {
+	var note, actor string
+	cmd := &cobra.Command{
+		Use:   "replay ID",
+		Short: "Submit a quarantined item's raw input again through the path it came from",
+		Long: `Submit a quarantined callback body again through the same parser and intake as the HTTP
+endpoint or callbacks import it came from, after what refused it was fixed (an upgrade, a
+configuration change). It is checked first: if it is still refused, nothing is stored and the
+reason is printed. Rows of intents and statement files cannot be replayed alone (they are read
+with their file's header); fix the file and import it again, then dismiss the item.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseQuarantineID(args[0])
+			if err != nil {
+				return err
+			}
+			who, err := cliActor(actor)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			q, err := s.GetQuarantine(ctx, id)
+			if err != nil {
+				return quarantineActionError(args[0], "replay", err)
+			}
+			if q.Status != ledger.QuarantineKept {
+				return fmt.Errorf("quarantine replay %d: item is %s, not kept", id, q.Status)
+			}
+			res, err := a.replay(ctx, q)
+			if err != nil {
+				return err
+			}
+			msg := "replayed: " + res
+			if strings.TrimSpace(note) != "" {
+				msg = strings.TrimSpace(note) + " (" + msg + ")"
+			}
+			q, err = s.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineReplayed, Actor: who, Note: msg, Now: a.clock()})
+			if err != nil {
+				return quarantineActionError(args[0], "replay", err)
+			}
+			fmt.Fprintf(a.stdout, "quarantine %d (%s): %s: %s\n", q.ID, q.Source, q.Status, res)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "what was fixed (optional)")
+	addActorFlag(cmd, &actor)
+	return cmd
+}
+
+// replay submits a kept item's raw input through its path and says what it
+// added. Only callback bodies stand alone; the rest get an error saying why.
+func (a *app) replay(ctx context.Context, q ledger.QuarantineItem) (string, error) {
+	provider, isCallback := strings.CutSuffix(q.Source, "_callback")
+	switch {
+	case q.Source == "intents_csv":
+		return "", fmt.Errorf("quarantine replay %d: a row of an intents file cannot be replayed alone (it is read with the file's header): "+
+			"fix line %d of %s and run `reconcile import intents` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
+	case strings.HasSuffix(q.Source, "_statement"):
+		return "", fmt.Errorf("quarantine replay %d: a statement row cannot be replayed alone (it is read with the file's header and zone): "+
+			"fix line %d of %s and run `reconcile import statement` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
+	case strings.HasSuffix(q.Source, "_conflict"):
+		return "", fmt.Errorf("quarantine replay %d: a sighting that conflicts with the stored transaction is evidence, not input to retry: "+
+			"look into it and dismiss this item with a note", q.ID)
+	case !isCallback:
+		return "", fmt.Errorf("quarantine replay %d: input from %s has no replay path: pull the window again with `reconcile run`, then dismiss this item", q.ID, q.Source)
+	case len(q.Raw) == 0:
+		return "", fmt.Errorf("quarantine replay %d: no raw input was kept", q.ID)
+	}
+	setup, ok := a.providerSetups()[provider]
+	if !ok || setup.Callbacks == nil {
+		return "", fmt.Errorf("quarantine replay %d: provider %s is not configured with callbacks", q.ID, provider)
+	}
+	// Checked first, as a callbacks import checks every line: a body still
+	// refused is neither stored nor quarantined again.
+	ref := fmt.Sprintf("quarantine:%d", q.ID)
+	ev, err := setup.Callbacks.ParseCallback(q.Raw, ref, a.clock())
+	if err == nil {
+		for _, s := range ev.Sightings {
+			if err = ledger.ValidateTxn(s.Txn); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, err)
+	}
+	proc, err := a.processor(ctx)
+	if err != nil {
+		return "", err
+	}
+	// A scope of its own: the body was stored once already, refused.
+	res, err := proc.Deliver(ctx, intake.Delivery{Provider: provider, Parser: setup.Callbacks, Body: q.Raw,
+		RemoteAddr: ref, Scope: ref, Origin: q.Origin, Line: q.Line})
+	if err != nil {
+		return "", fmt.Errorf("quarantine replay %d: %w", q.ID, err)
+	}
+	if res.Rejected != nil {
+		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, res.Rejected)
+	}
+	if res.Duplicate {
+		return "already replayed before", nil
+	}
+	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", orDash(res.Kind), res.NewTxns, res.NewSources), nil
+}

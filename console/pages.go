@@ -1,0 +1,388 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+func (c *Console) routes() {
+	c.mux.HandleFunc("GET /console/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/console/findings", http.StatusSeeOther)
+	})
+	c.mux.HandleFunc("GET /console/findings", c.findings)
+	c.mux.HandleFunc("GET /console/findings/{id}", c.finding)
+	c.mux.HandleFunc("POST /console/findings/{id}/{action}", c.operator(c.act))
+	c.mux.HandleFunc("GET /console/runs", c.runs)
+	c.mux.HandleFunc("GET /console/quarantine", c.quarantine)
+	c.mux.HandleFunc("POST /console/quarantine/{id}/{action}", c.operator(c.quarantineAct))
+	c.mux.HandleFunc("GET /console/jobs", c.jobs)
+	c.mux.HandleFunc("POST /console/jobs/{id}/retry", c.operator(c.retryJob))
+}
+
+// operator lets only operators through.
+func (c *Console) operator(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !userOf(r).CanAct() {
+			c.fail(w, r, userOf(r), http.StatusForbidden, "Viewers may read, not act: ask for the operator role.")
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (c *Console) actor(r *http.Request) ledger.Actor {
+	return ledger.Actor{Name: userOf(r).Name, Surface: ledger.SurfaceWeb}
+}
+
+// filterForm is the findings filter as the form shows it.
+type filterForm struct {
+	Status, Provider, Kind, From, To, Run string
+}
+
+var statusChoices = map[string][]ledger.FindingStatus{
+	"":             {ledger.FindingOpen, ledger.FindingAcknowledged},
+	"open":         {ledger.FindingOpen},
+	"acknowledged": {ledger.FindingAcknowledged},
+	"resolved":     {ledger.FindingResolved},
+	"all":          nil,
+}
+
+type riskTotal struct {
+	Amount   money.Amount
+	Findings int
+}
+
+func (c *Console) findings(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	form := filterForm{Status: q.Get("status"), Provider: q.Get("provider"), Kind: q.Get("kind"), From: q.Get("from"), To: q.Get("to"), Run: q.Get("run")}
+	zones, err := c.deps.Providers(ctx)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	var problems []string
+	f := ledger.FindingFilter{Limit: 1000}
+	statuses, ok := statusChoices[form.Status]
+	if !ok {
+		problems = append(problems, fmt.Sprintf("status %q: choose one from the list", form.Status))
+	}
+	f.Statuses = statuses
+	zone := time.UTC
+	if form.Provider != "" {
+		z, ok := zones[form.Provider]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("provider %q: unknown provider", form.Provider))
+		} else {
+			f.Provider, zone = form.Provider, z
+		}
+	}
+	if form.Kind != "" {
+		if !slices.Contains(ledger.Kinds, ledger.Kind(form.Kind)) {
+			problems = append(problems, fmt.Sprintf("kind %q: unknown kind", form.Kind))
+		} else {
+			f.Kinds = []ledger.Kind{ledger.Kind(form.Kind)}
+		}
+	}
+	for _, d := range []struct {
+		name, v string
+		dst     *time.Time
+	}{{"from", form.From, &f.From}, {"to", form.To, &f.To}} {
+		if d.v == "" {
+			continue
+		}
+		t, err := time.ParseInLocation("2006-01-02", d.v, zone)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s %q: want a date, YYYY-MM-DD", d.name, d.v))
+			continue
+		}
+		*d.dst = t
+	}
+	if form.Run != "" {
+		n, err := strconv.ParseInt(form.Run, 10, 64)
+		if err != nil || n <= 0 {
+			problems = append(problems, fmt.Sprintf("run %q: want a run number", form.Run))
+		}
+		f.RunID = n
+	}
+	var list []ledger.Finding
+	status := http.StatusOK
+	if len(problems) > 0 {
+		status = http.StatusUnprocessableEntity
+	} else if list, err = c.deps.Store.ListFindings(ctx, f); err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	c.render(w, r, status, "findings", map[string]any{"Title": "Findings", "Form": form, "Problems": problems,
+		"Findings": list, "Totals": totals(list), "Zones": zones, "Providers": slices.Sorted(maps.Keys(zones)),
+		"Kinds": ledger.Kinds, "Statuses": []string{"open", "acknowledged", "resolved", "all"}})
+}
+
+// totals sums the money at risk per currency, currencies sorted.
+func totals(fs []ledger.Finding) []riskTotal {
+	sums := map[string]decimal.Decimal{}
+	n := map[string]int{}
+	for _, f := range fs {
+		if f.AtRisk.IsZero() {
+			continue
+		}
+		sums[f.AtRisk.Currency] = sums[f.AtRisk.Currency].Add(f.AtRisk.Value)
+		n[f.AtRisk.Currency]++
+	}
+	out := make([]riskTotal, 0, len(sums))
+	for _, cur := range slices.Sorted(maps.Keys(sums)) {
+		out = append(out, riskTotal{Amount: money.Amount{Value: sums[cur], Currency: cur}, Findings: n[cur]})
+	}
+	return out
+}
+
+type sourceView struct {
+	ledger.Source
+	Masked string
+}
+
+type txnView struct {
+	ledger.ProviderTxn
+	Seen []sourceView
+}
+
+func (c *Console) finding(w http.ResponseWriter, r *http.Request) {
+	c.showFinding(w, r, http.StatusOK, "")
+}
+
+// showFinding renders a finding's page, with a problem from a refused action.
+func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int, problem string) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	f, err := c.deps.Store.GetFinding(ctx, id)
+	if errors.Is(err, ledger.ErrNotFound) {
+		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no finding "+id+".")
+		return
+	}
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	zones, err := c.deps.Providers(ctx)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	data := map[string]any{"Title": "Finding " + f.ID, "F": f, "Zone": zones[f.Provider], "Problem": problem}
+	if f.IntentKey != "" {
+		in, err := c.deps.Store.GetIntent(ctx, f.IntentKey)
+		switch {
+		case err == nil:
+			attempts, err := c.deps.Store.ListAttempts(ctx, f.IntentKey)
+			if err != nil {
+				c.internal(w, r, err)
+				return
+			}
+			data["Intent"], data["Attempts"], data["Customer"] = in, attempts, ledger.MaskCustomer(in.Customer)
+		case !errors.Is(err, ledger.ErrNotFound):
+			c.internal(w, r, err)
+			return
+		}
+	}
+	txns, err := c.deps.Store.GetProviderTxns(ctx, f.Provider, f.ProviderTxnIDs)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int { return strings.Compare(a.ID, b.ID) })
+	views := make([]txnView, 0, len(txns))
+	for _, t := range txns {
+		t.Counterparty = ledger.MaskCustomer(t.Counterparty)
+		v := txnView{ProviderTxn: t}
+		for _, s := range t.Sources {
+			v.Seen = append(v.Seen, sourceView{Source: s, Masked: ledger.MaskPayload(s.Raw)})
+		}
+		views = append(views, v)
+	}
+	data["Txns"] = views
+	hist, err := c.deps.Store.FindingHistory(ctx, f.ID)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	data["History"] = hist
+	c.render(w, r, status, "finding", data)
+}
+
+func (c *Console) act(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, action := r.PathValue("id"), r.PathValue("action")
+	note := strings.TrimSpace(r.PostFormValue("note"))
+	now := c.deps.Clock().UTC()
+	var to ledger.FindingStatus
+	switch action {
+	case "ack":
+		to = ledger.FindingAcknowledged
+	case "resolve":
+		to = ledger.FindingResolved
+	case "reopen":
+		to = ledger.FindingOpen
+	case "note":
+	default:
+		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such action.")
+		return
+	}
+	if note == "" && action != "ack" {
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "Write a note: say what was done or why.")
+		return
+	}
+	if len(note) > 4000 {
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "The note is longer than 4000 characters.")
+		return
+	}
+	err := c.deps.Store.InTx(ctx, func(tx ledger.Tx) error {
+		if action == "note" {
+			_, err := tx.NoteFinding(ctx, ledger.FindingNote{ID: id, Actor: c.actor(r), Note: note, Now: now})
+			return err
+		}
+		f, err := tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: id, To: to, Note: note, Now: now, Actor: c.actor(r)})
+		if err == nil && to == ledger.FindingResolved && c.deps.OnResolve != nil {
+			err = c.deps.OnResolve(ctx, tx, f)
+		}
+		return err
+	})
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no finding "+id+".")
+	case errors.Is(err, ledger.ErrConflict):
+		c.showFinding(w, r, http.StatusConflict, "That does not apply to the finding as it is now (someone may have acted first).")
+	case err != nil:
+		c.internal(w, r, err)
+	default:
+		http.Redirect(w, r, "/console/findings/"+url.PathEscape(id), http.StatusSeeOther)
+	}
+}
+
+func (c *Console) runs(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	runs, err := c.deps.Store.ListRuns(ctx, "", 100)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	zones, err := c.deps.Providers(ctx)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "runs", map[string]any{"Title": "Runs", "Runs": runs, "Zones": zones})
+}
+
+func (c *Console) quarantine(w http.ResponseWriter, r *http.Request) {
+	c.showQuarantine(w, r, http.StatusOK, "", "")
+}
+
+func (c *Console) showQuarantine(w http.ResponseWriter, r *http.Request, status int, problem, done string) {
+	items, err := c.deps.Store.ListQuarantine(r.Context(), "", 200)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	type itemView struct {
+		ledger.QuarantineItem
+		Masked string
+	}
+	views := make([]itemView, 0, len(items))
+	for _, q := range items {
+		views = append(views, itemView{QuarantineItem: q, Masked: ledger.MaskPayload(q.Raw)})
+	}
+	c.render(w, r, status, "quarantine", map[string]any{"Title": "Quarantine", "Items": views, "Problem": problem, "Done": done,
+		"UTC": time.UTC})
+}
+
+func (c *Console) quarantineAct(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such item.")
+		return
+	}
+	note := strings.TrimSpace(r.PostFormValue("note"))
+	now := c.deps.Clock().UTC()
+	switch r.PathValue("action") {
+	case "dismiss":
+		if note == "" {
+			c.showQuarantine(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("Item %d: write a note saying why it needs nothing more.", id), "")
+			return
+		}
+		_, err = c.deps.Store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: c.actor(r), Note: note, Now: now})
+	case "replay":
+		var q ledger.QuarantineItem
+		q, err = c.deps.Store.GetQuarantine(ctx, id)
+		if err == nil && q.Status != ledger.QuarantineKept {
+			err = ledger.ErrConflict
+		}
+		if err == nil {
+			if c.deps.Replay == nil {
+				c.showQuarantine(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("Item %d: replay is not available here.", id), "")
+				return
+			}
+			var res string
+			if res, err = c.deps.Replay(ctx, q); err != nil {
+				c.showQuarantine(w, r, http.StatusUnprocessableEntity, err.Error(), "")
+				return
+			}
+			msg := "replayed: " + res
+			if note != "" {
+				msg = note + " (" + msg + ")"
+			}
+			_, err = c.deps.Store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineReplayed, Actor: c.actor(r), Note: msg, Now: now})
+		}
+	default:
+		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such action.")
+		return
+	}
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		c.fail(w, r, userOf(r), http.StatusNotFound, fmt.Sprintf("There is no quarantined item %d.", id))
+	case errors.Is(err, ledger.ErrConflict):
+		c.showQuarantine(w, r, http.StatusConflict, fmt.Sprintf("Item %d was already dismissed or replayed.", id), "")
+	case err != nil:
+		c.internal(w, r, err)
+	default:
+		http.Redirect(w, r, "/console/quarantine", http.StatusSeeOther)
+	}
+}
+
+func (c *Console) jobs(w http.ResponseWriter, r *http.Request) {
+	data := map[string]any{"Title": "Discarded jobs", "UTC": time.UTC}
+	if c.deps.Jobs != nil {
+		jobs, err := c.deps.Jobs.Discarded(r.Context(), 200)
+		if err != nil {
+			c.internal(w, r, err)
+			return
+		}
+		data["Jobs"], data["Queue"] = jobs, true
+	}
+	c.render(w, r, http.StatusOK, "jobs", data)
+}
+
+func (c *Console) retryJob(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || c.deps.Jobs == nil {
+		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such job.")
+		return
+	}
+	if _, err := c.deps.Jobs.Retry(r.Context(), id); err != nil {
+		c.fail(w, r, userOf(r), http.StatusConflict, fmt.Sprintf("Job %d could not be retried: %v", id, err))
+		return
+	}
+	http.Redirect(w, r, "/console/jobs", http.StatusSeeOther)
+}

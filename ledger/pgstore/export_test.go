@@ -1,0 +1,4 @@
+package pgstore
+
+// Translate exposes translate to the external tests.
+var Translate = translate

@@ -1,0 +1,428 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// The staging table holds one batch of sightings inside the importing
+// transaction. It is created once per session and emptied by every commit
+// (ON COMMIT DELETE ROWS) and after every batch: creating a table per
+// transaction (ON COMMIT DROP) costs a file and catalog rows each time,
+// twenty times the cost of recording one callback. Its columns, stageCols,
+// stageRow and stageArraysSQL are the one place to extend when
+// provider_txns gains a column (then add it to insertNewSQL too).
+const stageTable = "provider_txn_stage"
+
+const stageDDL = `
+	CREATE TEMP TABLE IF NOT EXISTS ` + stageTable + ` (
+	    seq           integer NOT NULL,
+	    provider      text NOT NULL,
+	    txn_id        text NOT NULL,
+	    type          text NOT NULL,
+	    status        text NOT NULL,
+	    amount        numeric NOT NULL,
+	    currency      text NOT NULL,
+	    occurred_at   timestamptz NOT NULL,
+	    reference     text NOT NULL,
+	    provider_ref  text NOT NULL,
+	    counterparty  text NOT NULL,
+	    linked_txn_id text NOT NULL,
+	    channel       text NOT NULL,
+	    ref           text NOT NULL,
+	    raw           bytea,
+	    received_at   timestamptz NOT NULL,
+	    settlement_amount   numeric,
+	    settlement_currency text NOT NULL,
+	    exchange_rate       text NOT NULL,
+	    conflict      boolean NOT NULL DEFAULT false
+	)`
+
+// stageArraysSQL stages a small batch from one array per column, in the
+// same round trip as the set statements.
+const stageArraysSQL = `
+	INSERT INTO ` + stageTable + ` (seq, provider, txn_id, type, status, amount, currency, occurred_at, reference,
+	    provider_ref, counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount,
+	    settlement_currency, exchange_rate)
+	SELECT seq, provider, txn_id, type, status, amount::numeric, currency, occurred_at, reference, provider_ref,
+	    counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount::numeric,
+	    settlement_currency, exchange_rate
+	FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+	    $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+	    $15::bytea[], $16::timestamptz[], $17::text[], $18::text[], $19::text[])
+	    AS s(seq, provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
+	         counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount, settlement_currency,
+	         exchange_rate)`
+
+// stageArrays returns the arguments of stageArraysSQL.
+func stageArrays(batch []ledger.Sighting) []any {
+	n := len(batch)
+	var (
+		seq                                                        = make([]int32, n)
+		provider, id, typ, status, amount, currency                = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		reference, providerRef, counterparty, linked, channel, ref = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		occurred, received                                         = make([]time.Time, n), make([]time.Time, n)
+		raw                                                        = make([][]byte, n)
+		settle                                                     = make([]*string, n)
+		settleCur, rate                                            = make([]string, n), make([]string, n)
+	)
+	for i, s := range batch {
+		t, src := s.Txn, s.Source
+		seq[i], provider[i], id[i], typ[i], status[i] = int32(i), t.Provider, t.ID, string(t.Type), string(t.Status)
+		amount[i], currency[i], occurred[i] = t.Amount.Value.String(), t.Amount.Currency, utc(t.OccurredAt)
+		reference[i], providerRef[i], counterparty[i], linked[i] = t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID
+		channel[i], ref[i], raw[i], received[i] = src.Channel, src.Ref, src.Raw, utc(src.ReceivedAt)
+		if !t.Settlement.IsZero() {
+			v := t.Settlement.Value.String()
+			settle[i] = &v
+		}
+		settleCur[i], rate[i] = t.Settlement.Currency, t.ExchangeRate
+	}
+	return []any{seq, provider, id, typ, status, amount, currency, occurred, reference, providerRef, counterparty,
+		linked, channel, ref, raw, received, settle, settleCur, rate}
+}
+
+// copyAt is the batch size from which a batch is staged with COPY (one
+// round trip more) rather than from arrays.
+const copyAt = 256
+
+var stageCols = []string{"seq", "provider", "txn_id", "type", "status", "amount", "currency", "occurred_at",
+	"reference", "provider_ref", "counterparty", "linked_txn_id", "channel", "ref", "raw", "received_at",
+	"settlement_amount", "settlement_currency", "exchange_rate"}
+
+func stageRow(i int, s ledger.Sighting) []any {
+	t, src := s.Txn, s.Source
+	return []any{int32(i), t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Value, t.Amount.Currency,
+		utc(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, src.Channel, src.Ref, src.Raw,
+		utc(src.ReceivedAt), settlementValue(t.Settlement), t.Settlement.Currency, t.ExchangeRate}
+}
+
+// The set statements, run in order in one round trip after the batch is
+// copied into the staging table. Each sees what the previous ones wrote.
+// The statements join each staged row to its stored transaction through a
+// LATERAL primary-key probe, so that the plan is the same at any size of the
+// table and of the batch: a hash join would read the whole table for every
+// batch (quadratic in the file's size), and the planner cannot know better
+// inside the transaction that grows the table. The staging table is not
+// analysed (ANALYZE cost more than it saved): its size is estimated from
+// its pages, and the only joins that depend on it are within the batch.
+const (
+	// insertNewSQL inserts each unknown transaction from its first sighting,
+	// in key order so that concurrent imports lock in the same order.
+	insertNewSQL = `
+	INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
+	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
+	    settlement_currency, exchange_rate)
+	SELECT DISTINCT ON (provider, txn_id) provider, txn_id, type, status, amount, currency, occurred_at,
+	    reference, provider_ref, counterparty, linked_txn_id, received_at, received_at, settlement_amount,
+	    settlement_currency, exchange_rate
+	FROM ` + stageTable + `
+	ORDER BY provider, txn_id, seq
+	ON CONFLICT (provider, txn_id) DO NOTHING
+	RETURNING provider, txn_id`
+
+	// markConflictsSQL flags the sightings that contradict the stored
+	// transaction and returns them with the stored values. Amount, currency,
+	// type and time never change once stored; the status may go from
+	// pending to final once, to the first final status of an agreeing
+	// sighting in batch order (final, at fseq), so a final status conflicts
+	// when it differs from the stored final one or from that first one. The
+	// stored status returned is the one a sighting met at its place in the
+	// batch.
+	markConflictsSQL = `
+	WITH j AS (
+	    SELECT s.seq, s.provider, s.txn_id, s.status AS seen, p.status AS stored, p.type, p.amount, p.currency,
+	           p.occurred_at, p.settlement_amount, p.settlement_currency,
+	           (s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
+	            OR s.occurred_at > p.occurred_at + interval '24 hours'
+	            OR s.occurred_at < p.occurred_at - interval '24 hours'
+	            OR (s.settlement_currency <> '' AND p.settlement_currency <> ''
+	                AND (s.settlement_currency <> p.settlement_currency
+	                     OR s.settlement_amount IS DISTINCT FROM p.settlement_amount))) AS hard
+	    FROM ` + stagedRows + `
+	    CROSS JOIN LATERAL (
+	        SELECT p.status, p.type, p.amount, p.currency, p.occurred_at, p.settlement_amount,
+	               p.settlement_currency FROM provider_txns p
+	        WHERE p.provider = s.provider AND p.txn_id = s.txn_id LIMIT 1) p
+	), fin AS (
+	    SELECT DISTINCT ON (provider, txn_id) provider, txn_id, seen AS final, seq AS fseq
+	    FROM j WHERE NOT hard AND seen <> 'pending' AND stored = 'pending'
+	    ORDER BY provider, txn_id, seq
+	), c AS (
+	    SELECT j.seq, j.type,
+	           CASE WHEN j.stored <> 'pending' THEN j.stored WHEN fin.fseq < j.seq THEN fin.final ELSE j.stored END AS status,
+	           j.amount, j.currency, j.occurred_at, j.settlement_amount, j.settlement_currency
+	    FROM j LEFT JOIN fin ON fin.provider = j.provider AND fin.txn_id = j.txn_id
+	    WHERE j.hard OR (j.seen <> 'pending'
+	          AND j.seen <> CASE WHEN j.stored <> 'pending' THEN j.stored ELSE fin.final END)
+	)
+	UPDATE ` + stageTable + ` s SET conflict = true FROM c WHERE s.seq = c.seq
+	RETURNING c.seq, c.type, c.status, c.amount, c.currency, c.occurred_at, c.settlement_amount,
+	    c.settlement_currency`
+
+	// fillSQL fills empty fields (and a pending status) from the first
+	// agreeing sighting that has them, in batch order; updated_at becomes
+	// the latest receipt among the sightings that changed something. It
+	// runs with hash and merge joins off (see nestedLoopsSQL): the
+	// transactions to fill are found by primary key, however many.
+	fillSQL = `
+	WITH c AS (
+	    SELECT s.* FROM ` + stagedRows + `
+	    CROSS JOIN LATERAL (
+	        SELECT p.reference, p.provider_ref, p.counterparty, p.linked_txn_id, p.status, p.settlement_currency
+	        FROM provider_txns p
+	        WHERE p.provider = s.provider AND p.txn_id = s.txn_id LIMIT 1) p
+	    WHERE NOT s.conflict
+	      AND ((p.reference = '' AND s.reference <> '') OR (p.provider_ref = '' AND s.provider_ref <> '')
+	           OR (p.counterparty = '' AND s.counterparty <> '') OR (p.linked_txn_id = '' AND s.linked_txn_id <> '')
+	           OR (p.status = 'pending' AND s.status <> 'pending')
+	           OR (p.settlement_currency = '' AND s.settlement_currency <> ''))
+	), f AS (
+	    SELECT provider, txn_id,
+	        (array_agg(reference ORDER BY seq) FILTER (WHERE reference <> ''))[1] AS reference,
+	        (array_agg(received_at ORDER BY seq) FILTER (WHERE reference <> ''))[1] AS reference_at,
+	        (array_agg(provider_ref ORDER BY seq) FILTER (WHERE provider_ref <> ''))[1] AS provider_ref,
+	        (array_agg(received_at ORDER BY seq) FILTER (WHERE provider_ref <> ''))[1] AS provider_ref_at,
+	        (array_agg(counterparty ORDER BY seq) FILTER (WHERE counterparty <> ''))[1] AS counterparty,
+	        (array_agg(received_at ORDER BY seq) FILTER (WHERE counterparty <> ''))[1] AS counterparty_at,
+	        (array_agg(linked_txn_id ORDER BY seq) FILTER (WHERE linked_txn_id <> ''))[1] AS linked_txn_id,
+	        (array_agg(received_at ORDER BY seq) FILTER (WHERE linked_txn_id <> ''))[1] AS linked_txn_id_at,
+	        (array_agg(status ORDER BY seq) FILTER (WHERE status <> 'pending'))[1] AS status,
+	        (array_agg(received_at ORDER BY seq) FILTER (WHERE status <> 'pending'))[1] AS status_at,
+	        (array_agg(settlement_amount ORDER BY seq) FILTER (WHERE settlement_currency <> ''))[1] AS settlement_amount,
+	        (array_agg(settlement_currency ORDER BY seq) FILTER (WHERE settlement_currency <> ''))[1] AS settlement_currency,
+	        (array_agg(exchange_rate ORDER BY seq) FILTER (WHERE settlement_currency <> ''))[1] AS exchange_rate,
+	        (array_agg(received_at ORDER BY seq) FILTER (WHERE settlement_currency <> ''))[1] AS settlement_at
+	    FROM c GROUP BY provider, txn_id
+	)
+	UPDATE provider_txns p
+	SET reference = CASE WHEN p.reference = '' THEN coalesce(f.reference, '') ELSE p.reference END,
+	    provider_ref = CASE WHEN p.provider_ref = '' THEN coalesce(f.provider_ref, '') ELSE p.provider_ref END,
+	    counterparty = CASE WHEN p.counterparty = '' THEN coalesce(f.counterparty, '') ELSE p.counterparty END,
+	    linked_txn_id = CASE WHEN p.linked_txn_id = '' THEN coalesce(f.linked_txn_id, '') ELSE p.linked_txn_id END,
+	    status = CASE WHEN p.status = 'pending' THEN coalesce(f.status, 'pending') ELSE p.status END,
+	    settlement_amount = CASE WHEN p.settlement_currency = '' AND f.settlement_currency IS NOT NULL
+	                             THEN f.settlement_amount ELSE p.settlement_amount END,
+	    exchange_rate = CASE WHEN p.settlement_currency = '' AND f.settlement_currency IS NOT NULL
+	                         THEN f.exchange_rate ELSE p.exchange_rate END,
+	    settlement_currency = CASE WHEN p.settlement_currency = '' THEN coalesce(f.settlement_currency, '')
+	                               ELSE p.settlement_currency END,
+	    updated_at = greatest(CASE WHEN p.reference = '' THEN f.reference_at END,
+	                          CASE WHEN p.provider_ref = '' THEN f.provider_ref_at END,
+	                          CASE WHEN p.counterparty = '' THEN f.counterparty_at END,
+	                          CASE WHEN p.linked_txn_id = '' THEN f.linked_txn_id_at END,
+	                          CASE WHEN p.status = 'pending' THEN f.status_at END,
+	                          CASE WHEN p.settlement_currency = '' THEN f.settlement_at END)
+	FROM f
+	WHERE p.provider = f.provider AND p.txn_id = f.txn_id
+	  AND ((p.reference = '' AND f.reference IS NOT NULL) OR (p.provider_ref = '' AND f.provider_ref IS NOT NULL)
+	       OR (p.counterparty = '' AND f.counterparty IS NOT NULL) OR (p.linked_txn_id = '' AND f.linked_txn_id IS NOT NULL)
+	       OR (p.status = 'pending' AND f.status IS NOT NULL)
+	       OR (p.settlement_currency = '' AND f.settlement_currency IS NOT NULL))`
+
+	// stagedRows stands for the staged rows the two statements above read:
+	// all of them, or (onlyRows) those at the positions in $1.
+	stagedRows = "{{rows}}"
+	allRows    = stageTable + " s"
+	onlyRows   = "(SELECT s.* FROM " + stageTable + " s JOIN unnest($1::int[]) AS k(seq) ON k.seq = s.seq) s"
+
+	// nestedLoopsSQL turns hash and merge joins off for the statement that
+	// follows, keeping the caller's settings to restore (restoreJoinsSQL).
+	nestedLoopsSQL = `
+	SELECT set_config('reconcile.hashjoin', current_setting('enable_hashjoin'), true),
+	       set_config('reconcile.mergejoin', current_setting('enable_mergejoin'), true),
+	       set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`
+	restoreJoinsSQL = `
+	SELECT set_config('enable_hashjoin', current_setting('reconcile.hashjoin'), true),
+	       set_config('enable_mergejoin', current_setting('reconcile.mergejoin'), true)`
+
+	// insertSourcesSQL adds the new sightings of agreeing rows, the first
+	// of each channel and ref in batch order.
+	insertSourcesSQL = `
+	INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
+	SELECT DISTINCT ON (provider, txn_id, channel, ref) provider, txn_id, channel, ref, raw, received_at
+	FROM ` + stageTable + `
+	WHERE NOT conflict
+	ORDER BY provider, txn_id, channel, ref, seq
+	ON CONFLICT DO NOTHING`
+
+	// quarantineConflictsSQL quarantines conflicting sightings not
+	// quarantined before.
+	quarantineConflictsSQL = `
+	INSERT INTO quarantine (source, origin, line, field, reason, raw, received_at)
+	SELECT c.source, c.origin, 0, c.field, c.reason, c.raw, c.at
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[])
+	     AS c(source, origin, field, reason, raw, at)
+	WHERE NOT EXISTS (
+	    SELECT 1 FROM quarantine q
+	    WHERE q.source = c.source AND q.origin = c.origin AND q.field = c.field AND q.reason = c.reason
+	      AND q.raw IS NOT DISTINCT FROM c.raw)`
+)
+
+// UpsertProviderTxns copies the batch into a temporary staging table and
+// applies it with the set statements above, in the caller's transaction or
+// one of its own.
+func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
+	return e.upsertProviderTxns(ctx, batch, nil)
+}
+
+// upsertProviderTxns is UpsertProviderTxns that, when readBack is set, also
+// reads the first sighting's stored transaction into it in the same round
+// trip.
+func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sighting, readBack *ledger.ProviderTxn) (ledger.UpsertCounts, error) {
+	if len(batch) == 0 {
+		return ledger.UpsertCounts{}, nil
+	}
+	if err := ledger.ValidateSightings(batch); err != nil {
+		return ledger.UpsertCounts{}, err
+	}
+	if ptx, ok := e.db.(pgx.Tx); ok {
+		c, err := upsertSightings(ctx, ptx, batch, readBack)
+		return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
+	}
+	db, ok := e.db.(interface {
+		Begin(ctx context.Context) (pgx.Tx, error)
+	})
+	if !ok {
+		return ledger.UpsertCounts{}, fmt.Errorf("pgstore: cannot begin a transaction on %T", e.db)
+	}
+	var c ledger.UpsertCounts
+	err := pgx.BeginFunc(ctx, db, func(ptx pgx.Tx) error {
+		var err error
+		c, err = upsertSightings(ctx, ptx, batch, readBack)
+		return err
+	})
+	return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
+}
+
+func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, readBack *ledger.ProviderTxn) (ledger.UpsertCounts, error) {
+	var c ledger.UpsertCounts
+	b := &pgx.Batch{}
+	// The batch's statements are prepared before any runs: the table must
+	// exist first.
+	if _, err := tx.Exec(ctx, stageDDL); err != nil {
+		return c, fmt.Errorf("create staging table: %w", err)
+	}
+	if len(batch) >= copyAt {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{stageTable}, stageCols, pgx.CopyFromSlice(len(batch),
+			func(i int) ([]any, error) { return stageRow(i, batch[i]), nil })); err != nil {
+			return c, fmt.Errorf("copy into staging table: %w", err)
+		}
+	} else {
+		b.Queue(stageArraysSQL, stageArrays(batch)...)
+	}
+	created := map[string]bool{}
+	b.Queue(insertNewSQL).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var provider, id string
+			if err := rows.Scan(&provider, &id); err != nil {
+				return err
+			}
+			created[ledger.TxnKey(provider, id)] = true
+		}
+		return rows.Err()
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return ledger.UpsertCounts{}, err
+	}
+	c.NewTxns = len(created)
+	b = &pgx.Batch{}
+	if meet := ledger.SightingsToMeet(batch, created); len(meet) > 0 {
+		rows, args := allRows, []any(nil)
+		if len(meet) < len(batch) {
+			rows, args = onlyRows, []any{meet}
+		}
+		b.Queue(strings.Replace(markConflictsSQL, stagedRows, rows, 1), args...).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var (
+					seq    int32
+					stored ledger.ProviderTxn
+					amount decimal.Decimal
+					cur    string
+					settle decimal.NullDecimal
+					setCur string
+				)
+				if err := rows.Scan(&seq, &stored.Type, &stored.Status, &amount, &cur, &stored.OccurredAt,
+					&settle, &setCur); err != nil {
+					return err
+				}
+				stored.Amount = money.Amount{Value: amount, Currency: cur}
+				if setCur != "" {
+					stored.Settlement = money.Amount{Value: settle.Decimal, Currency: setCur}
+				}
+				stored.OccurredAt = stored.OccurredAt.UTC()
+				c.Conflicts = append(c.Conflicts, ledger.SightingConflict{Index: int(seq),
+					Reason: ledger.Conflict(stored, batch[seq].Txn)})
+			}
+			return rows.Err()
+		})
+		b.Queue(nestedLoopsSQL)
+		b.Queue(strings.Replace(fillSQL, stagedRows, rows, 1), args...)
+		b.Queue(restoreJoinsSQL)
+	}
+	b.Queue(insertSourcesSQL).Exec(func(tag pgconn.CommandTag) error {
+		c.NewSources = int(tag.RowsAffected())
+		return nil
+	})
+	if readBack != nil {
+		t := batch[0].Txn
+		b.Queue(`SELECT `+txnCols+` FROM provider_txns WHERE provider = $1 AND txn_id = $2`, t.Provider, t.ID).
+			QueryRow(func(row pgx.Row) error {
+				var err error
+				*readBack, err = scanTxn(row)
+				return err
+			})
+	}
+	if len(batch) >= copyAt {
+		b.Queue(`TRUNCATE ` + stageTable)
+	} else {
+		b.Queue(`DELETE FROM ` + stageTable)
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return ledger.UpsertCounts{}, err
+	}
+	slices.SortFunc(c.Conflicts, func(a, b ledger.SightingConflict) int { return a.Index - b.Index })
+	c.Duplicates = len(batch) - c.NewSources - len(c.Conflicts)
+	if len(c.Conflicts) > 0 {
+		if err := quarantineConflicts(ctx, tx, batch, c.Conflicts); err != nil {
+			return ledger.UpsertCounts{}, err
+		}
+	}
+	return c, nil
+}
+
+// quarantineConflicts puts each distinct conflicting sighting in the
+// quarantine unless it is there already.
+func quarantineConflicts(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, cs []ledger.SightingConflict) error {
+	var (
+		sources, origins, fields, reasons []string
+		raws                              [][]byte
+		ats                               []time.Time
+	)
+	seen := map[string]bool{}
+	for _, cf := range cs {
+		s := batch[cf.Index]
+		q := ledger.ConflictItem(s.Txn, s.Source, cf.Reason)
+		if k := ledger.ConflictKey(q); !seen[k] {
+			seen[k] = true
+			sources, origins, fields, reasons = append(sources, q.Source), append(origins, q.Origin),
+				append(fields, q.Field), append(reasons, q.Reason)
+			raws, ats = append(raws, q.Raw), append(ats, utc(q.At))
+		}
+	}
+	_, err := tx.Exec(ctx, quarantineConflictsSQL, sources, origins, fields, reasons, raws, ats)
+	if err != nil {
+		return fmt.Errorf("quarantine conflicting sightings: %w", err)
+	}
+	return nil
+}
