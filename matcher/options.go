@@ -33,6 +33,11 @@ type Options struct {
 	// window whose charges are older than the window (and so were not in
 	// the first).
 	OnlyDisputes bool
+	// ReversalsAreRefunds says that the provider's reversals return a
+	// customer's money (M-Pesa), and are judged as refunds, rather than
+	// release an uncaptured or failed charge (Stripe), which a charge is
+	// compared net of.
+	ReversalsAreRefunds bool
 	// KeepLinks makes Result list every link, for tests and debugging; it
 	// costs memory proportional to the input.
 	KeepLinks bool
