@@ -255,6 +255,7 @@ var defaults = map[string]any{
 	"console.oidc.groups_claim":                  "groups",
 	"console.oidc.session_key":                   "",
 	"console.oidc.session_ttl":                   "12h",
+	"console.public_url":                         "",
 	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
@@ -423,6 +424,13 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.Limits.maxAmounts(); err != nil {
 		bad("limits.max_amounts", "%v", err)
+	}
+	// Slack links to the console's findings pages when it is served and
+	// its address is known.
+	if u, err := c.Console.findingsURL(); err != nil {
+		errs = append(errs, err)
+	} else if c.Alerts.FindingsURL == "" {
+		c.Alerts.FindingsURL = u
 	}
 	if c.Database.MaxConns < 0 {
 		bad("database.max_conns", "must not be negative")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os/user"
 	"strings"
 	"time"
@@ -33,6 +34,34 @@ type ConsoleConfig struct {
 	Viewers   []string `mapstructure:"viewers"`
 	// OIDC is the sign-in of oidc mode.
 	OIDC ConsoleOIDC `mapstructure:"oidc"`
+	// PublicURL is the console's address as people reach it
+	// (https://reconcile.example.com); default, in oidc mode, the origin of
+	// OIDC.RedirectURL. Slack links to its findings pages
+	// (alerts.findings_url defaults to PublicURL/console/findings).
+	PublicURL string `mapstructure:"public_url"`
+}
+
+// findingsURL is the console's findings page as people reach it, or ""
+// when the console is off or its address is unknown.
+func (c ConsoleConfig) findingsURL() (string, error) {
+	if c.Mode == "" || c.Mode == "off" {
+		return "", nil
+	}
+	base := strings.TrimSpace(c.PublicURL)
+	if base == "" && c.Mode == console.ModeOIDC && c.OIDC.RedirectURL != "" {
+		base = c.OIDC.RedirectURL
+		if u, err := url.Parse(base); err == nil {
+			base = u.Scheme + "://" + u.Host
+		}
+	}
+	if base == "" {
+		return "", nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("config console.public_url: %q is not an http(s) address", base)
+	}
+	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/") + "/console/findings", nil
 }
 
 // ConsoleOIDC signs people in with the company's OpenID Connect provider.

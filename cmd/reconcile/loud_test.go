@@ -315,3 +315,34 @@ func TestScheduleOfAnUnpullableProvider(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingsURLDefaultsToTheConsole: with the console served at a known
+// address, Slack links to its findings pages without more configuration;
+// an explicit alerts.findings_url wins, and a console with no known address
+// leaves it empty.
+func TestFindingsURLDefaultsToTheConsole(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ yaml, want string }{
+		{"console:\n  mode: proxy\n  trusted_proxies: [127.0.0.1/32]\n  viewers: [\"*\"]\n  public_url: https://reconcile.example.com/\n",
+			"https://reconcile.example.com/console/findings"},
+		{"console:\n  mode: oidc\n  operators: [ops@example.com]\n  oidc:\n    issuer: https://id.example.com\n    client_id: reconcile\n" +
+			"    redirect_url: https://ops.example.com/console/callback\n", "https://ops.example.com/console/findings"},
+		{"console:\n  mode: proxy\n  trusted_proxies: [127.0.0.1/32]\n  viewers: [\"*\"]\n  public_url: https://reconcile.example.com\n" +
+			"alerts:\n  findings_url: https://wiki.example.com/findings\n", "https://wiki.example.com/findings"},
+		{"console:\n  mode: local\n", ""},
+		{"alerts:\n  findings_url: \"\"\n", ""},
+	} {
+		cfg, err := loadConfig(&cobra.Command{}, writeConfig(t, tc.yaml))
+		if err != nil {
+			t.Errorf("%s: %v", tc.yaml, err)
+			continue
+		}
+		if cfg.Alerts.FindingsURL != tc.want {
+			t.Errorf("%s: findings_url %q, want %q", tc.yaml, cfg.Alerts.FindingsURL, tc.want)
+		}
+	}
+	if _, err := loadConfig(&cobra.Command{}, writeConfig(t, "console:\n  mode: local\n  public_url: \"ftp://x\"\n")); err == nil ||
+		!strings.Contains(err.Error(), "console.public_url") {
+		t.Errorf("a bad console.public_url: %v", err)
+	}
+}
