@@ -256,6 +256,7 @@ var defaults = map[string]any{
 	"console.oidc.session_key":                   "",
 	"console.oidc.session_ttl":                   "12h",
 	"console.public_url":                         "",
+	"console.listen":                             "",
 	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
@@ -457,6 +458,11 @@ func (c *Config) Validate() error {
 		bad("http.admin_listen", "is required: the address of /metrics, /healthz and /readyz, e.g. 127.0.0.1:8081")
 	case c.HTTP.AdminListen == c.HTTP.Listen && !strings.HasSuffix(c.HTTP.Listen, ":0"):
 		bad("http.admin_listen", "must differ from http.listen: metrics and health stay off the public port")
+	}
+	switch l := c.Console.Listen; {
+	case l == "" || strings.HasSuffix(l, ":0"):
+	case l == c.HTTP.Listen || l == c.HTTP.AdminListen:
+		bad("console.listen", "must differ from http.listen and http.admin_listen (leave it empty to serve the console on http.listen)")
 	}
 	for key, n := range map[string]int{"workers.charges": c.Workers.Charges, "workers.events": c.Workers.Events,
 		"workers.alerts": c.Workers.Alerts, "workers.runs": c.Workers.Runs} {

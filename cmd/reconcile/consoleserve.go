@@ -39,6 +39,10 @@ type ConsoleConfig struct {
 	// OIDC.RedirectURL. Slack links to its findings pages
 	// (alerts.findings_url defaults to PublicURL/console/findings).
 	PublicURL string `mapstructure:"public_url"`
+	// Listen, when set, serves the console on a listener of its own (for
+	// example an internal address) instead of under /console on
+	// http.listen, the public callback port. Default "": http.listen.
+	Listen string `mapstructure:"listen"`
 }
 
 // findingsURL is the console's findings page as people reach it, or ""
@@ -157,8 +161,13 @@ func (s *server) consoleRoutes() error {
 	if err != nil {
 		return err
 	}
-	s.mux.Handle("/console/", c.Handler())
-	s.logger.Info("console served", "path", "/console/", "mode", cc.Mode)
+	mux := s.mux
+	if s.a.cfg.Console.Listen != "" {
+		s.consoleMux = newRouteMux()
+		mux = s.consoleMux
+	}
+	mux.Handle("/console/", c.Handler())
+	s.logger.Info("console served", "path", "/console/", "mode", cc.Mode, "own_listener", s.a.cfg.Console.Listen != "")
 	return nil
 }
 
