@@ -77,6 +77,11 @@ type Config struct {
 	// link to it with provider and status added to the query. It must hold
 	// no credentials, query or fragment.
 	FindingsURL string
+	// Buttons puts Acknowledge and Resolve buttons, and a link to the
+	// finding's console page (next to FindingsURL), on finding messages.
+	// ModeBot only; the interactions endpoint (Interactions) must be served
+	// to Slack.
+	Buttons bool
 	// Location is the zone times are shown in. When nil, each message uses
 	// its provider's zone from Zones (M-Pesa times in Nairobi time), and
 	// UTC for a provider not listed.
@@ -230,6 +235,9 @@ func (c Config) Validate() error {
 	}
 	if c.Channel == "" {
 		bad("channel", "is empty")
+	}
+	if c.Buttons && c.Mode != ModeBot {
+		bad("buttons", "need bot mode: incoming webhooks cannot carry interactive buttons")
 	}
 	for _, sev := range sortedKeys(c.SeverityChannels) {
 		if sev.Rank() == 0 {

@@ -225,6 +225,8 @@ var kindTitles = map[ledger.Kind]string{
 	ledger.KindStatusMismatch:    "Status mismatch",
 	ledger.KindStuckIntent:       "Stuck intent",
 	ledger.KindDisputedCharge:    "Disputed charge",
+	ledger.KindUnrecordedRefund:  "Unrecorded refund",
+	ledger.KindDuplicateRefund:   "Duplicate refund",
 }
 
 func kindTitle(k ledger.Kind) string {
@@ -241,7 +243,7 @@ func kindCount(k ledger.Kind, n int) string {
 		switch {
 		case strings.HasSuffix(t, "mismatch"):
 			t += "es"
-		case strings.HasSuffix(t, "charge"), strings.HasSuffix(t, "intent"):
+		case strings.HasSuffix(t, "charge"), strings.HasSuffix(t, "intent"), strings.HasSuffix(t, "refund"):
 			t += "s"
 		}
 	}

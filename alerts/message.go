@@ -138,7 +138,7 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 	intent := scrub(f.IntentKey)
 	ref := " (finding " + scrubID(f.ID) + ")"
 	if intent != "" {
-		ref = ", intent " + intent + ref
+		ref = ", " + intentWord(f) + " " + intent + ref
 	}
 	detail := upperFirst(escape(scrub(f.Detail)))
 	if hint := kindHint(f); hint != "" {
@@ -196,9 +196,9 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		return message{}, fmt.Errorf("alert %d: reason %q is not about a finding", a.ID, a.Reason)
 	}
 	m.Text = escape(truncate(m.Text, maxFallbackText))
-	m.Blocks = append(m.Blocks,
-		section("", findingFields(cfg, f, atRisk)...),
-		footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
+	m.Blocks = append(m.Blocks, section("", findingFields(cfg, f, atRisk)...))
+	m.Blocks = append(m.Blocks, findingActions(cfg, a, f)...)
+	m.Blocks = append(m.Blocks, footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
 	return m, nil
 }
 
@@ -240,7 +240,7 @@ func findingFields(cfg Config, f ledger.Finding, atRisk money.Amount) []string {
 		intent = "none (no intent links to it)"
 	}
 	fields := []string{
-		"*Intent*\n" + intent,
+		"*" + upperFirst(intentWord(f)) + "*\n" + intent,
 		"*Amount at risk*\n" + amountText(atRisk),
 		"*Expected*\n" + amountText(f.Expected),
 		"*Actual*\n" + amountText(f.Actual),
@@ -347,13 +347,22 @@ func buildSummary(cfg Config, in summaryInput, meta slack.SlackMetadata) message
 	return m
 }
 
+// intentWord names a finding's intent: "refund intent" for a refund,
+// "intent" for a charge.
+func intentWord(f ledger.Finding) string {
+	if f.IntentKindShown() == ledger.IntentRefund {
+		return "refund intent"
+	}
+	return "intent"
+}
+
 // summaryLine is one finding in a run summary.
 func summaryLine(f ledger.Finding) string {
 	first := "*" + kindTitle(f.Kind) + "* · " + severityTitle(f.Severity) + " · " + amountText(f.AtRisk) + " at risk"
 	if f.Status == ledger.FindingAcknowledged {
 		first += " · acknowledged"
 	}
-	second := "Intent " + code(scrub(f.IntentKey))
+	second := upperFirst(intentWord(f)) + " " + code(scrub(f.IntentKey))
 	if f.IntentKey == "" {
 		second = "No intent"
 	}

@@ -116,7 +116,8 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 		n.CreatedAt = s.clock()
 	}
 	in, created, err := tx.CreateIntent(ctx, n)
-	if err != nil || !created || in.State != ledger.StatePending {
+	if err != nil || !created || in.State != ledger.StatePending || in.IsRefund() {
+		// A refund is never charged: no charge job is enqueued for it.
 		return in, created, err
 	}
 	if _, ok := s.chargers[in.Provider]; !ok {

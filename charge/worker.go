@@ -56,6 +56,11 @@ func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) err
 		return err
 	}
 	s.metrics.Claims.WithLabelValues("won").Inc()
+	if in.IsRefund() {
+		// Never enqueued for a refund; should one arrive, the refund is
+		// not charged. What the claim recorded stays for evidence.
+		return river.JobCancel(fmt.Errorf("charge %s: the intent is a refund of %s, not a charge", key, in.RefundOf))
+	}
 	charger, ok := s.chargers[in.Provider]
 	if !ok {
 		cause := fmt.Errorf("charge %s: no charger is configured for provider %q", key, in.Provider)

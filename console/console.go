@@ -48,8 +48,11 @@ type Config struct {
 	// TrustedProxies are the addresses UserHeader is accepted from.
 	TrustedProxies []netip.Prefix
 	// Operators may act; Viewers may read. "*" among Viewers lets anyone the
-	// proxy signed in read.
+	// proxy signed in read. In ModeOIDC an entry is an e-mail address or a
+	// group from the ID token's groups claim.
 	Operators, Viewers []string
+	// OIDC is the sign-in of ModeOIDC.
+	OIDC OIDCConfig
 }
 
 // Job is a discarded background job, as the console shows it.
@@ -90,6 +93,7 @@ type Console struct {
 	deps  Deps
 	pages map[string]*template.Template
 	mux   *http.ServeMux
+	oidc  *oidcSignIn
 }
 
 // New checks the configuration and parses the pages.
@@ -106,8 +110,15 @@ func New(cfg Config, d Deps) (*Console, error) {
 		if len(cfg.Operators) == 0 && len(cfg.Viewers) == 0 {
 			return nil, errors.New("console: proxy mode needs operators or viewers")
 		}
+	case ModeOIDC:
+		if err := cfg.OIDC.Check(); err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+		if len(cfg.Operators) == 0 && len(cfg.Viewers) == 0 {
+			return nil, errors.New("console: oidc mode needs operators or viewers")
+		}
 	default:
-		return nil, fmt.Errorf("console: unknown mode %q (want local or proxy)", cfg.Mode)
+		return nil, fmt.Errorf("console: unknown mode %q (want local, proxy or oidc)", cfg.Mode)
 	}
 	if d.Store == nil || d.Providers == nil {
 		return nil, errors.New("console: a store and the providers are required")
@@ -126,6 +137,12 @@ func New(cfg Config, d Deps) (*Console, error) {
 		}
 		c.pages[p] = t
 	}
+	if cfg.Mode == ModeOIDC {
+		var err error
+		if c.oidc, err = newOIDCSignIn(cfg.OIDC, d.Clock); err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+	}
 	c.routes()
 	return c, nil
 }
@@ -137,7 +154,17 @@ func (c *Console) Handler() http.Handler {
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, user{}, http.StatusForbidden, "This form was sent from another site and was refused.")
 	}))
-	return c.identify(csrf.Handler(c.mux))
+	h := c.identify(csrf.Handler(c.mux))
+	if c.oidc == nil {
+		return h
+	}
+	// The sign-in pages come before identification.
+	signin := http.NewServeMux()
+	signin.HandleFunc("GET /console/login", c.login)
+	signin.HandleFunc("GET /console/callback", c.callback)
+	signin.Handle("POST /console/logout", csrf.Handler(http.HandlerFunc(c.logout)))
+	signin.Handle("/", h)
+	return signin
 }
 
 // user is the signed-in person.
@@ -171,6 +198,11 @@ func (c *Console) identify(next http.Handler) http.Handler {
 				return
 			}
 			u = user{Name: c.cfg.LocalUser, Role: RoleOperator}
+		case ModeOIDC:
+			var ok bool
+			if u, ok = c.identifyOIDC(w, r); !ok {
+				return
+			}
 		case ModeProxy:
 			if !slices.ContainsFunc(c.cfg.TrustedProxies, func(p netip.Prefix) bool { return p.Contains(remote) }) {
 				c.fail(w, r, user{}, http.StatusForbidden, "Sign in through the company's proxy.")
@@ -191,9 +223,16 @@ func (c *Console) identify(next http.Handler) http.Handler {
 	})
 }
 
-func (c *Console) roleOf(name string) string {
+func (c *Console) roleOf(name string) string { return c.roleOfAny(name, nil) }
+
+// roleOfAny gives the role of a person known by name (an e-mail address)
+// and, in ModeOIDC, by groups: the highest any of them is granted.
+func (c *Console) roleOfAny(name string, groups []string) string {
+	names := append([]string{name}, groups...)
 	match := func(list []string) bool {
-		return slices.ContainsFunc(list, func(s string) bool { return strings.EqualFold(strings.TrimSpace(s), name) })
+		return slices.ContainsFunc(list, func(s string) bool {
+			return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(strings.TrimSpace(s), n) })
+		})
 	}
 	switch {
 	case match(c.cfg.Operators):
@@ -228,6 +267,7 @@ func loopbackHost(host string) bool {
 // render writes a page; a template error is logged and answered 500.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, data map[string]any) {
 	data["User"] = userOf(r)
+	data["SignOut"] = c.oidc != nil && userOf(r).Name != ""
 	data["Page"] = page
 	var b strings.Builder
 	if err := c.pages[page].Execute(&b, data); err != nil {

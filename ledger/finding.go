@@ -28,15 +28,34 @@ const (
 	// (chargeback). It stays open while the dispute is open or lost, and
 	// is resolved when the dispute is won and the funds come back.
 	KindDisputedCharge Kind = "disputed_charge"
+	// KindUnrecordedRefund: the provider refunded or reversed money for
+	// which the books hold no refund intent.
+	KindUnrecordedRefund Kind = "unrecorded_refund"
+	// KindDuplicateRefund: two or more provider refunds for one refund
+	// intent.
+	KindDuplicateRefund Kind = "duplicate_refund"
 	// KindUnreadableRecord is a stored intent or provider transaction the
 	// matcher cannot evaluate (an amount beyond its range): left out of
 	// matching, so that it does not stop the run, and reported.
 	KindUnreadableRecord Kind = "unreadable_record"
 )
 
+// IntentKindShown is what a finding's intent is, as reports show it: empty
+// without an intent, a charge when stored before intents had kinds.
+func (f Finding) IntentKindShown() IntentKind {
+	switch {
+	case f.IntentKey == "":
+		return ""
+	case f.IntentKind == "":
+		return IntentCharge
+	}
+	return f.IntentKind
+}
+
 // Kinds lists every finding kind in report order.
-var Kinds = []Kind{KindDuplicateCharge, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch, KindCurrencyMismatch,
-	KindUnknownCharge, KindMissingAtProvider, KindStuckIntent, KindUnreadableRecord}
+var Kinds = []Kind{KindDuplicateCharge, KindDuplicateRefund, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch,
+	KindCurrencyMismatch, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider, KindStuckIntent,
+	KindUnreadableRecord}
 
 // Severity ranks findings.
 type Severity string
@@ -80,6 +99,10 @@ type Finding struct {
 	Provider string
 	// IntentKey is empty for unknown_charge.
 	IntentKey string
+	// IntentKind says whether the intent is a charge or a refund; empty
+	// when there is no intent, and for findings stored before intents had
+	// kinds (charges).
+	IntentKind IntentKind
 	// ProviderTxnIDs are sorted.
 	ProviderTxnIDs []string
 	Expected       money.Amount

@@ -45,7 +45,12 @@ const MaxReferenceLen = 12
 // IntentParams are the parameters that define an intent. Two creations under
 // one key are the same request exactly when their parameters are equal.
 type IntentParams struct {
-	Key      string
+	Key string
+	// Kind says which way the intent moves money; charge when empty.
+	Kind IntentKind
+	// RefundOf is, for a refund, the key of the charge intent it returns
+	// money for; empty for a charge.
+	RefundOf string
 	Provider string
 	Amount   money.Amount
 	Customer string
@@ -77,6 +82,13 @@ func (p IntentParams) Normalize() (IntentParams, error) {
 	p.Provider = strings.ToLower(strings.TrimSpace(p.Provider))
 	p.Customer = strings.TrimSpace(p.Customer)
 	p.Reference = strings.TrimSpace(p.Reference)
+	p.RefundOf = strings.TrimSpace(p.RefundOf)
+	if p.Kind == "" {
+		p.Kind = IntentCharge
+	}
+	if err := p.checkKind(); err != nil {
+		return p, err
+	}
 	switch {
 	case p.Key == "":
 		return p, &FieldError{Field: "key", Err: errEmpty}
@@ -133,12 +145,15 @@ func (p IntentParams) checkLimits() error {
 
 // Same reports whether p and q describe the same request.
 func (p IntentParams) Same(q IntentParams) bool {
-	return p.Key == q.Key && p.Provider == q.Provider && p.Amount.Equal(q.Amount) &&
+	return p.Key == q.Key && p.Kind.orCharge() == q.Kind.orCharge() && p.RefundOf == q.RefundOf && p.Provider == q.Provider && p.Amount.Equal(q.Amount) &&
 		p.Customer == q.Customer && p.Reference == q.Reference && maps.Equal(p.Metadata, q.Metadata)
 }
 
 func (p IntentParams) describe() string {
 	s := fmt.Sprintf("{provider %s, amount %s, reference %s", p.Provider, p.Amount, p.Reference)
+	if p.Kind == IntentRefund {
+		s = fmt.Sprintf("{refund of %s, provider %s, amount %s, reference %s", p.RefundOf, p.Provider, p.Amount, p.Reference)
+	}
 	if p.Customer != "" {
 		s += ", customer " + MaskCustomer(p.Customer)
 	}

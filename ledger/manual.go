@@ -101,6 +101,8 @@ func MatchManually(ctx context.Context, s Store, p MatchParams) (MatchOutcome, e
 			return err
 		}
 		switch {
+		case in.Kind == IntentRefund:
+			return &FieldError{Field: "intent", Err: fmt.Errorf("intent %q is a refund: a charge pays only a charge intent", key)}
 		case in.Provider != txn.Provider:
 			return &FieldError{Field: "intent", Err: fmt.Errorf("intent %q is of provider %s, the transaction of %s", key, in.Provider, txn.Provider)}
 		case in.Amount.Currency != txn.Amount.Currency:

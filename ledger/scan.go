@@ -48,6 +48,9 @@ type IntentRow struct {
 	State State
 	// Times are in UTC; LeaseExpiresAt is zero when there is no lease.
 	CreatedAt, UpdatedAt, LeaseExpiresAt time.Time
+	// RefundOf is, for a refund intent, the key of its charge intent;
+	// empty for a charge.
+	RefundOf []byte
 }
 
 // TxnRow is a provider transaction as a reconcile reads it, without its
@@ -80,8 +83,12 @@ func (r *IntentRow) Intent() (Intent, error) {
 	if err != nil {
 		return Intent{}, err
 	}
-	return Intent{IntentParams: IntentParams{Key: string(r.Key), Amount: amt, Customer: string(r.Customer),
-		Reference: string(r.Reference)}, State: r.State, LeaseExpiresAt: r.LeaseExpiresAt,
+	kind := IntentCharge
+	if len(r.RefundOf) > 0 {
+		kind = IntentRefund
+	}
+	return Intent{IntentParams: IntentParams{Key: string(r.Key), Kind: kind, RefundOf: string(r.RefundOf), Amount: amt,
+		Customer: string(r.Customer), Reference: string(r.Reference)}, State: r.State, LeaseExpiresAt: r.LeaseExpiresAt,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 

@@ -155,6 +155,7 @@ type Executor interface {
 	ScanStore
 	HistoryStore
 	ManualLinkStore
+	InteractionStore
 }
 
 // Tx is an Executor inside one database transaction.

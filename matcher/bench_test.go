@@ -46,8 +46,8 @@ func TestBulkCounts(t *testing.T) {
 		got[f.Kind]++
 	}
 	for _, k := range ledger.Kinds {
-		if k == ledger.KindDisputedCharge && got[k] == 0 {
-			continue // the bulk day has no disputes; the table and scenario tests plant them
+		if (k == ledger.KindDisputedCharge || k == ledger.KindDuplicateRefund || k == ledger.KindUnrecordedRefund) && got[k] == 0 {
+			continue // the bulk day has no disputes nor refunds; the table and scenario tests plant them
 		}
 		if k == ledger.KindUnreadableRecord { // never planted: the bulk day holds no broken record
 			continue

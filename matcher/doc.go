@@ -45,6 +45,17 @@
 //	disputed_charge      medium  the customer disputed a linked charge, the funds not withdrawn yet
 //	stuck_intent         low     processing, unknown or still pending (never charged) past its lease or last
 //	                             change plus the grace, with no provider evidence
+//	unrecorded_refund    medium  a successful provider refund (or, with ReversalsAreRefunds, reversal)
+//	                             reaches no refund intent; not a refund of a duplicate charge
+//	duplicate_refund     high    two or more successful provider refunds for one refund intent
+//
+// Refund intents (ledger.IntentRefund) are judged against the refunds
+// linked to them as charge intents are against their charges (amount and
+// currency mismatches, missing_at_provider, status_mismatch). A refund
+// links to a refund intent by the refund id its attempts recorded, then by
+// its reference, then through the charge it names to one of that charge
+// intent's refund intents not yet taken. A charge refunded in full is
+// compared as paid, never a status mismatch.
 //
 // An unknown intent with a successful charge is settled (reported in
 // Result.Settlements) and judged as succeeded; a processing intent with one

@@ -18,6 +18,9 @@ type evaluator struct {
 	res            *Result
 	succ, pend     []int32
 	failed, revers []int32
+	// refd are the successful charges refunded in full: paid, then given
+	// back, never a status mismatch.
+	refd []int32
 	// idx is the intent being judged; left collects the findings that may
 	// carry a suggestion (suggest.go).
 	idx  int32
@@ -26,9 +29,13 @@ type evaluator struct {
 
 func (e *evaluator) intent(i int32) {
 	m := e.m
+	if m.isRefund(i) {
+		e.refundIntent(i)
+		return
+	}
 	in := m.intents.at(i)
 	e.idx = i
-	e.succ, e.pend, e.failed, e.revers = e.succ[:0], e.pend[:0], e.failed[:0], e.revers[:0]
+	e.succ, e.pend, e.failed, e.revers, e.refd = e.succ[:0], e.pend[:0], e.failed[:0], e.revers[:0], e.refd[:0]
 	charges := 0
 	for j := in.head; j != noIdx; {
 		t := m.txns.at(j)
@@ -41,6 +48,8 @@ func (e *evaluator) intent(i int32) {
 				e.failed = append(e.failed, j)
 			case m.successful(j, e.refunded):
 				e.succ = append(e.succ, j)
+			case m.reversed[j] < t.minor:
+				e.refd = append(e.refd, j)
 			default:
 				e.revers = append(e.revers, j)
 			}
@@ -51,6 +60,7 @@ func (e *evaluator) intent(i int32) {
 		}
 		j = t.next
 	}
+	e.markDuplicates(in)
 	state := in.state
 	if state == stUnknown && len(e.succ) > 0 {
 		if in.owned || in.created < m.lo {
@@ -71,6 +81,8 @@ func (e *evaluator) intent(i int32) {
 			e.duplicate(in)
 		case len(e.succ) == 1:
 			e.compare(in, e.succ[0])
+		case len(e.refd) > 0:
+			e.compare(in, e.first(e.refd)) // paid, then refunded in full
 		case !late:
 		case len(e.failed)+len(e.revers) > 0:
 			e.providerSaysNo(in)
@@ -335,7 +347,7 @@ func (e *evaluator) addIDs(kind ledger.Kind, sev ledger.Severity, in intentRec, 
 	}
 	e.res.Findings = append(e.res.Findings, ledger.Finding{
 		ID: ledger.FindingID(kind, key, ids), Kind: kind, Severity: sev, Provider: m.opt.Provider, IntentKey: key,
-		ProviderTxnIDs: ids, Expected: expected, Actual: actual, AtRisk: atRisk,
+		IntentKind: m.intentKind(&in), ProviderTxnIDs: ids, Expected: expected, Actual: actual, AtRisk: atRisk,
 		Counterparty: cp, Detail: detail, OccurredAt: m.time(in.created), Status: ledger.FindingOpen,
 	})
 }

@@ -172,6 +172,8 @@ type intentRec struct {
 	cur   uint8
 	state uint8
 	owned bool
+	// refund marks a refund intent (its charge's key is in Matcher.rf).
+	refund bool
 }
 
 // txnRec is a provider transaction in compact form. It holds no pointers.
@@ -235,6 +237,8 @@ type Matcher struct {
 	// reversed sums, per charge, the reversals that took part of the
 	// charge back (not refunds): a charge is compared net of them.
 	reversed map[int32]int64
+	// rf is what is known of refund intents and refund transactions.
+	rf refunds
 
 	curs    []string
 	curExp  []int32
@@ -300,6 +304,7 @@ func New(opt Options) (*Matcher, error) {
 		settled:      map[int32]sref{},
 		disputeOf:    map[int32]sref{},
 		reversed:     map[int32]int64{},
+		rf:           newRefunds(),
 	}
 	m.lo, m.hi = m.from-m.tolerance, m.to+m.tolerance
 	return m, nil
@@ -401,7 +406,7 @@ func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 		return nil
 	}
 	idx, err := m.addIntent(intentIn{key: in.Key, ref: in.Reference, cust: in.Customer, minor: minor, cur: cur, state: st,
-		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt})
+		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt, refundOf: in.RefundOf})
 	if err != nil {
 		return err
 	}
@@ -417,6 +422,7 @@ func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 // Its strings may alias a caller's buffer: what is kept is copied.
 type intentIn struct {
 	key, ref, cust          string
+	refundOf                string // the charge intent's key, for a refund
 	minor                   int64
 	cur, state              uint8
 	created, updated, lease time.Time
@@ -429,7 +435,8 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 	if m.intents.len() >= math.MaxInt32-1 {
 		return noIdx, errors.New("too many intents")
 	}
-	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state}
+	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state,
+		refund: in.refundOf != ""}
 	r.owned = r.created >= m.from && r.created < m.to
 	switch in.state {
 	case stSucceeded, stUnknown, stPending:
@@ -453,6 +460,11 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 		return noIdx, err
 	}
 	idx := int32(m.intents.len())
+	if in.refundOf != "" {
+		if m.rf.of[idx], err = m.ar.add(in.refundOf); err != nil {
+			return noIdx, err
+		}
+	}
 	m.intents.push(r)
 	if r.owned {
 		m.nIntents++
@@ -641,8 +653,15 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 		return err
 	}
 	idx := int32(m.txns.len())
-	if linkable(t.typ) {
+	refund := m.refundLike(t.typ)
+	if refund && len(m.rf.of) > 0 {
+		r.intent, r.method = m.linkRefund(t.id, t.ref, minor, t.cur, r.at)
+	}
+	if linkable(t.typ) && r.intent == noIdx {
 		r.intent, r.method = m.link(t.pref, t.id, t.ref, h, minor, t.cur, r.at)
+	}
+	if refund {
+		m.rf.txns = append(m.rf.txns, idx)
 	}
 	if t.settle != "" {
 		if m.settled[idx], err = m.ar.add(t.settle); err != nil {
@@ -659,8 +678,8 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 		if t.typ == tyDispute || t.typ == tyDisputeReversal {
 			m.disputeOf[idx] = s
 		}
-	} else if r.intent != noIdx {
-		m.chain(&r, idx)
+	} else if r.intent != noIdx && !refund {
+		m.chain(&r, idx) // refunds are chained once every transaction is known (linkRefunds)
 	}
 	if r.intent == noIdx && t.typ == tyCharge {
 		var refs [2]sref
@@ -685,7 +704,9 @@ func (m *Matcher) chain(r *txnRec, idx int32) {
 	in.head = idx
 }
 
-// link finds the intent of a transaction by the linking order.
+// link finds the intent of a transaction by the linking order, among
+// charge intents: a refund intent is paid by no charge or fee, and refunds
+// find theirs first (linkRefund).
 // h is the hash of the first provider-reference probe.
 func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur uint8, at int64) (int32, Method) {
 	if m.manual != nil {
@@ -703,7 +724,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 		}
 		tag, slots := uint32(h>>32), m.byPref.slots
 		for i := m.byPref.start(h); slots[i].idx != 0; {
-			if s := &slots[i]; s.tag == tag && m.ar.eq(s.ref, p) {
+			if s := &slots[i]; s.tag == tag && m.ar.eq(s.ref, p) && !m.isRefund(int32(s.idx-1)) {
 				best = m.better(best, int32(s.idx-1), minor, cur, at)
 			}
 			if i++; i == len(slots) {
@@ -727,7 +748,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	best := noIdx
 	if ref != "" {
 		m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
-			if string(m.ref(m.intents.ptr(j))) == ref {
+			if string(m.ref(m.intents.ptr(j))) == ref && !m.isRefund(j) {
 				best = m.better(best, j, minor, cur, at)
 			}
 			return true
@@ -738,7 +759,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	}
 	key := strings.TrimSpace(reference)
 	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
-		if string(m.key(m.intents.ptr(j))) == key {
+		if string(m.key(m.intents.ptr(j))) == key && !m.isRefund(j) {
 			best = j
 			return false
 		}

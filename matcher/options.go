@@ -37,6 +37,11 @@ type Options struct {
 	// upper-cased) instead of in their normal form (NormalReference:
 	// letters and digits only, upper-cased), which is the default.
 	ExactReferences bool
+	// ReversalsAreRefunds says that the provider's reversals return a
+	// customer's money (M-Pesa), and are judged as refunds, rather than
+	// release an uncaptured or failed charge (Stripe), which a charge is
+	// compared net of.
+	ReversalsAreRefunds bool
 	// KeepLinks makes Result list every link, for tests and debugging; it
 	// costs memory proportional to the input.
 	KeepLinks bool

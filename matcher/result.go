@@ -72,6 +72,7 @@ func (m *Matcher) Result() (*Result, error) {
 		return nil, err
 	}
 	refunded := m.resolveChildren()
+	m.linkRefunds()
 	res := &Result{}
 	if m.opt.Fuzzy {
 		res.Fuzzy = m.fuzzy(refunded)
@@ -82,6 +83,7 @@ func (m *Matcher) Result() (*Result, error) {
 	}
 	if !m.opt.OnlyDisputes {
 		ev.unknownCharges()
+		ev.unrecordedRefunds()
 		m.suggest(res.Findings, ev.left)
 	}
 	m.unreadableFindings(res)
@@ -158,12 +160,16 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		}
 		for _, k := range kids {
 			c := m.txns.ptr(m.kids[k].txn)
+			refund := m.refundLike(c.typ)
+			if refund {
+				m.rf.charge[m.kids[k].txn] = int32(i)
+			}
 			if c.status == tsSucceeded && c.cur == t.cur {
 				var d int64
-				switch c.typ {
-				case tyRefund:
+				switch {
+				case refund:
 					d = c.minor
-				case tyReversal:
+				case c.typ == tyReversal:
 					// A reversal (a partial capture's uncaptured part, a
 					// failed charge) takes back part of the charge itself.
 					d = c.minor
@@ -173,8 +179,9 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 						rev = 0
 					}
 					m.reversed[int32(i)] = rev
-				case tyRefundFailure:
+				case c.typ == tyRefundFailure:
 					d = -c.minor
+					m.rf.failedBack[int32(i)] += c.minor
 				}
 				sum, ok := addChecked(refunded[int32(i)], d)
 				if !ok {
@@ -183,14 +190,16 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 				}
 				refunded[int32(i)] = sum
 			}
-			if t.intent != noIdx {
+			// A refund linked to its refund intent stays there; any other
+			// child belongs to the charge's intent.
+			if t.intent != noIdx && !(refund && c.intent != noIdx && m.isRefund(c.intent)) {
 				c.intent, c.method = t.intent, ByCharge
 			}
 		}
 	}
 	for _, k := range m.kids {
 		c := m.txns.ptr(k.txn)
-		if c.intent != noIdx {
+		if c.intent != noIdx && !m.refundLike(c.typ) {
 			m.chain(c, k.txn)
 		}
 	}

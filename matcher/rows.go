@@ -30,7 +30,7 @@ func (m *Matcher) AddIntentRow(r *ledger.IntentRow) error {
 		return nil
 	}
 	_, err = m.addIntent(intentIn{key: view(r.Key), ref: view(r.Reference), cust: view(r.Customer), minor: r.Minor, cur: cur,
-		state: st, created: r.CreatedAt, updated: r.UpdatedAt, lease: r.LeaseExpiresAt})
+		state: st, created: r.CreatedAt, updated: r.UpdatedAt, lease: r.LeaseExpiresAt, refundOf: view(r.RefundOf)})
 	if err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
 	}

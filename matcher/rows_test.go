@@ -39,7 +39,7 @@ func intentRow(t testing.TB, s *scratch, in ledger.Intent) *ledger.IntentRow {
 	}
 	return &ledger.IntentRow{Key: s.bytes(in.Key), Reference: s.bytes(in.Reference), Customer: s.bytes(in.Customer),
 		Currency: in.Amount.Currency, Minor: minor, State: in.State, CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
-		LeaseExpiresAt: in.LeaseExpiresAt}
+		LeaseExpiresAt: in.LeaseExpiresAt, RefundOf: s.bytes(in.RefundOf)}
 }
 
 func txnRow(t testing.TB, s *scratch, x ledger.ProviderTxn) *ledger.TxnRow {

@@ -100,10 +100,16 @@ func (r *Reconciler) finished(ctx context.Context, p Params, out *Outcome, start
 	return out, nil
 }
 
+// reversalsRefund names the providers whose reversals give a customer's
+// money back (M-Pesa's Reversal API), judged as refunds; elsewhere
+// (Stripe) a reversal releases an uncaptured or failed charge.
+var reversalsRefund = map[string]bool{"mpesa": true}
+
 func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	opt := matcher.Options{Provider: p.Provider, From: p.From, To: p.To, Now: out.Run.StartedAt,
 		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy,
-		ExactReferences: slices.Contains(r.cfg.ExactReferences, p.Provider)}
+		ExactReferences:     slices.Contains(r.cfg.ExactReferences, p.Provider),
+		ReversalsAreRefunds: reversalsRefund[p.Provider]}
 	lo, hi := opt.Span()
 	if puller := r.cfg.Pullers[p.Provider]; puller != nil && !p.NoPull && !p.DryRun {
 		if err := r.pull(ctx, p, puller, lo, minTime(hi, out.Run.StartedAt)); err != nil {

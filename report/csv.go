@@ -12,7 +12,7 @@ import (
 
 var csvHeader = []string{"id", "kind", "severity", "provider", "intent_key", "provider_txn_ids",
 	"expected_amount", "expected_currency", "actual_amount", "actual_currency", "at_risk_amount", "at_risk_currency",
-	"counterparty", "occurred_at", "detail"}
+	"counterparty", "occurred_at", "detail", "intent_kind"}
 
 // runCSVHeader adds to csvHeader what a run report carries per row: the
 // run, the finding's stored status and what this run changed about it (new,
@@ -68,7 +68,7 @@ func findingRow(f ledger.Finding) []string {
 	// negative amount stays a number.
 	return []string{Cell(f.ID), Cell(string(f.Kind)), Cell(string(f.Severity)), Cell(f.Provider), Cell(f.IntentKey),
 		Cell(strings.Join(findingJSON(f).ProviderTxnIDs, ";")), ea, ec, aa, ac, ra, rc, Cell(f.Counterparty),
-		utc(f.OccurredAt), Cell(f.Detail)}
+		utc(f.OccurredAt), Cell(f.Detail), string(f.IntentKindShown())}
 }
 
 // findingsCSV writes one row per finding; provider_txn_ids are joined with

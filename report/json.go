@@ -28,6 +28,7 @@ type jsonFinding struct {
 	Kind           string     `json:"kind"`
 	Severity       string     `json:"severity"`
 	IntentKey      string     `json:"intent_key"`
+	IntentKind     string     `json:"intent_kind,omitempty"`
 	Provider       string     `json:"provider"`
 	ProviderTxnIDs []string   `json:"provider_txn_ids"`
 	Expected       jsonAmount `json:"expected"`
@@ -58,8 +59,8 @@ func findingJSON(f ledger.Finding) jsonFinding {
 	}
 	slices.Sort(ids)
 	return jsonFinding{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), IntentKey: f.IntentKey,
-		Provider: f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected), Actual: amountJSON(f.Actual),
-		Detail: f.Detail, Suggestion: suggestionJSON(f.Suggestion)}
+		IntentKind: string(f.IntentKindShown()), Provider: f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected),
+		Actual: amountJSON(f.Actual), Detail: f.Detail, Suggestion: suggestionJSON(f.Suggestion)}
 }
 
 func suggestionJSON(s ledger.Suggestion) *ledger.Suggestion {

@@ -142,6 +142,8 @@ func TestJSONContract(t *testing.T) {
 		t.Fatal("no findings")
 	}
 	for _, f := range findings {
+		_, hasKind := f["intent_kind"]
+		delete(f, "intent_kind")
 		if got := keys(f); !slices.Equal(got, []string{"actual", "at_risk", "change", "counterparty", "detail", "expected",
 			"first_seen", "id", "intent_key", "kind", "last_seen", "occurred_at", "provider", "provider_txn_ids", "severity",
 			"status"}) {
@@ -159,6 +161,9 @@ func TestJSONContract(t *testing.T) {
 		}
 		if (kind == string(ledger.KindUnknownCharge)) != (intent == "") {
 			t.Fatalf("%s with intent_key %q", kind, intent)
+		}
+		if hasKind != (intent != "") {
+			t.Fatalf("%s: intent_key %q, intent_kind given %v", kind, intent, hasKind)
 		}
 		if exp.Currency == "" || strings.ContainsAny(exp.Amount, ",e") || !strings.Contains(string(f["expected"]), `"amount": "`) {
 			t.Fatalf("expected %s is not a decimal string with a currency", f["expected"])
@@ -208,7 +213,7 @@ func TestRunCarriesWhatTextShows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !strings.Contains(text.String(), "(6 new, 1 resolved)") || !strings.Contains(text.String(), "(run 1, attempt 1)") {
+	if !strings.Contains(text.String(), "(7 new, 1 resolved)") || !strings.Contains(text.String(), "(run 1, attempt 1)") {
 		t.Fatalf("text:\n%s", text.String())
 	}
 	var doc struct {
@@ -225,7 +230,7 @@ func TestRunCarriesWhatTextShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := doc.Findings[0]
-	if doc.RunID != 1 || doc.Summary.New != 6 || doc.Summary.Resolved != 1 || f.Status != "open" || f.Change != "new" ||
+	if doc.RunID != 1 || doc.Summary.New != 7 || doc.Summary.Resolved != 1 || f.Status != "open" || f.Change != "new" ||
 		f.Counterparty == "" || f.OccurredAt == "" || f.AtRisk.Amount == "" || len(doc.Resolved) != 1 ||
 		doc.Resolved[0].Change != "resolved" {
 		t.Fatalf("json: %s", js.String())
@@ -238,5 +243,35 @@ func TestRunCarriesWhatTextShows(t *testing.T) {
 	change, runID := slices.Index(rows[0], "change"), slices.Index(rows[0], "run_id")
 	if len(rows) != len(out.Findings)+2 || last[0] != gone.ID || change < 0 || last[change] != "resolved" || runID < 0 || last[runID] != "1" {
 		t.Fatalf("csv: %v", rows)
+	}
+}
+
+// TestRefundIntentShown: text, JSON and CSV say when a finding's intent is
+// a refund.
+func TestRefundIntentShown(t *testing.T) {
+	t.Parallel()
+	out, _ := outcome(t, false)
+	r := zoned(t, out)
+	r.Findings = slices.Clone(r.Findings)
+	r.Findings[0].IntentKey, r.Findings[0].IntentKind = "refund:order-4471:1", ledger.IntentRefund
+	var text, js, cs bytes.Buffer
+	for f, buf := range map[report.Format]*bytes.Buffer{report.Text: &text, report.JSON: &js, report.CSV: &cs} {
+		if err := report.WriteRun(buf, f, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(text.String(), "refund:order-4471:1 (refund)") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	if !strings.Contains(js.String(), `"intent_kind": "refund"`) || !strings.Contains(js.String(), `"intent_kind": "charge"`) {
+		t.Errorf("json:\n%s", js.String())
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "intent_kind")
+	if col < 0 || rows[1][col] != "refund" || rows[2][col] != "charge" {
+		t.Errorf("csv: %v", rows[:3])
 	}
 }

@@ -109,6 +109,8 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 		intent := f.IntentKey
 		if intent == "" {
 			intent = "-"
+		} else if f.IntentKindShown() == ledger.IntentRefund {
+			intent += " (refund)"
 		}
 		cp := f.Counterparty
 		if cp == "" {

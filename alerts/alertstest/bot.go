@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,28 +17,51 @@ import (
 
 // Web API methods a Bot fakes; pass them to Fail.
 const (
-	PostMessage = "chat.postMessage"
-	Update      = "chat.update"
-	History     = "conversations.history"
-	Replies     = "conversations.replies"
+	PostMessage   = "chat.postMessage"
+	Update        = "chat.update"
+	History       = "conversations.history"
+	Replies       = "conversations.replies"
+	PostEphemeral = "chat.postEphemeral"
+	ViewsOpen     = "views.open"
+	GroupUsers    = "usergroups.users.list"
 )
 
 // Bot is a fake Slack Web API for bot-token mode on slacktest's server.
 type Bot struct {
 	srv *slacktest.Server
 	rec *recorder
+
+	mu         sync.Mutex
+	ephemerals []Ephemeral
+	views      []OpenedView
+	groups     map[string][]string
+}
+
+// Ephemeral is a message shown to one user (chat.postEphemeral).
+type Ephemeral struct {
+	Channel, User, Text string
+}
+
+// OpenedView is a modal opened with views.open.
+type OpenedView struct {
+	TriggerID string
+	// View is the view's JSON as sent.
+	View json.RawMessage
 }
 
 // NewBot starts a fake Web API, stopped when the test ends. Message
 // timestamps come from now (nil: time.Now), so that history lookups by age
 // agree with the caller's clock.
 func NewBot(t testing.TB, now func() time.Time) *Bot {
-	b := &Bot{rec: newRecorder(now)}
+	b := &Bot{rec: newRecorder(now), groups: map[string][]string{}}
 	b.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
 		c.Handle("/"+PostMessage, b.postMessage)
 		c.Handle("/"+Update, b.update)
 		c.Handle("/"+History, b.history)
 		c.Handle("/"+Replies, b.replies)
+		c.Handle("/"+PostEphemeral, b.ephemeral)
+		c.Handle("/"+ViewsOpen, b.viewsOpen)
+		c.Handle("/"+GroupUsers, b.groupUsers)
 	})
 	b.srv.Start()
 	t.Cleanup(b.srv.Stop)
@@ -68,6 +92,79 @@ func (b *Bot) PendingFaults(method string) int { return b.rec.pending(method) }
 
 // WaitForPosts blocks until n messages are accepted or ctx ends.
 func (b *Bot) WaitForPosts(ctx context.Context, n int) error { return b.rec.wait(ctx, n) }
+
+// SetGroup makes user group id have the given members (usergroups.users.list).
+func (b *Bot) SetGroup(id string, users ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.groups[id] = slices.Clone(users)
+}
+
+// Ephemerals returns the ephemeral messages sent, oldest first.
+func (b *Bot) Ephemerals() []Ephemeral {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.ephemerals)
+}
+
+// Views returns the modals opened, oldest first.
+func (b *Bot) Views() []OpenedView {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.views)
+}
+
+func (b *Bot) ephemeral(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	e := Ephemeral{Channel: r.Form.Get("channel"), User: r.Form.Get("user"), Text: r.Form.Get("text")}
+	if f, ok := b.rec.next(PostEphemeral, e.Channel, ""); ok && fault(w, r, f, nil) {
+		return
+	}
+	b.mu.Lock()
+	b.ephemerals = append(b.ephemerals, e)
+	b.mu.Unlock()
+	writeJSON(w, map[string]any{"ok": true, "message_ts": "1.000001"})
+}
+
+// viewsOpen answers views.open, which slack-go sends as a JSON body.
+func (b *Bot) viewsOpen(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		TriggerID string          `json:"trigger_id"`
+		View      json.RawMessage `json:"view"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if f, ok := b.rec.next(ViewsOpen, "", ""); ok && fault(w, r, f, nil) {
+		return
+	}
+	if req.TriggerID == "" {
+		writeJSON(w, map[string]any{"ok": false, "error": "invalid_trigger_id"})
+		return
+	}
+	b.mu.Lock()
+	b.views = append(b.views, OpenedView{TriggerID: req.TriggerID, View: req.View})
+	n := len(b.views)
+	b.mu.Unlock()
+	writeJSON(w, map[string]any{"ok": true, "view": map[string]any{"id": "V" + strconv.Itoa(n), "type": "modal"}})
+}
+
+func (b *Bot) groupUsers(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	id := r.Form.Get("usergroup")
+	if f, ok := b.rec.next(GroupUsers, "", ""); ok && fault(w, r, f, nil) {
+		return
+	}
+	b.mu.Lock()
+	users, ok := b.groups[id]
+	b.mu.Unlock()
+	if !ok {
+		writeJSON(w, map[string]any{"ok": false, "error": "no_such_subteam"})
+		return
+	}
+	writeJSON(w, map[string]any{"ok": true, "users": users})
+}
 
 // Seed records a message as if someone had posted it (for history tests).
 func (b *Bot) Seed(p Post) Post { return b.rec.add(p) }

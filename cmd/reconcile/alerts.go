@@ -52,6 +52,12 @@ type AlertsConfig struct {
 	// WebhookURL (secret, RECONCILE_ALERTS_WEBHOOK_URL) posts to Channel in
 	// webhook mode.
 	WebhookURL string `mapstructure:"webhook_url"`
+	// SigningSecret (secret, RECONCILE_ALERTS_SIGNING_SECRET) verifies the
+	// Slack interactions of bot mode's buttons.
+	SigningSecret string `mapstructure:"signing_secret"`
+	// Interactions puts Acknowledge and Resolve buttons on finding messages
+	// (bot mode) and serves POST /slack/interactions.
+	Interactions InteractionsConfig `mapstructure:"interactions"`
 
 	// zones are the providers' zones, filled in by Config.Validate.
 	zones map[string]*time.Location
@@ -80,7 +86,7 @@ func (c AlertsConfig) build(secrets bool) (alerts.Config, bool, error) {
 	out := alerts.Config{Mode: alerts.Mode(c.Mode), BotToken: c.BotToken, APIURL: c.APIURL, Channel: c.Channel,
 		SummaryWhenClean: c.SummaryWhenClean, SummaryTop: c.SummaryTop, FindingsURL: c.FindingsURL,
 		ChannelInterval: c.ChannelInterval, MaxAttempts: c.MaxAttempts,
-		ImmediateSeverity: ledger.Severity(c.ImmediateSeverity), Zones: c.zones}
+		ImmediateSeverity: ledger.Severity(c.ImmediateSeverity), Zones: c.zones, Buttons: c.Interactions.Enabled}
 	if len(c.SeverityChannels) > 0 {
 		out.SeverityChannels = map[ledger.Severity]string{}
 		for sev, ch := range c.SeverityChannels {

@@ -36,6 +36,7 @@ type intentsAPI struct {
 func (api *intentsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST /v1/intents", api.auth(http.HandlerFunc(api.create)))
 	mux.Handle("GET /v1/intents/{key}", api.auth(http.HandlerFunc(api.get)))
+	mux.Handle("POST /v1/refunds", api.auth(http.HandlerFunc(api.createRefund)))
 }
 
 func (api *intentsAPI) auth(next http.Handler) http.Handler {
@@ -65,7 +66,6 @@ type fieldProblem struct {
 }
 
 func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxIntentBody+1))
 	var tooBig *http.MaxBytesError
@@ -93,6 +93,13 @@ func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request", "fields": problems})
 		return
 	}
+	api.save(w, r, key, p)
+}
+
+// save creates the intent of p under key in one transaction with the stored
+// response, or answers a repeat of the request from what was stored.
+func (api *intentsAPI) save(w http.ResponseWriter, r *http.Request, key string, p ledger.IntentParams) {
+	ctx := r.Context()
 	hash := requestHash(p)
 	if prev, err := api.store.GetAPIRequest(ctx, key); err == nil {
 		api.replay(w, prev, hash)
@@ -105,7 +112,7 @@ func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
 		stored ledger.APIRequest
 		fresh  bool
 	)
-	err = api.store.InTx(ctx, func(tx ledger.Tx) error {
+	err := api.store.InTx(ctx, func(tx ledger.Tx) error {
 		in, _, err := api.svc.CreateIntentTx(ctx, tx, ledger.NewIntent{IntentParams: p, CreatedAt: api.clock()})
 		if err != nil {
 			return err
@@ -236,6 +243,9 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 func requestHash(p ledger.IntentParams) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", p.Key, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference)
+	if p.IsRefund() { // charges hash as they always did: stored requests still match
+		fmt.Fprintf(&b, "\x00refund_of=%s", p.RefundOf)
+	}
 	for _, k := range slices.Sorted(maps.Keys(p.Metadata)) {
 		fmt.Fprintf(&b, "\x00%s=%s", k, p.Metadata[k])
 	}
@@ -258,6 +268,8 @@ type attemptView struct {
 
 type intentJSON struct {
 	Key       string            `json:"key"`
+	Kind      string            `json:"kind"`
+	RefundOf  string            `json:"refund_of,omitempty"`
 	Provider  string            `json:"provider"`
 	Amount    string            `json:"amount"`
 	Currency  string            `json:"currency"`
@@ -271,7 +283,7 @@ type intentJSON struct {
 }
 
 func intentView(in ledger.Intent, attempts []ledger.Attempt) intentJSON {
-	v := intentJSON{Key: in.Key, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
+	v := intentJSON{Key: in.Key, Kind: string(in.Kind), RefundOf: in.RefundOf, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
 		Customer: ledger.MaskCustomer(in.Customer), Reference: in.Reference, Metadata: in.Metadata, State: string(in.State),
 		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}
 	for _, a := range attempts {

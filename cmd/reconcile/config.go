@@ -237,12 +237,26 @@ var defaults = map[string]any{
 	"alerts.api_url":                             "https://slack.com/api/",
 	"alerts.bot_token":                           "",
 	"alerts.webhook_url":                         "",
+	"alerts.signing_secret":                      "",
+	"alerts.interactions.enabled":                false,
+	"alerts.interactions.allowed_users":          []string{},
+	"alerts.interactions.allowed_groups":         []string{},
 	"console.mode":                               "off",
 	"console.local_user":                         "",
 	"console.user_header":                        "X-Forwarded-Email",
 	"console.trusted_proxies":                    []string{},
 	"console.operators":                          []string{},
 	"console.viewers":                            []string{},
+	"console.oidc.issuer":                        "",
+	"console.oidc.client_id":                     "",
+	"console.oidc.client_secret":                 "",
+	"console.oidc.redirect_url":                  "",
+	"console.oidc.scopes":                        []string{"openid", "email", "profile"},
+	"console.oidc.groups_claim":                  "groups",
+	"console.oidc.session_key":                   "",
+	"console.oidc.session_ttl":                   "12h",
+	"console.public_url":                         "",
+	"console.listen":                             "",
 	"providers.mpesa.zone":                       mpesa.ZoneName,
 	"providers.mpesa.settlement_grace":           "30m",
 	"providers.mpesa.reference_normalise":        true,
@@ -282,7 +296,8 @@ var defaults = map[string]any{
 }
 
 // secretKeys may only come from the environment.
-var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url",
+var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url", "alerts.signing_secret",
+	"console.oidc.client_secret", "console.oidc.session_key",
 	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
 	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
 	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
@@ -413,6 +428,13 @@ func (c *Config) Validate() error {
 	if _, err := c.Limits.maxAmounts(); err != nil {
 		bad("limits.max_amounts", "%v", err)
 	}
+	// Slack links to the console's findings pages when it is served and
+	// its address is known.
+	if u, err := c.Console.findingsURL(); err != nil {
+		errs = append(errs, err)
+	} else if c.Alerts.FindingsURL == "" {
+		c.Alerts.FindingsURL = u
+	}
 	if c.Database.MaxConns < 0 {
 		bad("database.max_conns", "must not be negative")
 	}
@@ -438,6 +460,11 @@ func (c *Config) Validate() error {
 		bad("http.admin_listen", "is required: the address of /metrics, /healthz and /readyz, e.g. 127.0.0.1:8081")
 	case c.HTTP.AdminListen == c.HTTP.Listen && !strings.HasSuffix(c.HTTP.Listen, ":0"):
 		bad("http.admin_listen", "must differ from http.listen: metrics and health stay off the public port")
+	}
+	switch l := c.Console.Listen; {
+	case l == "" || strings.HasSuffix(l, ":0"):
+	case l == c.HTTP.Listen || l == c.HTTP.AdminListen:
+		bad("console.listen", "must differ from http.listen and http.admin_listen (leave it empty to serve the console on http.listen)")
 	}
 	for key, n := range map[string]int{"workers.charges": c.Workers.Charges, "workers.events": c.Workers.Events,
 		"workers.alerts": c.Workers.Alerts, "workers.runs": c.Workers.Runs} {
@@ -545,6 +572,11 @@ func (c *Config) ValidateDelivery() error {
 	if _, _, err := c.Alerts.slack(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.Alerts.Interactions.Enabled {
+		if _, err := c.Alerts.interactions(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
 		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
 			envName("events.signing_secret")))
@@ -564,7 +596,7 @@ func (c *Config) secretValues() []string {
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
-		m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
+		c.Alerts.SigningSecret, c.Console.OIDC.ClientSecret, c.Console.OIDC.SessionKey, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
 		c.Providers.Stripe.WebhookSecrets...) {
 		if v != "" {
 			out = append(out, v)

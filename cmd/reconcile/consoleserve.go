@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os/user"
 	"strings"
 	"time"
@@ -31,9 +32,68 @@ type ConsoleConfig struct {
 	// Operators may act, Viewers may read ("*": anyone signed in).
 	Operators []string `mapstructure:"operators"`
 	Viewers   []string `mapstructure:"viewers"`
+	// OIDC is the sign-in of oidc mode.
+	OIDC ConsoleOIDC `mapstructure:"oidc"`
+	// PublicURL is the console's address as people reach it
+	// (https://reconcile.example.com); default, in oidc mode, the origin of
+	// OIDC.RedirectURL. Slack links to its findings pages
+	// (alerts.findings_url defaults to PublicURL/console/findings).
+	PublicURL string `mapstructure:"public_url"`
+	// Listen, when set, serves the console on a listener of its own (for
+	// example an internal address) instead of under /console on
+	// http.listen, the public callback port. Default "": http.listen.
+	Listen string `mapstructure:"listen"`
+}
+
+// findingsURL is the console's findings page as people reach it, or ""
+// when the console is off or its address is unknown.
+func (c ConsoleConfig) findingsURL() (string, error) {
+	if c.Mode == "" || c.Mode == "off" {
+		return "", nil
+	}
+	base := strings.TrimSpace(c.PublicURL)
+	if base == "" && c.Mode == console.ModeOIDC && c.OIDC.RedirectURL != "" {
+		base = c.OIDC.RedirectURL
+		if u, err := url.Parse(base); err == nil {
+			base = u.Scheme + "://" + u.Host
+		}
+	}
+	if base == "" {
+		return "", nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("config console.public_url: %q is not an http(s) address", base)
+	}
+	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/") + "/console/findings", nil
+}
+
+// ConsoleOIDC signs people in with the company's OpenID Connect provider.
+type ConsoleOIDC struct {
+	Issuer   string `mapstructure:"issuer"`
+	ClientID string `mapstructure:"client_id"`
+	// ClientSecret (secret, RECONCILE_CONSOLE_OIDC_CLIENT_SECRET).
+	ClientSecret string `mapstructure:"client_secret"`
+	// RedirectURL is https://HOST/console/callback, as registered.
+	RedirectURL string   `mapstructure:"redirect_url"`
+	Scopes      []string `mapstructure:"scopes"`
+	GroupsClaim string   `mapstructure:"groups_claim"`
+	// SessionKey (secret, RECONCILE_CONSOLE_OIDC_SESSION_KEY, at least 32
+	// characters) seals the session cookies.
+	SessionKey string        `mapstructure:"session_key"`
+	SessionTTL time.Duration `mapstructure:"session_ttl"`
 }
 
 func (c ConsoleConfig) validate() []error {
+	if c.Mode == console.ModeOIDC {
+		// Its secrets are checked by serve, the one command that needs them.
+		if c.OIDC.ClientSecret == "" {
+			c.OIDC.ClientSecret = "not-needed-here"
+		}
+		if c.OIDC.SessionKey == "" {
+			c.OIDC.SessionKey = strings.Repeat("x", 32)
+		}
+	}
 	_, err := c.console()
 	if err != nil {
 		return []error{err}
@@ -47,8 +107,20 @@ func (c ConsoleConfig) console() (*console.Config, error) {
 	case "off", "":
 		return nil, nil
 	case console.ModeLocal, console.ModeProxy:
+	case console.ModeOIDC:
+		o := c.OIDC
+		out := &console.Config{Mode: c.Mode, Operators: c.Operators, Viewers: c.Viewers, OIDC: console.OIDCConfig{
+			Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, RedirectURL: o.RedirectURL, Scopes: o.Scopes,
+			GroupsClaim: o.GroupsClaim, SessionKey: []byte(o.SessionKey), SessionTTL: o.SessionTTL}}
+		if err := out.OIDC.Check(); err != nil {
+			return nil, fmt.Errorf("config console.oidc: %w (secrets: RECONCILE_CONSOLE_OIDC_CLIENT_SECRET, RECONCILE_CONSOLE_OIDC_SESSION_KEY)", err)
+		}
+		if len(c.Operators) == 0 && len(c.Viewers) == 0 {
+			return nil, fmt.Errorf("config console: oidc mode needs console.operators or console.viewers")
+		}
+		return out, nil
 	default:
-		return nil, fmt.Errorf("config console.mode: unknown mode %q (want off, local or proxy)", c.Mode)
+		return nil, fmt.Errorf("config console.mode: unknown mode %q (want off, local, proxy or oidc)", c.Mode)
 	}
 	out := &console.Config{Mode: c.Mode, LocalUser: strings.TrimSpace(c.LocalUser), UserHeader: c.UserHeader,
 		Operators: c.Operators, Viewers: c.Viewers}
@@ -89,8 +161,13 @@ func (s *server) consoleRoutes() error {
 	if err != nil {
 		return err
 	}
-	s.mux.Handle("/console/", c.Handler())
-	s.logger.Info("console served", "path", "/console/", "mode", cc.Mode)
+	mux := s.mux
+	if s.a.cfg.Console.Listen != "" {
+		s.consoleMux = newRouteMux()
+		mux = s.consoleMux
+	}
+	mux.Handle("/console/", c.Handler())
+	s.logger.Info("console served", "path", "/console/", "mode", cc.Mode, "own_listener", s.a.cfg.Console.Listen != "")
 	return nil
 }
 

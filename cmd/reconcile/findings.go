@@ -19,7 +19,8 @@ func newFindingsCmd(a *app) *cobra.Command {
 		Use:   "findings",
 		Short: "List, acknowledge and resolve findings",
 		Long: `Findings are the discrepancies reconcile runs found: duplicate charges, charges missing at
-the provider, unknown charges, amount/currency/status mismatches and stuck intents. Each has a
+the provider, unknown charges, amount/currency/status mismatches, stuck intents, unrecorded and
+duplicate refunds; the INTENT column marks a refund intent "(refund)". Each has a
 stable id and a lifecycle: open -> acknowledged -> resolved. A run resolves findings it no
 longer sees; a person resolves the rest with a note.`,
 	}

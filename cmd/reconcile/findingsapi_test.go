@@ -15,6 +15,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -216,4 +217,37 @@ func TestFindingsAPIServed(t *testing.T) {
 		t.Fatalf("history after the console: %s", got)
 	}
 	srv.term()
+}
+
+// TestConsoleOnItsOwnListener: with console.listen the console answers on
+// its own address and no longer on the public callback port.
+func TestConsoleOnItsOwnListener(t *testing.T) {
+	t.Parallel()
+	url := dbtest.PostgresURL(t)
+	sd := seedBooks(t, url)
+	consoleAddr := freePort(t)
+	cfg := writeConfig(t, "http:\n  listen: "+freePort(t)+"\nconsole:\n  mode: local\n  local_user: amina\n  listen: "+consoleAddr+"\n")
+	srv := startProc(t, "serve", []string{"RECONCILE_DATABASE_URL=" + url}, "serve", "--config", cfg)
+	base := srv.url()
+	get := func(u string) (int, string) {
+		resp, err := http.Get(u)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var code int
+	var page string
+	poll.Wait(t, 30*time.Second, "the console's own listener", func() bool {
+		code, page = get("http://" + consoleAddr + "/console/findings/" + sd.unknown)
+		return code != 0
+	})
+	if code != 200 || !strings.Contains(page, "amina (operator)") {
+		t.Fatalf("console on its listener: %d\n%s\n%s", code, page, srv.output())
+	}
+	if code, _ := get(base + "/console/findings"); code != http.StatusNotFound {
+		t.Errorf("console on the public port: %d, want 404", code)
+	}
 }

@@ -38,6 +38,7 @@ type findingView struct {
 	Status         string      `json:"status"`
 	Provider       string      `json:"provider"`
 	IntentKey      string      `json:"intent_key"`
+	IntentKind     string      `json:"intent_kind,omitempty"`
 	ProviderTxnIDs []string    `json:"provider_txn_ids"`
 	Expected       *amountView `json:"expected,omitempty"`
 	Actual         *amountView `json:"actual,omitempty"`
@@ -69,8 +70,9 @@ func optTime(t time.Time) *time.Time {
 
 func viewFinding(f ledger.Finding) findingView {
 	return findingView{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), Status: string(f.Status),
-		Provider: f.Provider, IntentKey: f.IntentKey, ProviderTxnIDs: ledger.SortedIDs(f.ProviderTxnIDs),
-		Expected: viewAmount(f.Expected), Actual: viewAmount(f.Actual), AtRisk: viewAmount(f.AtRisk),
+		Provider: f.Provider, IntentKey: f.IntentKey, IntentKind: string(f.IntentKindShown()),
+		ProviderTxnIDs: ledger.SortedIDs(f.ProviderTxnIDs),
+		Expected:       viewAmount(f.Expected), Actual: viewAmount(f.Actual), AtRisk: viewAmount(f.AtRisk),
 		Counterparty: f.Counterparty, Detail: f.Detail, OccurredAt: f.OccurredAt.UTC(), FirstSeenAt: f.FirstSeenAt.UTC(),
 		LastSeenAt: f.LastSeenAt.UTC(), FirstRunID: f.FirstRunID, LastRunID: f.LastRunID,
 		AcknowledgedAt: optTime(f.AcknowledgedAt), AcknowledgedBy: f.AcknowledgedBy, ResolvedAt: optTime(f.ResolvedAt),

@@ -3,14 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +28,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reconcilehq/reconcile/alerts/alertstest"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 )
@@ -201,9 +208,20 @@ func TestOpenAPI(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c := newAPIChecker(t)
-			s, logs := testServer(t, newURL(t))
+			url := newURL(t)
+			seed := seedBooks(t, url)
+			s, logs := testServer(t, url)
 			// Only the HTTP servers: no job runs (nothing charges).
 			s.a.cfg.Roles.Workers, s.a.cfg.Roles.Scheduler = false, false
+			// Slack's buttons in bot mode, against a fake Web API.
+			bot := alertstest.NewBot(t, nil)
+			al := &s.a.cfg.Alerts
+			al.Mode, al.Channel, al.BotToken, al.APIURL = "bot", "C0FINOPS", "xoxb-000000000000-OPENAPITOKEN", bot.APIURL()
+			al.SigningSecret = testSlackSecret
+			al.Interactions = InteractionsConfig{Enabled: true, AllowedUsers: []string{"U0ALICE"}}
+			if err := s.slackRoutes(); err != nil {
+				t.Fatal(err)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- s.run(ctx) }()
@@ -227,8 +245,11 @@ func TestOpenAPI(t *testing.T) {
 			}
 			c.documented(s)
 			exerciseIntents(t, c, public)
+			exerciseRefundsAPI(t, c, public)
 			exerciseMpesa(t, c, public)
 			exerciseStripe(t, c, public)
+			exerciseFindings(t, c, public, seed)
+			exerciseSlack(t, c, public, s, bot, seed)
 			exerciseFindingsMatch(t, c, public, s.store)
 
 			for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
@@ -259,8 +280,8 @@ func exerciseIntents(t *testing.T, c *apiChecker, base string) {
 		}
 		return out
 	}
-	body := []byte(`{"provider":"stripe","amount":"15.00","currency":"USD","customer":"cus_openapi","metadata":{"order":"4471"}}`)
-	key := with(auth, "Idempotency-Key", "charge:order-4471")
+	body := []byte(`{"provider":"stripe","amount":"15.00","currency":"USD","customer":"cus_openapi","metadata":{"order":"5501"}}`)
+	key := with(auth, "Idempotency-Key", "charge:order-5501")
 	if e := c.do(base, http.MethodPost, "/v1/intents", body, key); e.code != http.StatusCreated || e.reqErr != nil {
 		t.Fatalf("create: %d %s %v", e.code, e.body, e.reqErr)
 	}
@@ -300,13 +321,13 @@ func exerciseIntents(t *testing.T, c *apiChecker, base string) {
 	if e := c.do(base, http.MethodPost, "/v1/intents", body, http.Header{"Idempotency-Key": {"k"}}); e.code != http.StatusUnauthorized || e.reqErr == nil {
 		t.Errorf("no token: %d %v", e.code, e.reqErr)
 	}
-	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-4471", nil, auth); e.code != http.StatusOK || !strings.Contains(e.body, `"amount":"15.00"`) {
+	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-5501", nil, auth); e.code != http.StatusOK || !strings.Contains(e.body, `"amount":"15.00"`) {
 		t.Errorf("get: %d %s", e.code, e.body)
 	}
 	if e := c.do(base, http.MethodGet, "/v1/intents/nope", nil, auth); e.code != http.StatusNotFound {
 		t.Errorf("get missing: %d %s", e.code, e.body)
 	}
-	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-4471", nil, with(auth, "Authorization", "Bearer wrong")); e.code != http.StatusUnauthorized {
+	if e := c.do(base, http.MethodGet, "/v1/intents/charge:order-5501", nil, with(auth, "Authorization", "Bearer wrong")); e.code != http.StatusUnauthorized {
 		t.Errorf("get with a wrong token: %d", e.code)
 	}
 }
@@ -368,5 +389,142 @@ func exerciseStripe(t *testing.T, c *apiChecker, base string) {
 	bad := http.Header{"Content-Type": {"application/json"}, "Stripe-Signature": {fmt.Sprintf("t=%d,v1=00", time.Now().Unix())}}
 	if e := c.do(base, http.MethodPost, "/webhooks/stripe", body, bad); e.code != http.StatusBadRequest {
 		t.Errorf("bad signature: %d %s", e.code, e.body)
+	}
+}
+
+// exerciseFindings drives every findings API operation, answers and errors,
+// on the seeded books: an open finding (unknown) and a resolved one (dup).
+func exerciseFindings(t *testing.T, c *apiChecker, base string, sd seeded) {
+	auth := http.Header{"Authorization": {"Bearer " + testAPIToken}}
+	js := http.Header{"Authorization": {"Bearer " + testAPIToken}, "Content-Type": {"application/json"}}
+	as := func(h http.Header, actor string) http.Header {
+		out := h.Clone()
+		out.Set(ActorHeader, actor)
+		return out
+	}
+	for _, tc := range []struct {
+		name, method, path, body string
+		header                   http.Header
+		code                     int
+		contains                 string
+		// schemaRefuses: the description itself refuses the request.
+		schemaRefuses bool
+	}{
+		{"list", "GET", "/v1/findings", "", auth, 200, `"id":"` + sd.unknown + `"`, false},
+		{"list filtered", "GET", "/v1/findings?status=open,resolved&status=acknowledged&provider=mpesa&from=2026-11-02&to=2026-11-03&kind=duplicate_charge&limit=5",
+			"", auth, 200, `"id":"` + sd.dup + `"`, false},
+		{"list unknown provider", "GET", "/v1/findings?provider=paypal", "", auth, 422, `"field":"provider"`, false},
+		{"list without token", "GET", "/v1/findings", "", nil, 401, `"error"`, true},
+		{"get", "GET", "/v1/findings/" + sd.dup, "", auth, 200, `"surface":"web"`, false},
+		{"get missing", "GET", "/v1/findings/f_nope", "", auth, 404, `"no such finding"`, false},
+		{"get wrong token", "GET", "/v1/findings/" + sd.dup, "", http.Header{"Authorization": {"Bearer wrong"}}, 401, `"error"`, false},
+		{"ack", "POST", "/v1/findings/" + sd.unknown + "/ack", "", as(auth, "erin@example.com"), 200, `"acknowledged_by":"erin@example.com"`, false},
+		{"ack with note", "POST", "/v1/findings/" + sd.unknown + "/ack", `{"note":"looking"}`, js, 200, `"actor":"api-token"`, false},
+		{"resolve without note", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{}`, js, 422, `"field":"note"`, true},
+		{"resolve bad body", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":`, js, 400, `"field":"body"`, true},
+		{"resolve unknown field", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":"x","by":"y"}`, js, 400, `"field":"body"`, true},
+		{"resolve bad actor", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":"x"}`, as(js, "run"), 422, `"field":"X-Reconcile-Actor"`, false},
+		{"resolve", "POST", "/v1/findings/" + sd.unknown + "/resolve", `{"note":"refunded by hand"}`, as(js, "erin@example.com"), 200, `"resolved_by":"erin@example.com"`, false},
+		{"ack resolved", "POST", "/v1/findings/" + sd.unknown + "/ack", "", auth, 409, `"status":"resolved"`, false},
+		{"resolve missing", "POST", "/v1/findings/f_nope/resolve", `{"note":"x"}`, js, 404, `"no such finding"`, false},
+		{"reopen", "POST", "/v1/findings/" + sd.unknown + "/reopen", `{"note":"customer wrote again"}`, as(js, "erin@example.com"), 200, `"status":"open"`, false},
+		{"reopen open", "POST", "/v1/findings/" + sd.unknown + "/reopen", `{"note":"again"}`, js, 409, `"status":"open"`, false},
+		{"reopen without token", "POST", "/v1/findings/" + sd.unknown + "/reopen", `{"note":"again"}`, http.Header{"Content-Type": {"application/json"}}, 401, `"error"`, true},
+		{"note", "POST", "/v1/findings/" + sd.unknown + "/notes", `{"note":"called the bank"}`, as(js, "erin@example.com"), 200, `"action":"noted"`, false},
+		{"note bad body", "POST", "/v1/findings/" + sd.unknown + "/notes", `[1]`, js, 400, `"field":"body"`, true},
+		{"note blank", "POST", "/v1/findings/" + sd.unknown + "/notes", `{"note":" "}`, js, 422, `"field":"note"`, false},
+		{"note missing", "POST", "/v1/findings/f_nope/notes", `{"note":"x"}`, js, 404, `"no such finding"`, false},
+	} {
+		e := c.do(base, tc.method, tc.path, []byte(tc.body), tc.header)
+		if e.code != tc.code || !strings.Contains(e.body, tc.contains) {
+			t.Errorf("%s: %d %s, want %d with %s", tc.name, e.code, truncate(e.body), tc.code, tc.contains)
+		}
+		if ct := e.header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: content type %q", tc.name, ct)
+		}
+		if tc.schemaRefuses != (e.reqErr != nil) {
+			t.Errorf("%s: the description refuses the request: %v, want %v (%v)", tc.name, e.reqErr != nil, tc.schemaRefuses, e.reqErr)
+		}
+	}
+}
+
+const testSlackSecret = "slack-signing-secret-openapi-0123"
+
+// exerciseSlack drives POST /slack/interactions: refused signatures and
+// payloads, a dialog answered with its errors, an unauthorised press and an
+// acknowledgement recorded with the Slack user and surface.
+func exerciseSlack(t *testing.T, c *apiChecker, base string, s *server, bot *alertstest.Bot, sd seeded) {
+	signed := func(secret string, at time.Time, body string) http.Header {
+		stamp := strconv.FormatInt(at.Unix(), 10)
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte("v0:" + stamp + ":" + body))
+		return http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Slack-Request-Timestamp": {stamp},
+			"X-Slack-Signature": {"v0=" + hex.EncodeToString(mac.Sum(nil))}}
+	}
+	form := func(payload any) string {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url.Values{"payload": {string(b)}}.Encode()
+	}
+	user := func(id, name string) map[string]any {
+		return map[string]any{"id": id, "name": name, "team_id": "T0TEAM"}
+	}
+	press := func(id, name, actionTS string) string {
+		return form(map[string]any{"type": "block_actions", "team": map[string]any{"id": "T0TEAM"}, "user": user(id, name),
+			"container": map[string]any{"type": "message", "channel_id": "C0FINOPS", "message_ts": "1714629600.000100"},
+			"actions": []map[string]any{{"type": "button", "action_id": "reconcile_ack", "block_id": "reconcile_actions",
+				"value": `{"a":1,"f":"` + sd.unknown + `"}`, "action_ts": actionTS}}})
+	}
+	history := func() []string {
+		evs, err := s.store.FindingHistory(context.Background(), sd.unknown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ev := range evs {
+			out = append(out, string(ev.Action)+" "+ev.Who()+" "+string(ev.Surface))
+		}
+		return out
+	}
+	before := len(history())
+	ack := press("U0ALICE", "alice", "1714629601.000200")
+	blank := form(map[string]any{"type": "view_submission", "team": map[string]any{"id": "T0TEAM"}, "user": user("U0ALICE", "alice"),
+		"view": map[string]any{"id": "V0OPENAPI", "callback_id": "reconcile_resolve_note",
+			"private_metadata": `{"a":1,"f":"` + sd.unknown + `","c":"C0FINOPS","t":"1714629600.000100"}`,
+			"state":            map[string]any{"values": map[string]any{"note": map[string]any{"note": map[string]any{"type": "plain_text_input", "value": " "}}}}}})
+	for _, tc := range []struct {
+		name     string
+		body     string
+		header   http.Header
+		code     int
+		contains string
+	}{
+		{"forged", ack, signed("not-the-secret", time.Now(), ack), 401, "refused"},
+		{"stale", ack, signed(testSlackSecret, time.Now().Add(-6*time.Minute), ack), 401, "refused"},
+		{"not a payload", "payload=%7Bnope", signed(testSlackSecret, time.Now(), "payload=%7Bnope"), 400, "payload"},
+		{"unauthorised", press("U0MALLORY", "mallory", "1714629601.000100"), signed(testSlackSecret, time.Now(), press("U0MALLORY", "mallory", "1714629601.000100")), 200, ""},
+		{"blank note", blank, signed(testSlackSecret, time.Now(), blank), 200, `"response_action":"errors"`},
+		{"ack", ack, signed(testSlackSecret, time.Now(), ack), 200, ""},
+		{"ack retried", ack, signed(testSlackSecret, time.Now(), ack), 200, ""},
+	} {
+		if tc.name == "ack retried" {
+			tc.header.Set("X-Slack-Retry-Num", "1")
+			tc.header.Set("X-Slack-Retry-Reason", "http_timeout")
+		}
+		e := c.do(base, http.MethodPost, "/slack/interactions", []byte(tc.body), tc.header)
+		if e.code != tc.code || !strings.Contains(e.body, tc.contains) || e.reqErr != nil {
+			t.Errorf("slack %s: %d %s %v", tc.name, e.code, truncate(e.body), e.reqErr)
+		}
+		if tc.name != "ack" && tc.name != "ack retried" && len(history()) != before {
+			t.Errorf("slack %s changed the history: %v", tc.name, history())
+		}
+	}
+	if h := history(); len(h) != before+1 || h[len(h)-1] != "acknowledged @alice (U0ALICE) slack" {
+		t.Errorf("history after a Slack acknowledgement, retried: %v", h)
+	}
+	if e := bot.Ephemerals(); len(e) != 1 || e[0].User != "U0MALLORY" {
+		t.Errorf("refusals sent: %+v", e)
 	}
 }

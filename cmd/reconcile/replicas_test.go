@@ -49,8 +49,8 @@ func TestReplicas(t *testing.T) {
 http:
   listen: 127.0.0.1:0
 queue:
-  job_timeout: 5s
-  rescue_after: 5s
+  job_timeout: 20s
+  rescue_after: 25s
 reconcile:
   lease: 6s
   tolerance: %s

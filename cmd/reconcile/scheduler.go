@@ -23,6 +23,12 @@ type ScheduleConfig struct {
 	// CatchUp caps how many windows missed during downtime are run on
 	// start. Default 7.
 	CatchUp *int `mapstructure:"catch_up"`
+	// NoPull says to reconcile this provider's windows on stored evidence
+	// only (imported reports, webhooks) although it could be pulled once
+	// configured. Without it, a schedule for a provider that cannot be
+	// pulled (Stripe without an API key) is refused at start: its runs would
+	// report every charge not yet imported as missing. Default false.
+	NoPull bool `mapstructure:"no_pull"`
 }
 
 func (sc ScheduleConfig) spec(provider string, zone *time.Location) (schedule.Spec, error) {
@@ -50,6 +56,11 @@ func (a *app) specs() ([]schedule.Spec, error) {
 		setup, ok := setups[name]
 		if !ok {
 			return nil, fmt.Errorf("config %s: no provider %q is configured (known: %v)", key, name, sortedNames(setups))
+		}
+		if setup.Puller == nil && setup.PullSetting != "" && !sc.NoPull {
+			return nil, fmt.Errorf("config %s: %s cannot be pulled without %s, so its scheduled runs would report "+
+				"every charge not yet imported as missing_at_provider: set %s, or set %s.no_pull: true to reconcile "+
+				"imported reports and webhooks only", key, name, setup.PullSetting, setup.PullSetting, key)
 		}
 		spec, err := sc.spec(name, setup.Zone)
 		if err != nil {

@@ -65,6 +65,9 @@ type server struct {
 	metrics  *serveMetrics
 	// mux serves the public port: callbacks and the intents API.
 	mux *routeMux
+	// consoleMux serves the console when it has a listener of its own
+	// (console.listen); nil otherwise.
+	consoleMux *routeMux
 	// admin serves the admin port: /metrics, /healthz, /readyz.
 	admin  *routeMux
 	logger *slog.Logger
@@ -183,6 +186,9 @@ func (s *server) routes() ([]string, error) {
 	if err := s.consoleRoutes(); err != nil {
 		return nil, err
 	}
+	if err := s.slackRoutes(); err != nil {
+		return nil, err
+	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
 		s.findingsAPI().routes(s.mux)
@@ -284,8 +290,8 @@ func (r countingReceiver) count(provider string, res intake.Result, err error) {
 func (s *server) run(ctx context.Context) error {
 	cfg := s.a.cfg
 	var (
-		httpSrv, adminSrv *http.Server
-		errc              = make(chan error, 2)
+		httpSrv, adminSrv, consoleSrv *http.Server
+		errc                          = make(chan error, 3)
 	)
 	// Both addresses are taken before any work starts, so that a taken
 	// address stops serve at once. The admin listener (metrics, health)
@@ -301,6 +307,14 @@ func (s *server) run(ctx context.Context) error {
 			return fmt.Errorf("http.listen %s: %w", cfg.HTTP.Listen, err)
 		}
 	}
+	var consoleLn net.Listener
+	if cfg.Roles.HTTP && s.consoleMux != nil {
+		if consoleLn, err = net.Listen("tcp", cfg.Console.Listen); err != nil {
+			adminLn.Close()
+			ln.Close()
+			return fmt.Errorf("console.listen %s: %w", cfg.Console.Listen, err)
+		}
+	}
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		// Jobs run on a context the signal does not cancel: on SIGTERM they
 		// get queue.shutdown_grace to finish (Stop), and only then are they
@@ -309,6 +323,9 @@ func (s *server) run(ctx context.Context) error {
 			adminLn.Close()
 			if ln != nil {
 				ln.Close()
+			}
+			if consoleLn != nil {
+				consoleLn.Close()
 			}
 			return err
 		}
@@ -323,6 +340,13 @@ func (s *server) run(ctx context.Context) error {
 			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
 		go func() { errc <- httpSrv.Serve(ln) }()
 		s.logger.Info("serving", "addr", ln.Addr().String(), "workers", cfg.Roles.Workers, "scheduler", cfg.Roles.Scheduler)
+	}
+	if consoleLn != nil {
+		consoleSrv = &http.Server{Handler: http.MaxBytesHandler(s.consoleMux, cfg.HTTP.MaxBodyBytes),
+			ReadHeaderTimeout: cfg.HTTP.ReadTimeout, ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout,
+			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+		go func() { errc <- consoleSrv.Serve(consoleLn) }()
+		s.logger.Info("console serving", "addr", consoleLn.Addr().String(), "path", "/console/")
 	}
 	reprocessDone := make(chan struct{})
 	go func() {
@@ -349,6 +373,11 @@ func (s *server) run(ctx context.Context) error {
 		// Requests in flight (callbacks being stored) finish; new ones are refused.
 		if err := httpSrv.Shutdown(soft); err != nil {
 			s.logger.Warn("http shutdown", "error", err)
+		}
+	}
+	if consoleSrv != nil {
+		if err := consoleSrv.Shutdown(soft); err != nil {
+			s.logger.Warn("console http shutdown", "error", err)
 		}
 	}
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {

@@ -321,6 +321,6 @@ Try next:
   %[2]s run --provider mpesa --from 2026-11-02 --to 2026-11-03 --no-pull --format json --database-url %[1]s
   %[2]s findings resolve <id> --note "refunded by hand" --database-url %[1]s
   %[2]s jobs list --state completed --database-url %[1]s
-  %[2]s serve --database-url %[1]s     (HTTP on :8080: /healthz, /metrics; see config.example.yaml)
+  %[2]s serve --database-url %[1]s     (callbacks and API on :8080, /healthz and /metrics on 127.0.0.1:8081; see config.example.yaml)
 `, d.opt.DatabaseURL, cmd)
 }

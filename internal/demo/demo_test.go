@@ -46,8 +46,8 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the demo shows no %s", k)
 		}
 	}
-	if len(first) != 9 {
-		t.Errorf("findings = %d, want 9:\n%s", len(first), strings.Join(first, "\n"))
+	if len(first) != 11 {
+		t.Errorf("findings = %d, want 11:\n%s", len(first), strings.Join(first, "\n"))
 	}
 	for name, s := range map[string]ledger.Store{"sqlite again": dbtest.SQLite(t), "postgres": dbtest.Postgres(t)} {
 		if again := findingsOf(t, s); !slices.Equal(again, first) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -257,6 +258,47 @@ func (d *demo) anomalies(ctx context.Context) error {
 		pis[0].Metadata["intent_key"], pis[1].Metadata["intent_key"])
 	d.say("        %s disputed by its customer (funds withdrawn), a USD 25 charge nobody asked for,", pis[2].Metadata["intent_key"])
 	d.say("        and stripe:stuck-1 left processing by a worker at 07:01")
+	return d.refundAnomalies(ctx, pis)
+}
+
+// refundAnomalies refunds part of one Stripe payment from the Dashboard
+// (the books never hear of it) and records a refund of another that Stripe
+// made twice (a retry after its idempotency key expired).
+func (d *demo) refundAnomalies(ctx context.Context, pis []stripefake.PaymentIntent) error {
+	if len(pis) < 5 {
+		return fmt.Errorf("expected 5 succeeded Stripe payments, found %d", len(pis))
+	}
+	if _, err := d.sfake.AddRefund(pis[3].LatestCharge, pis[3].Amount/2); err != nil {
+		return err
+	}
+	pi, half := pis[4], pis[4].Amount/2
+	first, err := d.sfake.AddRefund(pi.LatestCharge, half)
+	if err != nil {
+		return err
+	}
+	second, err := d.sfake.AddRefund(pi.LatestCharge, half)
+	if err != nil {
+		return err
+	}
+	amount, err := money.FromMinor(half, strings.ToUpper(pi.Currency))
+	if err != nil {
+		return err
+	}
+	key, now := "refund:"+pi.Metadata["intent_key"]+":1", d.clk.now()
+	r, _, err := d.opt.Store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded, CreatedAt: now,
+		IntentParams: ledger.IntentParams{Key: key, Kind: ledger.IntentRefund, RefundOf: pi.Metadata["intent_key"],
+			Provider: "stripe", Amount: amount}})
+	if err != nil {
+		return err
+	}
+	for _, ref := range []string{first.ID, second.ID} {
+		if _, err := d.opt.Store.StartAttempt(ctx, ledger.AttemptParams{IntentKey: key, ClaimToken: r.ClaimToken,
+			ProviderRef: ref, Outcome: ledger.OutcomeSucceeded, Now: now}); err != nil {
+			return err
+		}
+	}
+	d.say("Stripe: %s partly refunded from the Dashboard (no refund intent), and %s refunded twice",
+		pis[3].Metadata["intent_key"], key)
 	return nil
 }
 

@@ -17,7 +17,7 @@ import (
 // Columns of the intents CSV.
 var (
 	Required = []string{"key", "provider", "amount", "currency", "status", "created_at"}
-	Optional = []string{"reference", "provider_refs", "customer", "updated_at"}
+	Optional = []string{"reference", "provider_refs", "customer", "updated_at", "kind", "refund_of"}
 )
 
 // Row is one accepted line.
@@ -123,6 +123,11 @@ func parseRow(cols map[string]int, rec []string) (Row, string, error) {
 	}
 	var n ledger.NewIntent
 	n.Key, n.Provider, n.Reference, n.Customer = get("key"), get("provider"), get("reference"), get("customer")
+	kind, err := ledger.ParseIntentKind(get("kind"))
+	if err != nil {
+		return Row{}, "kind", err
+	}
+	n.Kind, n.RefundOf = kind, get("refund_of")
 	cur, err := money.NormalizeCurrency(get("currency"))
 	if err != nil {
 		return Row{}, "currency", err

@@ -35,6 +35,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("BatchGets", func(t *testing.T) { t.Parallel(); exerciseBatchGets(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); exerciseConcurrency(t, newStore) })
 	t.Run("ManualLinks", func(t *testing.T) { t.Parallel(); exerciseManualLinks(t, newStore) })
+	t.Run("Refunds", func(t *testing.T) { t.Parallel(); exerciseRefunds(t, newStore) })
 }
 
 // T0 is the suite's fixed clock origin.

@@ -16,7 +16,7 @@ import (
 )
 
 const intentCols = `key, provider, amount, currency, customer, reference, metadata, state,
-	claim_token, claim_owner, lease_expires_at, created_at, updated_at`
+	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of`
 
 func scanIntent(row pgx.Row) (ledger.Intent, error) {
 	var (
@@ -27,7 +27,7 @@ func scanIntent(row pgx.Row) (ledger.Intent, error) {
 		lease    *time.Time
 	)
 	err := row.Scan(&in.Key, &in.Provider, &amount, &currency, &in.Customer, &in.Reference, &meta,
-		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &in.CreatedAt, &in.UpdatedAt)
+		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &in.CreatedAt, &in.UpdatedAt, &in.Kind, &in.RefundOf)
 	if err != nil {
 		return ledger.Intent{}, err
 	}
@@ -64,6 +64,9 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
 	}
 	created, updated := utc(n.CreatedAt), utc(n.UpdatedAt)
+	if p.IsRefund() {
+		return e.createRefund(ctx, n, meta)
+	}
 	tag, err := e.db.Exec(ctx, `
 		INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -75,6 +78,12 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 	if tag.RowsAffected() == 1 {
 		return ledger.Intent{IntentParams: p, State: n.State, CreatedAt: created, UpdatedAt: updated}, true, nil
 	}
+	return e.existingIntent(ctx, p)
+}
+
+// existingIntent returns the stored intent of p's key when it is the same
+// request, and a *KeyReuseError otherwise.
+func (e executor) existingIntent(ctx context.Context, p ledger.IntentParams) (ledger.Intent, bool, error) {
 	in, err := e.GetIntent(ctx, p.Key)
 	if err != nil {
 		return ledger.Intent{}, false, err

@@ -17,7 +17,7 @@ import (
 
 // importColumns are the staging table's columns, in COPY order.
 var importColumns = []string{"line", "key", "provider", "amount", "currency", "customer", "reference", "metadata",
-	"state", "created_at", "updated_at", "provider_refs"}
+	"state", "created_at", "updated_at", "provider_refs", "kind", "refund_of"}
 
 // pendingPage is how many pending keys one call of Pending gets.
 const pendingPage = 5000
@@ -62,9 +62,11 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
 			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
 			state text NOT NULL, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL,
-			provider_refs text[] NOT NULL
+			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL
 		) ON COMMIT DROP;
-		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP`); err != nil {
+		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
+		DROP TABLE IF EXISTS pg_temp.intent_import_new;
+		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP`); err != nil {
 		return res, fmt.Errorf("staging table: %w", err)
 	}
 	src := newImportSource(p.Rows)
@@ -95,14 +97,23 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		return res, fmt.Errorf("repeated keys: %w", err)
 	}
 	dups := tag.RowsAffected()
+	// The charges that refunds of the file name are locked before any
+	// refund is written, as CreateIntent does, and in one order.
+	if _, err := tx.Exec(ctx, `
+		SELECT 1 FROM intents WHERE key IN (SELECT refund_of FROM intent_import WHERE kind = 'refund')
+		ORDER BY key FOR UPDATE`); err != nil {
+		return res, fmt.Errorf("lock charges: %w", err)
+	}
 	var created int
 	err = tx.QueryRow(ctx, `
 		WITH ins AS (
-			INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
-			SELECT key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at
+			INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
+			SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at
 			FROM intent_import
 			ON CONFLICT (key) DO NOTHING
 			RETURNING key, state
+		), nk AS (
+			INSERT INTO intent_import_new (key) SELECT key FROM ins
 		), att AS (
 			INSERT INTO attempts (intent_key, number, claim_token, provider_ref, outcome, started_at)
 			SELECT s.key, r.n, 0, r.ref, 'imported', s.created_at
@@ -122,10 +133,11 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		dupSource = " UNION ALL SELECT * FROM intent_import_dup"
 	}
 	rows, err := tx.Query(ctx, `
-		SELECT s.line, s.provider, s.amount, s.currency, s.customer, s.reference, s.metadata,
+		SELECT s.line, s.provider, s.amount, s.currency, s.customer, s.reference, s.metadata, s.kind, s.refund_of,
 		       `+prefixed("i.", intentCols)+`
 		FROM (SELECT * FROM intent_import`+dupSource+`) s JOIN intents i ON i.key = s.key
-		WHERE NOT (i.provider = s.provider AND i.amount = s.amount AND i.currency = s.currency
+		WHERE NOT (i.kind = s.kind AND i.refund_of = s.refund_of
+		           AND i.provider = s.provider AND i.amount = s.amount AND i.currency = s.currency
 		           AND i.customer = s.customer AND i.reference = s.reference
 		           AND i.metadata IS NOT DISTINCT FROM s.metadata)`)
 	if err != nil {
@@ -140,7 +152,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			meta     []byte
 		)
 		stored, err := scanIntent(prefixesRow{rows, []any{&line, &req.Provider, &amount, &currency, &req.Customer,
-			&req.Reference, &meta}})
+			&req.Reference, &meta, &req.Kind, &req.RefundOf}})
 		if err != nil {
 			rows.Close()
 			return res, err
@@ -159,6 +171,12 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	if err := rows.Err(); err != nil {
 		return res, err
 	}
+	refused, err := checkImportedRefunds(ctx, tx)
+	if err != nil {
+		return res, fmt.Errorf("refunds: %w", err)
+	}
+	res.Refused = append(res.Refused, refused...)
+	res.Created -= len(refused)
 	res.Existing = res.Rows - res.Created - len(res.Refused)
 	if p.Pending == nil || len(res.Refused) > 0 {
 		err = tx.QueryRow(ctx, `SELECT count(*) FROM `+pendingFrom).Scan(&res.Pending)
@@ -170,7 +188,9 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 
 // pendingFrom names the keys of the staged rows (one per key) that ask for
 // a pending intent still pending in the books.
-const pendingFrom = `intent_import s JOIN intents i ON i.key = s.key WHERE s.state = 'pending' AND i.state = 'pending'`
+// Refunds are left out: they are not charged.
+const pendingFrom = `intent_import s JOIN intents i ON i.key = s.key
+	WHERE s.state = 'pending' AND i.state = 'pending' AND i.kind = 'charge'`
 
 // sendPending hands those keys over to fn, a page at a time, through a
 // cursor: the connection is free between pages for fn to write on.
@@ -256,6 +276,7 @@ func (s *importSource) Next() bool {
 		s.vals[0], s.vals[1], s.vals[2], s.vals[3], s.vals[4] = int32(r.Line), n.Key, n.Provider, n.Amount.Value, n.Amount.Currency
 		s.vals[5], s.vals[6], s.vals[7], s.vals[8] = n.Customer, n.Reference, m, string(n.State)
 		s.vals[9], s.vals[10], s.vals[11] = utc(n.CreatedAt), utc(n.UpdatedAt), refs
+		s.vals[12], s.vals[13] = string(n.Kind), n.RefundOf
 		return true
 	}
 }

@@ -28,11 +28,12 @@ const (
 )
 
 const scanIntentsSQL = `
-	SELECT key, reference, customer, amount, currency, state, created_at, updated_at, lease_expires_at
+	SELECT key, reference, customer, amount, currency, state, created_at, updated_at, lease_expires_at, refund_of
 	FROM intents
 	WHERE provider = $1 AND created_at >= $2 AND created_at < $3`
 
-var scanIntentsCols = []uint32{oidText, oidText, oidText, oidNumeric, oidText, oidText, oidTimestamptz, oidTimestamptz, oidTimestamptz}
+var scanIntentsCols = []uint32{oidText, oidText, oidText, oidNumeric, oidText, oidText, oidTimestamptz, oidTimestamptz, oidTimestamptz,
+	oidText}
 
 // ScanIntents streams the window's intents in the order PostgreSQL finds
 // them.
@@ -42,7 +43,7 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 		curs ledger.Currencies
 	)
 	err := e.scan(ctx, scanIntentsSQL, windowArgs(f.Provider, f.From, f.To), scanIntentsCols, func(v [][]byte) error {
-		row.Key, row.Reference, row.Customer = v[0], v[1], v[2]
+		row.Key, row.Reference, row.Customer, row.RefundOf = v[0], v[1], v[2], v[9]
 		cur, exp, err := curs.Lookup(v[4])
 		if err != nil {
 			return fmt.Errorf("intent %q: %w", v[0], err)

@@ -17,7 +17,7 @@ import (
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
 	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
-	acknowledged_by, resolver, suggestion`
+	acknowledged_by, resolver, intent_kind, suggestion`
 
 func scanFinding(row scanner) (ledger.Finding, error) {
 	var (
@@ -31,7 +31,8 @@ func scanFinding(row scanner) (ledger.Finding, error) {
 	)
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &occurred, &f.Status, &first, &last,
-		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver, &sugg); err != nil {
+		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver,
+		&f.IntentKind, &sugg); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal([]byte(ids), &f.ProviderTxnIDs); err != nil {
@@ -112,12 +113,12 @@ func (e executor) upsertFinding(ctx context.Context, f ledger.Finding, runID int
 		cur, err := scanFinding(e.queryRow(ctx, `
 			INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 				expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-				detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, suggestion)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'open', ?16, ?16, ?17, ?17, ?18)
+				detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind, suggestion)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'open', ?16, ?16, ?17, ?17, ?18, ?19)
 			RETURNING `+findingCols,
 			f.ID, string(f.Kind), string(f.Severity), f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
 			nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
-			f.Detail, ts(f.OccurredAt), ts(now), runID, ledger.EncodeSuggestion(f.Suggestion)))
+			f.Detail, ts(f.OccurredAt), ts(now), runID, string(f.IntentKind), ledger.EncodeSuggestion(f.Suggestion)))
 		if err != nil {
 			return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
 		}

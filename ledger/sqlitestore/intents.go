@@ -18,7 +18,7 @@ import (
 type scanner interface{ Scan(dest ...any) error }
 
 const intentCols = `key, provider, amount, currency, customer, reference, metadata, state,
-	claim_token, claim_owner, lease_expires_at, created_at, updated_at`
+	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of`
 
 func scanIntent(row scanner, extra ...any) (ledger.Intent, error) {
 	var (
@@ -28,7 +28,7 @@ func scanIntent(row scanner, extra ...any) (ledger.Intent, error) {
 		created, updated string
 	)
 	dest := append([]any{&in.Key, &in.Provider, &amount, &currency, &in.Customer, &in.Reference, &meta,
-		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &created, &updated}, extra...)
+		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &created, &updated, &in.Kind, &in.RefundOf}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return ledger.Intent{}, err
 	}
@@ -71,6 +71,9 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 	meta, err := encodeMeta(p.Metadata)
 	if err != nil {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
+	}
+	if p.IsRefund() {
+		return e.createRefund(ctx, n, meta)
 	}
 	// A replay, the common case under redelivery, is one read.
 	in, err := e.GetIntent(ctx, p.Key)

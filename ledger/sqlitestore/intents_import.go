@@ -44,6 +44,12 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	if _, err := e.exec(ctx, `CREATE TEMP TABLE intent_import_pending (key TEXT PRIMARY KEY)`); err != nil {
 		return imp.res, err
 	}
+	if _, err := e.exec(ctx, `DROP TABLE IF EXISTS temp.intent_import_refunds`); err != nil {
+		return imp.res, err
+	}
+	if _, err := e.exec(ctx, `CREATE TEMP TABLE intent_import_refunds (line INTEGER NOT NULL, key TEXT PRIMARY KEY, refund_of TEXT NOT NULL)`); err != nil {
+		return imp.res, err
+	}
 	batch := make([]ledger.ImportIntent, 0, importChunk)
 	for r := range p.Rows {
 		imp.res.Rows++
@@ -71,7 +77,13 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	if err := imp.flushAttempts(ctx); err != nil {
 		return imp.res, err
 	}
+	if err := imp.checkRefunds(ctx); err != nil {
+		return imp.res, err
+	}
 	if err := imp.sendPending(ctx); err != nil {
+		return imp.res, err
+	}
+	if _, err := e.exec(ctx, `DROP TABLE temp.intent_import_refunds`); err != nil {
 		return imp.res, err
 	}
 	_, err := e.exec(ctx, `DROP TABLE temp.intent_import_pending`)
@@ -135,7 +147,7 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 		if err != nil {
 			return ledger.Wrap("import intent", r.Key, err)
 		}
-		args = append(args, r.Key, r.Provider, r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta,
+		args = append(args, r.Key, string(r.Kind), r.RefundOf, r.Provider, r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta,
 			string(r.State), ts(r.CreatedAt), ts(r.UpdatedAt))
 	}
 	rows, err := imp.e.query(ctx, insertIntentsSQL(len(batch)), args...)
@@ -157,6 +169,7 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 	var (
 		check   []ledger.ImportIntent
 		pending []string
+		refunds []any
 	)
 	for _, r := range batch {
 		if !created[r.Key] {
@@ -165,7 +178,9 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 		}
 		delete(created, r.Key) // a repeat of the key in this chunk is checked, not created
 		imp.res.Created++
-		if r.State == ledger.StatePending {
+		if r.IsRefund() {
+			refunds = append(refunds, r.Line, r.Key, r.RefundOf)
+		} else if r.State == ledger.StatePending {
 			pending = append(pending, r.Key)
 		}
 		for i, ref := range r.ProviderRefs {
@@ -179,6 +194,12 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 	}
 	if pending, err = imp.check(ctx, check, pending); err != nil {
 		return err
+	}
+	if len(refunds) > 0 {
+		if _, err := imp.e.exec(ctx, multiRow(2, len(refunds)/3, `INSERT INTO temp.intent_import_refunds (line, key, refund_of) VALUES `,
+			`(?,?,?)`, ``), refunds...); err != nil {
+			return err
+		}
 	}
 	if len(pending) > 0 {
 		_, err := imp.e.exec(ctx, `INSERT OR IGNORE INTO temp.intent_import_pending (key) SELECT value FROM json_each(?)`, jsonList(pending))
@@ -216,7 +237,7 @@ func (imp *intentImport) check(ctx context.Context, rows []ledger.ImportIntent, 
 			return pending, fmt.Errorf("intent %q neither inserted nor stored", r.Key)
 		case have.Same(r.IntentParams):
 			imp.res.Existing++
-			if r.State == ledger.StatePending && have.State == ledger.StatePending {
+			if !r.IsRefund() && r.State == ledger.StatePending && have.State == ledger.StatePending {
 				pending = append(pending, r.Key)
 			}
 		default:
@@ -237,7 +258,7 @@ func (imp *intentImport) flushAttempts(ctx context.Context) error {
 }
 
 const (
-	intentInsertCols  = 10
+	intentInsertCols  = 12
 	attemptInsertCols = 4
 )
 
@@ -267,8 +288,8 @@ func multiRow(kind, n int, head, row, tail string) string {
 }
 
 func insertIntentsSQL(n int) string {
-	return multiRow(0, n, `INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) VALUES `,
-		`(?,?,?,?,?,?,?,?,?,?)`, ` ON CONFLICT (key) DO NOTHING RETURNING key`)
+	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) VALUES `,
+		`(?,?,?,?,?,?,?,?,?,?,?,?)`, ` ON CONFLICT (key) DO NOTHING RETURNING key`)
 }
 
 func insertAttemptsSQL(n int) string {

@@ -25,7 +25,8 @@ func TestTxStatementsAreReused(t *testing.T) {
 	if _, err := s.exec(ctx, `CREATE TABLE intents (key TEXT PRIMARY KEY, provider TEXT NOT NULL, amount TEXT NOT NULL,
 		currency TEXT NOT NULL, customer TEXT NOT NULL DEFAULT '', reference TEXT NOT NULL, metadata TEXT, state TEXT NOT NULL,
 		claim_token INTEGER NOT NULL DEFAULT 0, claim_owner TEXT NOT NULL DEFAULT '', lease_expires_at TEXT,
-		created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`); err != nil {
+		created_at TEXT NOT NULL, updated_at TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'charge',
+		refund_of TEXT NOT NULL DEFAULT '')`); err != nil {
 		t.Fatal(err)
 	}
 	amount, _ := money.Parse("10", "KES")

@@ -12,7 +12,7 @@ import (
 // ScanIntents streams the window's intents, text read into borrowed bytes.
 func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn func(*ledger.IntentRow) error) error {
 	rows, err := e.query(ctx, `
-		SELECT key, reference, customer, amount, currency, state, created_at, updated_at, lease_expires_at
+		SELECT key, reference, customer, amount, currency, state, created_at, updated_at, lease_expires_at, refund_of
 		FROM intents
 		WHERE provider = ?1 AND created_at >= ?2 AND created_at < ?3`, f.Provider, ts(f.From), ts(f.To))
 	if err != nil {
@@ -26,7 +26,7 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 	)
 	for rows.Next() {
 		if err := rows.Scan((*sql.RawBytes)(&row.Key), (*sql.RawBytes)(&row.Reference), (*sql.RawBytes)(&row.Customer),
-			&amount, &currency, &state, &created, &updated, &lease); err != nil {
+			&amount, &currency, &state, &created, &updated, &lease, (*sql.RawBytes)(&row.RefundOf)); err != nil {
 			return ledger.Wrap("scan intents", f.Provider, err)
 		}
 		if err := intentRow(&row, &curs, amount, currency, state, created, updated, lease); err != nil {

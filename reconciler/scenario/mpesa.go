@@ -277,4 +277,29 @@ func (m *mpesa) anomalies() {
 	in = m.intent(m.key("charge:order"), m.phone(), m.amount(), ledger.StateProcessing, created,
 		Attempt{Ref: "", Outcome: ledger.OutcomeStarted, At: created})
 	m.expect(ledger.KindStuckIntent, in.Key)
+
+	// unrecorded_refund: a payment reversed from the M-PESA portal, with no
+	// refund intent in the books.
+	in, t = m.stk(m.at(d.From, 20*time.Hour), ledger.StateSucceeded)
+	rev := m.reversal(t)
+	m.expect(ledger.KindUnrecordedRefund, in.Key, rev.ID)
+
+	// A reversal the books hold as a refund intent: found through the
+	// original receipt, no finding.
+	in, t = m.stk(m.at(d.From, 20*time.Hour), ledger.StateSucceeded)
+	key, customer := in.Key, in.Customer
+	rev = m.reversal(t)
+	r := m.intent(m.key("refund:"+key), customer, t.Amount, ledger.StateSucceeded, rev.OccurredAt.Add(-time.Minute))
+	r.Kind, r.RefundOf = ledger.IntentRefund, key
+	d.Traps = append(d.Traps, "reversal recorded as a refund: "+key)
+}
+
+// reversal reverses t in full, seen through the Reversal API's result.
+func (m *mpesa) reversal(t ledger.ProviderTxn) ledger.ProviderTxn {
+	rev := ledger.ProviderTxn{ID: m.receipt(), Type: ledger.TxnReversal, Status: ledger.TxnSucceeded, Amount: t.Amount,
+		OccurredAt: t.OccurredAt.Add(3 * time.Hour), LinkedID: t.ID}
+	m.see(rev, "reversal_result", "AG_"+rev.OccurredAt.Format("20060102")+"_"+m.code("", 16, "0123456789abcdef"),
+		fmt.Sprintf(`{"Result":{"ResultType":0,"ResultCode":0,"TransactionID":"%s","ResultParameters":{"ResultParameter":[{"Key":"OriginalTransactionID","Value":"%s"}]}}}`, rev.ID, t.ID),
+		rev.OccurredAt.Add(time.Second))
+	return rev
 }

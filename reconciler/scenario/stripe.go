@@ -25,7 +25,7 @@ func Stripe(seed uint64, date time.Time, n int) *Day {
 		case p < 88:
 			in, ch := s.paid(b.at(from, 23*time.Hour), s.amount(), ledger.StateSucceeded)
 			if b.r.IntN(20) == 0 {
-				s.refund(ch, false, in)
+				s.refund(ch, false, in, true) // recorded: no finding
 			}
 		case p < 97:
 			created := b.at(from, 23*time.Hour)
@@ -116,8 +116,11 @@ func (s *stripe) paid(created time.Time, amount money.Amount, state ledger.State
 	return in, ch
 }
 
-// refund refunds part of ch (all of it when full).
-func (s *stripe) refund(ch ledger.ProviderTxn, full bool, _ *Intent) ledger.ProviderTxn {
+// refund refunds part of ch (all of it when full). With record, the books
+// hold it: a refund intent of in, succeeded, whose attempt recorded the
+// refund's id.
+func (s *stripe) refund(ch ledger.ProviderTxn, full bool, in *Intent, record bool) ledger.ProviderTxn {
+	of, customer := in.Key, in.Customer
 	minor, _ := ch.Amount.Minor()
 	if !full {
 		minor /= 2
@@ -125,7 +128,22 @@ func (s *stripe) refund(ch ledger.ProviderTxn, full bool, _ *Intent) ledger.Prov
 	re := ledger.ProviderTxn{ID: s.id("re_"), Type: ledger.TxnRefund, Status: ledger.TxnSucceeded,
 		Amount: mustAmount(minor, ch.Amount.Currency), OccurredAt: ch.OccurredAt.Add(2 * time.Hour), LinkedID: ch.ID}
 	s.api(re)
+	if record {
+		s.refundIntent(of, customer, re.Amount, re.OccurredAt.Add(-time.Minute), re.ID)
+	}
 	return re
+}
+
+// refundIntent records a refund of the charge intent of, succeeded, with an
+// attempt for each refund id in refs.
+func (s *stripe) refundIntent(of, customer string, amount money.Amount, created time.Time, refs ...string) *Intent {
+	var attempts []Attempt
+	for _, ref := range refs {
+		attempts = append(attempts, Attempt{Ref: ref, Outcome: ledger.OutcomeSucceeded, At: created})
+	}
+	r := s.intent(s.key("refund:"+of), customer, amount, ledger.StateSucceeded, created, attempts...)
+	r.Kind, r.RefundOf = ledger.IntentRefund, of
+	return r
 }
 
 func (s *stripe) traps() {
@@ -166,8 +184,21 @@ func (s *stripe) traps() {
 	c1, c2 := s.chargeOf(in, pi1, created.Add(time.Second)), s.chargeOf(in, pi2, created.Add(time.Hour))
 	s.api(c1)
 	s.api(c2)
-	s.refund(c2, true, in)
-	d.Traps = append(d.Traps, "duplicate charge refunded in full: "+in.Key)
+	s.refund(c2, true, in, false)
+	d.Traps = append(d.Traps, "duplicate charge refunded in full, no refund intent: "+in.Key)
+
+	// A charge refunded in full, recorded: neither a status mismatch nor
+	// an unrecorded refund.
+	in, ch = s.paid(s.at(d.From, 20*time.Hour), s.amount(), ledger.StateSucceeded)
+	s.refund(ch, true, in, true)
+	d.Traps = append(d.Traps, "charge refunded in full, recorded: "+in.Key)
+
+	// A partial refund recorded by import, before its refund id was
+	// known: found through the charge it names.
+	in, ch = s.paid(s.at(d.From, 20*time.Hour), s.amount(), ledger.StateSucceeded)
+	re := s.refund(ch, false, in, false)
+	s.refundIntent(in.Key, in.Customer, re.Amount, re.OccurredAt.Add(-time.Hour))
+	d.Traps = append(d.Traps, "partial refund recorded without its refund id: "+in.Key)
 
 	// A late success for an unknown intent: settled.
 	created = s.at(d.From, 18*time.Hour)
@@ -248,6 +279,32 @@ func (s *stripe) anomalies() {
 	s.intent(s.key("charge:sub"), s.email(), s.amount(), ledger.StateUnknown, created,
 		Attempt{Ref: s.id("pi_"), Outcome: ledger.OutcomeUnknown, At: created})
 	s.expect(ledger.KindStuckIntent, d.Intents[len(d.Intents)-1].Key)
+
+	// unrecorded_refund: a partial refund made from the dashboard.
+	in, ch = s.paid(s.at(d.From, 20*time.Hour), s.amount(), ledger.StateSucceeded)
+	re := s.refund(ch, false, in, false)
+	s.expect(ledger.KindUnrecordedRefund, in.Key, re.ID)
+
+	// duplicate_refund: a refund retried after its key expired was made
+	// twice.
+	in, ch = s.paid(s.at(d.From, 20*time.Hour), mustAmount(5000, "USD"), ledger.StateSucceeded)
+	key, customer := in.Key, in.Customer
+	re1, re2 := s.refund(ch, false, in, false), s.refund(ch, false, in, false)
+	r := s.refundIntent(key, customer, re1.Amount, re1.OccurredAt.Add(-time.Minute), re1.ID, re2.ID)
+	s.expect(ledger.KindDuplicateRefund, r.Key, re1.ID, re2.ID)
+
+	// missing_at_provider: a refund succeeded locally, nothing at Stripe.
+	in, _ = s.paid(s.at(d.From, 16*time.Hour), s.amount(), ledger.StateSucceeded)
+	r = s.refundIntent(in.Key, in.Customer, mustAmount(100, in.Amount.Currency), in.CreatedAt.Add(time.Hour), s.id("re_"))
+	s.expect(ledger.KindMissingAtProvider, r.Key)
+
+	// amount_mismatch: the provider refunded 1.00 less than recorded.
+	in, ch = s.paid(s.at(d.From, 20*time.Hour), s.amount(), ledger.StateSucceeded)
+	key, customer = in.Key, in.Customer
+	re = s.refund(ch, false, in, false)
+	minor, _ := re.Amount.Minor()
+	r = s.refundIntent(key, customer, mustAmount(minor+100, re.Amount.Currency), re.OccurredAt.Add(-time.Minute), re.ID)
+	s.expect(ledger.KindAmountMismatch, r.Key, re.ID)
 }
 
 // retag changes every sighting of transaction id.

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// exerciseRefundsAPI runs against the server of TestOpenAPI after
+// exerciseIntents created charge:order-5501 (USD 15.00 through Stripe); every
+// response is checked against the description.
+func exerciseRefundsAPI(t *testing.T, c *apiChecker, base string) {
+	auth := http.Header{"Authorization": {"Bearer " + testAPIToken}, "Content-Type": {"application/json"}}
+	keyed := func(key string) http.Header {
+		h := auth.Clone()
+		h.Set("Idempotency-Key", key)
+		return h
+	}
+	body := []byte(`{"refund_of":"charge:order-5501","amount":"5.00","metadata":{"reason":"wrong size"}}`)
+	e := c.do(base, http.MethodPost, "/v1/refunds", body, keyed("refund:order-5501:1"))
+	if e.code != http.StatusCreated || e.reqErr != nil {
+		t.Fatalf("create refund: %d %s %v", e.code, e.body, e.reqErr)
+	}
+	var got intentJSON
+	if err := json.Unmarshal([]byte(e.body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != "refund" || got.RefundOf != "charge:order-5501" || got.Provider != "stripe" || got.Currency != "USD" ||
+		got.Amount != "5.00" || got.State != "pending" {
+		t.Fatalf("refund = %+v", got)
+	}
+	if e := c.do(base, http.MethodPost, "/v1/refunds", body, keyed("refund:order-5501:1")); e.code != http.StatusOK ||
+		e.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay: %d %s", e.code, e.body)
+	}
+	if e := c.do(base, http.MethodPost, "/v1/refunds", []byte(strings.Replace(string(body), "5.00", "6.00", 1)),
+		keyed("refund:order-5501:1")); e.code != http.StatusConflict {
+		t.Errorf("reuse: %d %s", e.code, e.body)
+	}
+	for name, tc := range map[string]struct {
+		body, field, msg string
+		schemaSays       bool
+	}{
+		"over-refund":     {`{"refund_of":"charge:order-5501","amount":"10.01"}`, "amount", "exceeds what remains refundable", false},
+		"no charge":       {`{"refund_of":"charge:nope","amount":"1.00"}`, "refund_of", "no intent has key", false},
+		"other currency":  {`{"refund_of":"charge:order-5501","amount":"1.00","currency":"EUR"}`, "currency", "differs from the charge's currency", false},
+		"no refund_of":    {`{"amount":"1.00"}`, "refund_of", "is required", true},
+		"no amount":       {`{"refund_of":"charge:order-5501"}`, "amount", "is required", true},
+		"refund a refund": {`{"refund_of":"refund:order-5501:1","amount":"1.00"}`, "refund_of", "not a charge", false},
+		"unknown field":   {`{"refund_of":"charge:order-5501","amount":"1.00","provider":"mpesa"}`, "body", "unknown field", true},
+	} {
+		e := c.do(base, http.MethodPost, "/v1/refunds", []byte(tc.body), keyed("refund:"+name))
+		if e.code != http.StatusUnprocessableEntity || !strings.Contains(e.body, `"field":"`+tc.field+`"`) || !strings.Contains(e.body, tc.msg) {
+			t.Errorf("%s: %d %s, want 422 on %s saying %q", name, e.code, e.body, tc.field, tc.msg)
+		}
+		if tc.schemaSays && e.reqErr == nil {
+			t.Errorf("%s: the description accepts a body the server refuses", name)
+		}
+	}
+	// The rest of the charge is refundable, and no more.
+	if e := c.do(base, http.MethodPost, "/v1/refunds", []byte(`{"refund_of":"charge:order-5501","amount":"10.00","currency":"usd"}`),
+		keyed("refund:order-5501:2")); e.code != http.StatusCreated {
+		t.Errorf("refund of the rest: %d %s", e.code, e.body)
+	}
+	if e := c.do(base, http.MethodGet, "/v1/intents/refund:order-5501:2", nil, auth); e.code != http.StatusOK ||
+		!strings.Contains(e.body, `"kind":"refund"`) || !strings.Contains(e.body, `"refund_of":"charge:order-5501"`) {
+		t.Errorf("get refund: %d %s", e.code, e.body)
+	}
+	if e := c.do(base, http.MethodPost, "/v1/refunds", body, http.Header{"Idempotency-Key": {"k"}}); e.code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", e.code)
+	}
+}

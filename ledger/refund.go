@@ -1,0 +1,103 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// IntentKind says which way an intent moves money: a charge takes it from the
+// customer, a refund returns (part of) a charge.
+type IntentKind string
+
+// Intent kinds.
+const (
+	IntentCharge IntentKind = "charge"
+	IntentRefund IntentKind = "refund"
+)
+
+// ParseIntentKind validates s as an IntentKind; empty is a charge.
+func ParseIntentKind(s string) (IntentKind, error) {
+	switch k := IntentKind(strings.ToLower(strings.TrimSpace(s))); k {
+	case "":
+		return IntentCharge, nil
+	case IntentCharge, IntentRefund:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown kind %q (want charge or refund)", s)
+}
+
+func (k IntentKind) orCharge() IntentKind {
+	if k == "" {
+		return IntentCharge
+	}
+	return k
+}
+
+// IsRefund reports whether the intent returns money for a charge.
+func (p IntentParams) IsRefund() bool { return p.Kind == IntentRefund }
+
+func (p IntentParams) checkKind() error {
+	switch p.Kind {
+	case IntentCharge:
+		if p.RefundOf != "" {
+			return &FieldError{Field: "refund_of", Err: fmt.Errorf("is set on a charge (kind refund names the charge it returns)")}
+		}
+	case IntentRefund:
+		switch {
+		case p.RefundOf == "":
+			return &FieldError{Field: "refund_of", Err: fmt.Errorf("is required for a refund: the key of the charge intent")}
+		case p.RefundOf == strings.TrimSpace(p.Key):
+			return &FieldError{Field: "refund_of", Err: fmt.Errorf("names the refund itself")}
+		}
+	default:
+		_, err := ParseIntentKind(string(p.Kind))
+		return &FieldError{Field: "kind", Err: err}
+	}
+	return nil
+}
+
+// Refundable is what the books hold about a charge when a refund of it is
+// created: the charge (found false when no intent has its key) and the sum
+// of its other refunds that did not fail.
+type Refundable struct {
+	Charge   Intent
+	Found    bool
+	Refunded decimal.Decimal
+}
+
+// Remaining is what may still be refunded of the charge.
+func (r Refundable) Remaining() money.Amount {
+	return money.Amount{Value: r.Charge.Amount.Value.Sub(r.Refunded), Currency: r.Charge.Amount.Currency}
+}
+
+// CheckRefund validates a new refund p (normalised) against the charge it
+// names: the charge exists and is a charge of the same provider, the refund
+// is in the charge's currency and at most what remains refundable. Every
+// problem is a *FieldError. Stores call it with the charge locked, so that
+// concurrent refunds of one charge never exceed it together.
+func CheckRefund(p IntentParams, r Refundable) error {
+	c := r.Charge
+	switch {
+	case !r.Found:
+		return &FieldError{Field: "refund_of", Err: fmt.Errorf("no intent has key %q", p.RefundOf)}
+	case c.Kind.orCharge() != IntentCharge:
+		return &FieldError{Field: "refund_of", Err: fmt.Errorf("intent %q is a %s, not a charge", p.RefundOf, c.Kind)}
+	case c.Provider != p.Provider:
+		return &FieldError{Field: "provider", Err: fmt.Errorf("%s differs from the charge's provider %s", p.Provider, c.Provider)}
+	case c.Amount.Currency != p.Amount.Currency:
+		return &FieldError{Field: "currency", Err: fmt.Errorf("%s differs from the charge's currency %s", p.Amount.Currency, c.Amount.Currency)}
+	}
+	if rem := r.Remaining(); p.Amount.Value.GreaterThan(rem.Value) {
+		return &FieldError{Field: "amount", Err: fmt.Errorf("%s exceeds what remains refundable of charge %q: %s of %s (%s already refunded)",
+			p.Amount.Text(), p.RefundOf, rem.Text(), c.Amount.Text(), money.Amount{Value: r.Refunded, Currency: c.Amount.Currency}.Text())}
+	}
+	return nil
+}
+
+// CountsAsRefunded reports whether a refund in state s holds part of its
+// charge: every refund that did not fail.
+func CountsAsRefunded(s State) bool { return s != StateFailed }

@@ -1,0 +1,16 @@
+-- +goose Up
+-- An intent is a charge or a refund; a refund names the charge intent it
+-- returns money for. The stores check that the charge exists and is not
+-- refunded beyond its amount inside the single writer's transaction.
+ALTER TABLE intents ADD COLUMN kind TEXT NOT NULL DEFAULT 'charge' CHECK (kind IN ('charge', 'refund'));
+ALTER TABLE intents ADD COLUMN refund_of TEXT NOT NULL DEFAULT '' CHECK ((kind = 'refund') = (refund_of <> ''));
+CREATE INDEX intents_refund_of_idx ON intents (refund_of) WHERE kind = 'refund';
+-- What the intent of a finding is (charge or refund), shown with it;
+-- empty for findings of no intent and those stored before.
+ALTER TABLE findings ADD COLUMN intent_kind TEXT NOT NULL DEFAULT '';
+
+-- +goose Down
+ALTER TABLE findings DROP COLUMN intent_kind;
+DROP INDEX intents_refund_of_idx;
+ALTER TABLE intents DROP COLUMN refund_of;
+ALTER TABLE intents DROP COLUMN kind;
