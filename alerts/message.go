@@ -196,6 +196,9 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		return message{}, fmt.Errorf("alert %d: reason %q is not about a finding", a.ID, a.Reason)
 	}
 	m.Text = escape(truncate(m.Text, maxFallbackText))
+	if line := suggestionLine(f); line != "" {
+		m.Blocks = append(m.Blocks, section(line))
+	}
 	m.Blocks = append(m.Blocks, section("", findingFields(cfg, f, atRisk)...))
 	m.Blocks = append(m.Blocks, findingActions(cfg, a, f)...)
 	m.Blocks = append(m.Blocks, footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
@@ -468,4 +471,22 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(out, sep)
+}
+
+// suggestionLine says which finding is probably the other half of f and
+// how a person accepts the pair; "" when nothing is suggested. Nothing is
+// matched until someone does.
+func suggestionLine(f ledger.Finding) string {
+	sg := f.Suggestion
+	if sg.IsZero() {
+		return ""
+	}
+	unknown := f.ID
+	if f.Kind != ledger.KindUnknownCharge {
+		unknown = sg.FindingID
+	}
+	return ":bulb: *Suggested match:* intent " + code(scrubID(sg.IntentKey)) + " and provider charge " +
+		code(scrubID(sg.TxnID)) + " (" + escape(scrub(sg.Reason)) + "), finding " + code(scrubID(sg.FindingID)) +
+		". Nothing is matched until someone accepts: " +
+		code("reconcile findings match "+scrubID(unknown)+" --intent "+scrubID(sg.IntentKey))
 }

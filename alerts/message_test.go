@@ -79,6 +79,14 @@ func messageCases(t *testing.T, cfg Config) []struct {
 	won.Status, won.ResolvedAt, won.ResolvedBy = ledger.FindingResolved, t0.Add(96*time.Hour), ledger.ResolvedByRun
 	won.Note = "no longer seen by run 9 (attempt 1)"
 
+	suggested := dup
+	suggested.Kind, suggested.IntentKey, suggested.Severity = ledger.KindUnknownCharge, "", ledger.SeverityMedium
+	suggested.ProviderTxnIDs = []string{"SE41XYZ777"}
+	suggested.ID = ledger.FindingID(suggested.Kind, "", suggested.ProviderTxnIDs)
+	suggested.Detail = `successful charge of KES 1,500.00 links to no intent (reference "INV1O01")`
+	suggested.Suggestion = ledger.Suggestion{FindingID: "f_0dac296d7c098f5bb15f", IntentKey: "charge:order-4471",
+		TxnID: "SE41XYZ777", Reason: "same amount; reference INV1O01 is INV1001 with O read as 0"}
+
 	return []struct {
 		name string
 		m    message
@@ -93,6 +101,7 @@ func messageCases(t *testing.T, cfg Config) []struct {
 		{"summary", summary},
 		{"summary_clean", clean},
 		{"summary_long", long},
+		{"suggested", finding(11, suggested, reason{Kind: reasonOpened})},
 	}
 }
 
