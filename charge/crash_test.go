@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,26 +50,26 @@ const (
 // crashPlan sizes one crash run.
 type crashPlan struct {
 	intents int
-	// rounds is how many workers are started and killed; every other one
-	// is killed at the fault point, the rest at a random instant.
+	// rounds is how many workers are started and killed; a quarter at the
+	// fault point after the provider's answer, a quarter at the one before
+	// the call, the rest at a random instant.
 	rounds int
 	// restartEvery restarts PostgreSQL (immediate mode) in every n-th
 	// round; 0 never does (the shared test server must not be restarted).
 	restartEvery int
 	// minCharged and minBefore are the fewest distinct intents that must be
-	// caught in each window over the run. The charged-but-not-recorded
-	// window is held open by the fault point; the window before the charge
-	// is hit only by the random kills, so the reduced run asks one of it
-	// (a loaded machine finishes many charges between two kills).
+	// caught in each window over the run. Fault points hold both windows
+	// open (before the call and after it), beside the random kills.
 	minCharged, minBefore int
 }
 
 // TestCrash drains charge jobs through worker processes that are killed with
 // SIGKILL while charges are in flight, against the fake provider on
-// PostgreSQL: half the kills land at a fault point right after the provider
-// answered and before the worker recorded the answer (the charged but not
-// recorded window), the others at a random instant once the worker holds
-// claims. The full run also restarts PostgreSQL in immediate mode (a crash
+// PostgreSQL: a quarter of the kills land at a fault point right after the
+// provider answered and before the worker recorded the answer (the charged
+// but not recorded window), a quarter at one after the attempt is recorded
+// and before the call (claimed, never charged), the others at a random
+// instant once the worker holds claims. The full run also restarts PostgreSQL in immediate mode (a crash
 // of the database) under load. Each kill must catch intents mid-charge; at
 // the end every intent is checked against the provider's own records: none
 // charged twice, none lost, none failed or succeeded against what the
@@ -82,7 +83,7 @@ func TestCrash(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d (rerun with -crash.seed=%d)", seed, seed)
-	p := crashPlan{intents: 200, rounds: 8, minCharged: 10, minBefore: 1}
+	p := crashPlan{intents: 200, rounds: 8, minCharged: 10, minBefore: 4}
 	if *crashFull {
 		p = crashPlan{intents: 1000, rounds: 40, restartEvery: 5, minCharged: 50, minBefore: 20}
 	}
@@ -190,6 +191,7 @@ type killTally struct {
 	charged       []string // the provider charged; the outcome was not recorded
 	parked        []string // what the fault point reported holding
 	parkedMissing []string // parked keys the ledger or provider do not show in the window
+	parkedBefore  bool     // the fault point held tries before the call, not answers after it
 }
 
 func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
@@ -232,12 +234,19 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 		var k killTally
 		var w *worker
 		switch {
-		case round%2 == 0:
+		case round%4 == 0:
 			// The fault point: let a random number of charges through,
 			// then hold every answer before it is recorded and kill the
 			// worker once several are held.
 			k.kind = "fault point"
 			w = r.start(rnd.IntN(3 * crashConcurrency))
+			want := 2 + rnd.IntN(crashConcurrency-1)
+			k.parked = collectParked(t, w, want)
+		case round%4 == 2:
+			// The fault point before the call: tries recorded that never
+			// reached the provider.
+			k.kind, k.parkedBefore = "fault point before the call", true
+			w = r.start(rnd.IntN(3*crashConcurrency), "CRASH_PARK_BEFORE=1")
 			want := 2 + rnd.IntN(crashConcurrency-1)
 			k.parked = collectParked(t, w, want)
 		default:
@@ -286,7 +295,7 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 			t.Errorf("round %d (%s): the kill caught no charge in flight", round, k.kind)
 		}
 		if len(k.parkedMissing) > 0 {
-			t.Errorf("round %d: the fault point held %v but the ledger and provider do not show them charged and unrecorded", round, k.parkedMissing)
+			t.Errorf("round %d (%s): the fault point held %v but the ledger and provider do not show them in its window", round, k.kind, k.parkedMissing)
 		}
 		kills = append(kills, k)
 		t.Logf("round %d (%s): caught %d before the provider charged, %d charged but not recorded (fault point held %d)",
@@ -419,7 +428,7 @@ func (r *crashRig) tally(k *killTally, w *worker) {
 		}
 	}
 	for _, key := range k.parked {
-		if !inWindow[key] {
+		if inWindow[key] == k.parkedBefore || !slices.Contains(held, key) {
 			k.parkedMissing = append(k.parkedMissing, key)
 		}
 	}
@@ -509,7 +518,7 @@ func TestCrashWorkerProcess(t *testing.T) {
 			answers atomic.Int64
 			mu      sync.Mutex
 		)
-		charge.SetAfterProviderCall(func(key string) {
+		park := func(key string) {
 			if answers.Add(1) <= int64(parkAfter) {
 				return
 			}
@@ -517,7 +526,12 @@ func TestCrashWorkerProcess(t *testing.T) {
 			_, _ = fmt.Fprintln(report, key)
 			mu.Unlock()
 			<-make(chan struct{}) // held until the test kills the process
-		})
+		}
+		if os.Getenv("CRASH_PARK_BEFORE") == "1" {
+			charge.SetBeforeProviderCall(park)
+		} else {
+			charge.SetAfterProviderCall(park)
+		}
 	}
 	timeout := time.Second
 	if d, err := time.ParseDuration(os.Getenv("CRASH_PROVIDER_TIMEOUT")); err == nil {

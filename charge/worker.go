@@ -117,6 +117,11 @@ func lastUnsettled(attempts []ledger.Attempt) (ledger.Attempt, bool) {
 // worker inside that window; nothing in the program assigns it.
 var afterProviderCall func(intentKey string)
 
+// beforeProviderCall, when set, runs after an attempt is recorded and before
+// the provider is called, for the same tests: a worker crashed there has
+// claimed and recorded a try that never reached the provider.
+var beforeProviderCall func(intentKey string)
+
 // call is one claimed try at an intent.
 type call struct {
 	svc     *Service
@@ -148,6 +153,9 @@ func (c *call) fresh(ctx context.Context) error {
 }
 
 func (c *call) charge(ctx context.Context, a ledger.Attempt) error {
+	if beforeProviderCall != nil {
+		beforeProviderCall(c.in.Key)
+	}
 	res, err := c.charger.Charge(ctx, c.request(a.Number))
 	if afterProviderCall != nil {
 		afterProviderCall(c.in.Key)
@@ -205,6 +213,9 @@ func (c *call) resume(ctx context.Context, last ledger.Attempt, firstSent time.T
 		}
 	}
 	s.logger.Info("resuming charge with the same idempotency key", "intent", c.in.Key, "attempt", last.Number)
+	if beforeProviderCall != nil {
+		beforeProviderCall(c.in.Key)
+	}
 	res, err := c.charger.Charge(ctx, c.request(last.Number))
 	if afterProviderCall != nil {
 		afterProviderCall(c.in.Key)
