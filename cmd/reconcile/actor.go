@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os/user"
 	"strings"
@@ -36,4 +37,18 @@ func cliActor(flag string) (ledger.Actor, error) {
 // notFound says what to do about an id that names nothing.
 func notFound(what, id, list string) error {
 	return fmt.Errorf("%s %s: no such %s (see `reconcile %s`)", what, id, what, list)
+}
+
+// acting opens the books for a command that records a decision, and names
+// who makes it (--actor or the OS user).
+func (a *app) acting(ctx context.Context, actor string) (ledger.Store, ledger.Actor, error) {
+	who, err := cliActor(actor)
+	if err != nil {
+		return nil, ledger.Actor{}, err
+	}
+	s, err := a.open(ctx, false)
+	if err != nil {
+		return nil, ledger.Actor{}, err
+	}
+	return s, who, nil
 }

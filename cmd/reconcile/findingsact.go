@@ -87,12 +87,8 @@ func newFindingsReopenCmd(a *app) *cobra.Command {
 			if strings.TrimSpace(note) == "" {
 				return usagef("reopen needs --note saying why")
 			}
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
@@ -119,12 +115,8 @@ func newFindingsNoteCmd(a *app) *cobra.Command {
 			if strings.TrimSpace(note) == "" {
 				return usagef("note needs --note TEXT")
 			}
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}

@@ -37,12 +37,8 @@ or by another manual link). A finding's suggestion names the intent to use.`,
 			if strings.TrimSpace(key) == "" {
 				return usagef("match needs --intent KEY")
 			}
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
@@ -74,12 +70,8 @@ deleted, and the unknown_charge and the intent's missing_at_provider are reopene
 "unmatched" event in its history. The next run judges them again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}

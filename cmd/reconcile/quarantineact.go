@@ -117,12 +117,8 @@ again). The item and its raw input stay; the dismissal is recorded with who, whe
 			if strings.TrimSpace(note) == "" {
 				return usagef("dismiss needs --note saying why")
 			}
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
@@ -155,12 +151,8 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if err != nil {
 				return err
 			}
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
