@@ -16,7 +16,8 @@ type Stats struct {
 	Cut int
 	// Refused is how many new connections were closed at once.
 	Refused int
-	// Bytes is how many bytes were forwarded, both ways.
+	// Bytes is how many bytes were forwarded, both ways (counted as each
+	// chunk is handed on).
 	Bytes int64
 }
 
@@ -210,13 +211,15 @@ func (p *Proxy) pipe(l *link, dst, src net.Conn) {
 			case <-l.done:
 				return
 			}
+			// Counted before the write, so a peer that has read the bytes
+			// also sees them in Stats.
+			p.mu.Lock()
+			p.stats.Bytes += int64(n)
+			p.mu.Unlock()
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				l.close()
 				return
 			}
-			p.mu.Lock()
-			p.stats.Bytes += int64(n)
-			p.mu.Unlock()
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {

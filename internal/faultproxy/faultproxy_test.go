@@ -60,6 +60,16 @@ func setup(t *testing.T) (*faultproxy.Proxy, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	// The dial returns once the kernel has the connection; wait until the
+	// proxy has accepted it too, so a fault set next applies to later
+	// connections only.
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stats().Conns < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy never accepted the first connection")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return p, c
 }
 
