@@ -1,0 +1,53 @@
+package providers
+
+import (
+	"context"
+
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// RefundRequest is one try at returning money for a charge.
+type RefundRequest struct {
+	// RefundKey is the refund intent's stable key; providers that honour
+	// idempotency keys receive it as the key, and it is written into the
+	// refund's metadata so that the refund can be found again.
+	RefundKey string
+	// ChargeKey is the key of the charge intent the money goes back for.
+	ChargeKey string
+	// ChargeRef and ChargeTxnID identify the charge at the provider, as the
+	// charge's succeeded attempt recorded them: the request-level id
+	// (Stripe PaymentIntent id, M-Pesa CheckoutRequestID) and the
+	// money-level id (Stripe charge id, M-Pesa receipt number).
+	ChargeRef   string
+	ChargeTxnID string
+	// Amount is what to give back, in the charge's currency.
+	Amount   money.Amount
+	Reason   string
+	Metadata map[string]string
+	// Attempt numbers the tries at this refund, from 1.
+	Attempt int
+}
+
+// Refunder asks a provider to give money back for a charge. The answer uses
+// the charge statuses: ProviderRef is the request-level id to record on the
+// attempt (Stripe refund id, M-Pesa reversal ConversationID) and TxnID the
+// money-level id when known (Stripe refund id, M-Pesa reversal receipt).
+// Pending means accepted with the verdict to come by callback.
+type Refunder interface {
+	Refund(ctx context.Context, req RefundRequest) (ChargeResult, error)
+}
+
+// RefundFinder looks a refund up by its refund key (Stripe: the refund's
+// metadata), for attempts whose idempotency key may have expired. found is
+// false when the provider has no refund for the key.
+type RefundFinder interface {
+	FindRefund(ctx context.Context, req RefundRequest) (res ChargeResult, found bool, err error)
+}
+
+// RefundStatusQuerier asks the provider about an earlier refund attempt by
+// the provider reference it recorded. A provider whose answer comes later
+// by callback (M-Pesa Transaction Status) returns StatusUnknown once the
+// question is sent; the callback then settles the attempt.
+type RefundStatusQuerier interface {
+	QueryRefundStatus(ctx context.Context, req RefundRequest, providerRef string) (ChargeResult, error)
+}
