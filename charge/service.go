@@ -19,18 +19,27 @@ import (
 // minutes, far inside Stripe's 24-hour idempotency key retention.
 const DefaultMaxAttempts = 12
 
+// Defaults of the other Config fields, which the CLI's configuration shares.
+const (
+	DefaultLease         = 2 * time.Minute
+	DefaultPendingPoll   = 30 * time.Second
+	DefaultPendingGiveUp = 10 * time.Minute
+)
+
 // Config tunes charging.
 type Config struct {
-	// Lease is how long a worker holds an intent; default 2 minutes. It must
-	// exceed one provider call.
+	// Lease is how long a worker holds an intent; default DefaultLease. It
+	// must exceed one provider call.
 	Lease time.Duration
 	// MaxAttempts caps the tries of a charge job; default DefaultMaxAttempts.
 	MaxAttempts int
 	// PendingPoll is how long to wait before asking the provider again
-	// about an accepted, not yet final charge (an STK prompt); default 30 s.
+	// about an accepted, not yet final charge (an STK prompt); default
+	// DefaultPendingPoll.
 	PendingPoll time.Duration
 	// PendingGiveUp is how long an attempt may stay pending before the
-	// intent is marked unknown for the reconciler to settle; default 10 min.
+	// intent is marked unknown for the reconciler to settle; default
+	// DefaultPendingGiveUp.
 	PendingGiveUp time.Duration
 	// Owner names this process in claims; default "worker".
 	Owner string
@@ -42,16 +51,16 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Lease <= 0 {
-		c.Lease = 2 * time.Minute
+		c.Lease = DefaultLease
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.PendingPoll <= 0 {
-		c.PendingPoll = 30 * time.Second
+		c.PendingPoll = DefaultPendingPoll
 	}
 	if c.PendingGiveUp <= 0 {
-		c.PendingGiveUp = 10 * time.Minute
+		c.PendingGiveUp = DefaultPendingGiveUp
 	}
 	if c.Owner == "" {
 		c.Owner = "worker"

@@ -35,19 +35,28 @@ type OIDCConfig struct {
 	// RedirectURL is the console's callback as registered with the provider:
 	// https://reconcile.example.com/console/callback.
 	RedirectURL string
-	// Scopes asked for; default openid, email and profile. Add the one that
+	// Scopes asked for; default DefaultScopes (openid, email and profile). Add the one that
 	// brings the groups claim if the provider needs it (often "groups").
 	Scopes []string
 	// GroupsClaim names the ID token claim listing the person's groups;
-	// default "groups".
+	// default DefaultGroupsClaim.
 	GroupsClaim string
 	// SessionKey (secret, at least 32 bytes) seals the session cookies.
 	SessionKey []byte
-	// SessionTTL is how long a sign-in lasts; default 12h.
+	// SessionTTL is how long a sign-in lasts; default DefaultSessionTTL.
 	SessionTTL time.Duration
 	// HTTPClient talks to the provider (nil: http.DefaultClient).
 	HTTPClient *http.Client
 }
+
+// Defaults of OIDCConfig, which the CLI's configuration shares.
+const (
+	DefaultGroupsClaim = "groups"
+	DefaultSessionTTL  = 12 * time.Hour
+)
+
+// DefaultScopes are the scopes asked for when OIDCConfig names none.
+func DefaultScopes() []string { return []string{oidc.ScopeOpenID, "email", "profile"} }
 
 const (
 	sessionCookie = "reconcile_session"
@@ -89,16 +98,16 @@ func newOIDCSignIn(cfg OIDCConfig, clock func() time.Time) (*oidcSignIn, error) 
 		return nil, err
 	}
 	if len(cfg.Scopes) == 0 {
-		cfg.Scopes = []string{oidc.ScopeOpenID, "email", "profile"}
+		cfg.Scopes = DefaultScopes()
 	}
 	if !slices.Contains(cfg.Scopes, oidc.ScopeOpenID) {
 		cfg.Scopes = append([]string{oidc.ScopeOpenID}, cfg.Scopes...)
 	}
 	if cfg.GroupsClaim == "" {
-		cfg.GroupsClaim = "groups"
+		cfg.GroupsClaim = DefaultGroupsClaim
 	}
 	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = 12 * time.Hour
+		cfg.SessionTTL = DefaultSessionTTL
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient

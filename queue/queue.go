@@ -25,6 +25,9 @@ const (
 const (
 	DefaultJobTimeout  = 90 * time.Second
 	DefaultRescueAfter = 5 * time.Minute
+	// DefaultRetryBase and DefaultRetryMax are Backoff's when it sets none.
+	DefaultRetryBase = 2 * time.Second
+	DefaultRetryMax  = 10 * time.Minute
 )
 
 // Config configures the River client. Without Workers the client only

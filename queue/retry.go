@@ -10,8 +10,10 @@ import (
 // Backoff is an exponential retry policy with jitter: the n-th retry waits
 // Base * 2^(n-1), at most Max, give or take a fifth.
 type Backoff struct {
+	// Base is the first retry's wait; default DefaultRetryBase.
 	Base time.Duration
-	Max  time.Duration
+	// Max caps every wait; default DefaultRetryMax.
+	Max time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -30,10 +32,10 @@ func (b Backoff) NextRetry(job *rivertype.JobRow) time.Time {
 func (b Backoff) Nominal(attempt int) time.Duration {
 	base, maxWait := b.Base, b.Max
 	if base <= 0 {
-		base = time.Second
+		base = DefaultRetryBase
 	}
 	if maxWait <= 0 {
-		maxWait = 10 * time.Minute
+		maxWait = DefaultRetryMax
 	}
 	d := base
 	for i := 1; i < attempt && d < maxWait; i++ {

@@ -17,12 +17,16 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/console"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
+	"github.com/reconcilehq/reconcile/providers/stripe"
 	"github.com/reconcilehq/reconcile/queue"
+	"github.com/reconcilehq/reconcile/reconciler"
 )
 
 // Config is the whole configuration. Precedence: flags > RECONCILE_*
@@ -188,111 +192,117 @@ func (c LogConfig) level() slog.Level {
 	return l
 }
 
-// defaults are every key with its default value; listing every key also lets
-// RECONCILE_* variables reach keys the config file does not mention.
-var defaults = map[string]any{
-	"database_url":                               database.DefaultURL,
-	"database.max_conns":                         0,
-	"log.level":                                  "info",
-	"log.format":                                 "auto",
-	"http.listen":                                ":8080",
-	"http.admin_listen":                          "127.0.0.1:8081",
-	"http.read_timeout":                          "10s",
-	"http.write_timeout":                         "30s",
-	"http.max_body_bytes":                        1 << 20,
-	"http.api_token":                             "",
-	"roles.http":                                 true,
-	"roles.workers":                              true,
-	"roles.scheduler":                            true,
-	"workers.charges":                            8,
-	"workers.events":                             4,
-	"workers.alerts":                             1,
-	"workers.runs":                               2,
-	"queue.job_timeout":                          queue.DefaultJobTimeout.String(),
-	"queue.rescue_after":                         queue.DefaultRescueAfter.String(),
-	"queue.shutdown_grace":                       "30s",
-	"queue.retry_base":                           "2s",
-	"queue.retry_max":                            "10m",
-	"charges.lease":                              "2m",
-	"charges.max_attempts":                       charge.DefaultMaxAttempts,
-	"charges.pending_poll":                       "30s",
-	"charges.pending_give_up":                    "10m",
-	"events.endpoints":                           []string{},
-	"events.signing_secret":                      "",
-	"reconcile.tolerance":                        "2h",
-	"reconcile.lease":                            "15m",
-	"reconcile.fuzzy":                            false,
-	"reconcile.statement_grace":                  "2h",
-	"alerts.mode":                                "off",
-	"alerts.channel":                             "",
-	"alerts.severity_channels":                   map[string]string{},
-	"alerts.immediate_severity":                  "high",
-	"alerts.immediate_min_at_risk":               []string{},
-	"alerts.summary_when_clean":                  false,
-	"alerts.summary_top":                         5,
-	"alerts.findings_url":                        "",
-	"alerts.zone":                                "",
-	"alerts.channel_interval":                    "1s",
-	"alerts.max_attempts":                        10,
-	"alerts.api_url":                             "https://slack.com/api/",
-	"alerts.bot_token":                           "",
-	"alerts.webhook_url":                         "",
-	"alerts.signing_secret":                      "",
-	"alerts.interactions.enabled":                false,
-	"alerts.interactions.allowed_users":          []string{},
-	"alerts.interactions.allowed_groups":         []string{},
-	"console.mode":                               "off",
-	"console.local_user":                         "",
-	"console.user_header":                        "X-Forwarded-Email",
-	"console.trusted_proxies":                    []string{},
-	"console.operators":                          []string{},
-	"console.viewers":                            []string{},
-	"console.oidc.issuer":                        "",
-	"console.oidc.client_id":                     "",
-	"console.oidc.client_secret":                 "",
-	"console.oidc.redirect_url":                  "",
-	"console.oidc.scopes":                        []string{"openid", "email", "profile"},
-	"console.oidc.groups_claim":                  "groups",
-	"console.oidc.session_key":                   "",
-	"console.oidc.session_ttl":                   "12h",
-	"console.public_url":                         "",
-	"console.listen":                             "",
-	"providers.mpesa.zone":                       mpesa.ZoneName,
-	"providers.mpesa.settlement_grace":           "30m",
-	"providers.mpesa.reference_normalise":        true,
-	"providers.mpesa.base_url":                   "https://api.safaricom.co.ke",
-	"providers.mpesa.short_code":                 "",
-	"providers.mpesa.party_b":                    "",
-	"providers.mpesa.transaction_type":           "CustomerPayBillOnline",
-	"providers.mpesa.http_timeout":               "30s",
-	"providers.mpesa.consumer_key":               "",
-	"providers.mpesa.consumer_secret":            "",
-	"providers.mpesa.pass_key":                   "",
-	"providers.mpesa.callbacks.path_token":       "",
-	"providers.mpesa.callbacks.public_url":       "",
-	"providers.mpesa.callbacks.prefix":           "/daraja",
-	"providers.mpesa.callbacks.allow_ips":        []string{},
-	"providers.mpesa.callbacks.allow_any_ip":     false,
-	"providers.mpesa.callbacks.trusted_proxies":  []string{},
-	"providers.mpesa.callbacks.max_body_bytes":   64 << 10,
-	"providers.mpesa.callbacks.read_timeout":     "10s",
-	"providers.mpesa.pull.enabled":               false,
-	"providers.mpesa.pull.nominated_number":      "",
-	"providers.mpesa.pull.max_pages":             1000,
-	"providers.stripe.zone":                      "UTC",
-	"providers.stripe.settlement_grace":          "2h",
-	"providers.stripe.reference_normalise":       true,
-	"providers.stripe.api_key":                   "",
-	"providers.stripe.base_url":                  "",
-	"providers.stripe.max_network_retries":       2,
-	"providers.stripe.timeout":                   "30s",
-	"providers.stripe.payment_method":            "",
-	"providers.stripe.pull_balance_transactions": true,
-	"providers.stripe.page_size":                 100,
-	"providers.stripe.report_timezone":           "UTC",
-	"providers.stripe.webhook_secrets":           []string{},
-	"providers.stripe.webhook_tolerance":         "5m",
-	"providers.stripe.intent_metadata_key":       "intent_key",
+// DefaultConfig is the configuration with nothing set: every default is
+// here, and nowhere else in the binary. Where a library package applies a
+// default of its own, the value is that package's exported constant, so the
+// two cannot disagree. registerDefaults gives every key of it to viper.
+func DefaultConfig() Config {
+	return Config{
+		DatabaseURL: database.DefaultURL,
+		Log:         LogConfig{Level: "info", Format: "auto"},
+		HTTP: HTTPConfig{
+			Listen:       ":8080",
+			AdminListen:  "127.0.0.1:8081",
+			ReadTimeout:  10 * time.Second,
+			WriteTimeout: 30 * time.Second,
+			MaxBodyBytes: 1 << 20,
+		},
+		Roles:   RolesConfig{HTTP: true, Workers: true, Scheduler: true},
+		Workers: WorkersConfig{Charges: 8, Events: 4, Alerts: 1, Runs: 2},
+		Queue: QueueConfig{
+			JobTimeout:    queue.DefaultJobTimeout,
+			RescueAfter:   queue.DefaultRescueAfter,
+			ShutdownGrace: 30 * time.Second,
+			RetryBase:     queue.DefaultRetryBase,
+			RetryMax:      queue.DefaultRetryMax,
+		},
+		Charges: ChargesConfig{
+			Lease:         charge.DefaultLease,
+			MaxAttempts:   charge.DefaultMaxAttempts,
+			PendingPoll:   charge.DefaultPendingPoll,
+			PendingGiveUp: charge.DefaultPendingGiveUp,
+		},
+		Reconcile: ReconcileConfig{
+			Tolerance:      reconciler.DefaultTolerance,
+			Lease:          reconciler.DefaultLease,
+			StatementGrace: reconciler.DefaultGrace,
+		},
+		Alerts: AlertsConfig{
+			Mode:              "off",
+			ImmediateSeverity: string(ledger.SeverityHigh),
+			SummaryTop:        alerts.DefaultSummaryTop,
+			ChannelInterval:   alerts.DefaultChannelInterval,
+			MaxAttempts:       alerts.DefaultMaxAttempts,
+			APIURL:            alerts.DefaultAPIURL,
+		},
+		Console: ConsoleConfig{
+			Mode:       "off",
+			UserHeader: "X-Forwarded-Email",
+			OIDC: ConsoleOIDC{
+				Scopes:      console.DefaultScopes(),
+				GroupsClaim: console.DefaultGroupsClaim,
+				SessionTTL:  console.DefaultSessionTTL,
+			},
+		},
+		Providers: ProvidersConfig{
+			Mpesa: MpesaConfig{
+				Zone:               mpesa.ZoneName,
+				SettlementGrace:    mpesa.DefaultSettlementGrace,
+				ReferenceNormalise: true,
+				BaseURL:            mpesa.ProductionURL,
+				TransactionType:    mpesa.PayBillOnline,
+				HTTPTimeout:        mpesa.DefaultHTTPTimeout,
+				Callbacks: MpesaCallbacksConfig{
+					Prefix:       mpesa.DefaultPrefix,
+					MaxBodyBytes: mpesa.DefaultMaxBodyBytes,
+					ReadTimeout:  mpesa.DefaultReadTimeout,
+				},
+				Pull: MpesaPullConfig{MaxPages: mpesa.DefaultPullMaxPages},
+			},
+			Stripe: StripeConfig{
+				Zone:               "UTC",
+				SettlementGrace:    stripe.DefaultSettlementGrace,
+				ReferenceNormalise: true,
+				// The SDK's own retries of safe failures; the library's
+				// zero means none, so this is the binary's choice.
+				MaxNetworkRetries:       2,
+				Timeout:                 stripe.DefaultTimeout,
+				PullBalanceTransactions: true,
+				PageSize:                stripe.DefaultPageSize,
+				ReportTimezone:          "UTC",
+				WebhookTolerance:        stripe.DefaultWebhookTolerance,
+				IntentMetadataKey:       stripe.MetadataIntentKey,
+			},
+		},
+	}
+}
+
+// registerDefaults gives viper every key of the configuration with its
+// default (the fields of def, walked by their mapstructure names), so that a
+// RECONCILE_* variable reaches any key, also one the config file does not
+// mention. Nil lists and maps are registered empty. Lists and maps of
+// sections (statements, schedules) come from the config file only.
+func registerDefaults(v *viper.Viper, def reflect.Value, prefix string) {
+	t := def.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := f.Tag.Get("mapstructure")
+		if name == "" || name == "-" {
+			continue
+		}
+		key, val := prefix+name, def.Field(i)
+		switch k := f.Type.Kind(); {
+		case k == reflect.Struct:
+			registerDefaults(v, val, key+".")
+		case (k == reflect.Slice || k == reflect.Map) && f.Type.Elem().Kind() == reflect.Struct:
+		case k == reflect.Slice && val.IsNil():
+			v.SetDefault(key, reflect.MakeSlice(f.Type, 0, 0).Interface())
+		case k == reflect.Map && val.IsNil():
+			v.SetDefault(key, reflect.MakeMap(f.Type).Interface())
+		default:
+			v.SetDefault(key, val.Interface())
+		}
+	}
 }
 
 // secretKeys may only come from the environment.
@@ -310,9 +320,7 @@ func envName(key string) string {
 // validates.
 func loadConfig(cmd *cobra.Command, file string) (*Config, error) {
 	v := viper.New()
-	for k, d := range defaults {
-		v.SetDefault(k, d)
-	}
+	registerDefaults(v, reflect.ValueOf(DefaultConfig()), "")
 	v.SetEnvPrefix("RECONCILE")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()

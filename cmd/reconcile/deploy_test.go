@@ -133,8 +133,10 @@ func TestDeployReferencesExist(t *testing.T) {
 func TestDeployEnvNames(t *testing.T) {
 	t.Parallel()
 	known := map[string]bool{}
-	for k := range defaults {
-		known[envName(k)] = true
+	for _, e := range configEntries() {
+		if !e.Section {
+			known[envName(e.Key)] = true
+		}
 	}
 	env := regexp.MustCompile(`RECONCILE_[A-Z0-9_]+`)
 	for _, f := range []string{"../../Dockerfile", "../../deploy/compose.yaml", "../../deploy/reconcile.service",

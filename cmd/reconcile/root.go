@@ -82,6 +82,7 @@ or a config file (see config.example.yaml).`,
 		newQuarantineCmd(a),
 		newVersionCmd(a),
 		newRunsCmd(a),
+		newConfigCmd(a),
 	)
 	setVersion(root)
 	for _, c := range root.Commands() {

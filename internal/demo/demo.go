@@ -256,7 +256,7 @@ func (d *demo) tally(ctx context.Context) (map[string]map[ledger.State]int, erro
 func (d *demo) reconcile(ctx context.Context) error {
 	rec := reconciler.New(d.opt.Store, reconciler.Config{Clock: d.clk.now, Logger: d.opt.Logger, Settler: d.svc,
 		Pullers: map[string]providers.Puller{"stripe": d.stripe},
-		Grace:   map[string]time.Duration{mpesa.Provider: 30 * time.Minute, "stripe": 2 * time.Hour}})
+		Grace:   map[string]time.Duration{mpesa.Provider: mpesa.DefaultSettlementGrace, "stripe": stripe.DefaultSettlementGrace}})
 	d.outcomes = map[string]*reconciler.Outcome{}
 	windows := []struct {
 		provider string

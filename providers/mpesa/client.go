@@ -33,6 +33,11 @@ const (
 // DefaultHTTPTimeout bounds one Daraja call.
 const DefaultHTTPTimeout = 30 * time.Second
 
+// DefaultSettlementGrace is how long M-Pesa's evidence of a payment (a
+// callback, a statement line) usually takes to arrive: a reconcile run
+// does not call intents younger than this missing.
+const DefaultSettlementGrace = 30 * time.Minute
+
 // Config is what talking to Daraja needs.
 type Config struct {
 	// BaseURL is SandboxURL, ProductionURL or a fake's URL. Required.

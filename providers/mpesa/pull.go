@@ -20,6 +20,9 @@ const ChannelPull = "pull"
 // PullLookback is how far back the Pull Transactions API reaches.
 const PullLookback = 48 * time.Hour
 
+// DefaultPullMaxPages bounds the pages of one pull when PullConfig sets none.
+const DefaultPullMaxPages = 1000
+
 // ErrPullWindow reports a window the Pull Transactions API cannot serve
 // (it starts more than 48 hours ago); use the portal statement instead.
 var ErrPullWindow = errors.New("outside the Pull Transactions API's 48-hour look-back")
@@ -31,7 +34,7 @@ type PullConfig struct {
 	// NominatedNumber and CallbackURL are sent on registration.
 	NominatedNumber string
 	CallbackURL     string
-	// MaxPages bounds the pages of one pull; default 1000.
+	// MaxPages bounds the pages of one pull; default DefaultPullMaxPages.
 	MaxPages int
 	// OnReject receives a record that cannot be read, with the raw record.
 	// When nil a bad record fails the pull.
@@ -57,7 +60,7 @@ func NewPuller(cfg Config, pc PullConfig) (*Puller, error) {
 		pc.ShortCode = cfg.ShortCode
 	}
 	if pc.MaxPages <= 0 {
-		pc.MaxPages = 1000
+		pc.MaxPages = DefaultPullMaxPages
 	}
 	return &Puller{d: &daraja{cfg: cfg}, pc: pc}, nil
 }

@@ -8,6 +8,20 @@ import (
 	stripeapi "github.com/stripe/stripe-go/v85"
 )
 
+// Defaults of Config and of the reconcile settings of Stripe, which the
+// CLI's configuration shares.
+const (
+	// DefaultTimeout bounds one HTTP request.
+	DefaultTimeout = 30 * time.Second
+	// DefaultPageSize is the number of objects per list request (Stripe's
+	// largest).
+	DefaultPageSize = 100
+	// DefaultSettlementGrace is how long Stripe's evidence of a charge
+	// (a webhook, a report line) may take to arrive: a reconcile run does
+	// not call intents younger than this missing.
+	DefaultSettlementGrace = 2 * time.Hour
+)
+
 // Config configures a Client. The zero values of the optional fields are
 // the defaults.
 type Config struct {
@@ -23,7 +37,8 @@ type Config struct {
 	MaxNetworkRetries int
 	// HTTPClient carries the requests. Default: a client with Timeout.
 	HTTPClient *http.Client
-	// Timeout bounds one HTTP request when HTTPClient is nil. Default 30s.
+	// Timeout bounds one HTTP request when HTTPClient is nil. Default
+	// DefaultTimeout.
 	Timeout time.Duration
 	// PaymentMethod is the payment method (pm_...) charged when a request's
 	// metadata names none under "payment_method". Empty: such requests are
@@ -34,7 +49,7 @@ type Config struct {
 	// charge) and payouts. Default false: charges and refunds only.
 	BalanceTransactions bool
 	// PageSize is the number of objects per list request, 1 to 100.
-	// Default 100.
+	// Default DefaultPageSize.
 	PageSize int
 	// Clock stamps sightings with their receipt time. Default time.Now.
 	Clock func() time.Time
@@ -61,7 +76,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	switch {
 	case cfg.PageSize == 0:
-		cfg.PageSize = 100
+		cfg.PageSize = DefaultPageSize
 	case cfg.PageSize < 1 || cfg.PageSize > 100:
 		return nil, errors.New("stripe: config: page size must be between 1 and 100")
 	}
@@ -71,7 +86,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.HTTPClient == nil {
 		t := cfg.Timeout
 		if t == 0 {
-			t = 30 * time.Second
+			t = DefaultTimeout
 		}
 		cfg.HTTPClient = &http.Client{Timeout: t}
 	}

@@ -23,6 +23,10 @@ type Receiver interface {
 	Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (intake.Result, error)
 }
 
+// DefaultWebhookTolerance is the oldest webhook signature accepted when
+// WebhookConfig sets none (stripe-go's webhook.DefaultTolerance, 5 minutes).
+const DefaultWebhookTolerance = webhook.DefaultTolerance
+
 // WebhookConfig configures a WebhookHandler.
 type WebhookConfig struct {
 	// Secrets are the endpoint's signing secrets (whsec_...). More than one
@@ -30,8 +34,8 @@ type WebhookConfig struct {
 	Secrets []string
 	// Receiver stores and interprets verified bodies. Required.
 	Receiver Receiver
-	// Tolerance is how old a signature's timestamp may be. Default 5 minutes
-	// (webhook.DefaultTolerance).
+	// Tolerance is how old a signature's timestamp may be. Default
+	// DefaultWebhookTolerance.
 	Tolerance time.Duration
 	// MaxBodyBytes caps a body. Default 1 MiB.
 	MaxBodyBytes int64
@@ -70,7 +74,7 @@ func NewWebhookHandler(cfg WebhookConfig) (*WebhookHandler, error) {
 		return nil, errors.New("stripe: webhook: negative tolerance")
 	}
 	if cfg.Tolerance == 0 {
-		cfg.Tolerance = webhook.DefaultTolerance
+		cfg.Tolerance = DefaultWebhookTolerance
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+// load loads the configuration as the commands do, from file (none when
+// empty), the environment and the defaults.
+func load(t *testing.T, file string) *Config {
+	t.Helper()
+	cfg, err := loadConfig(&cobra.Command{}, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// sameSettings compares two configurations by their settings: an empty
+// list or map is the same as none, and what Validate fills in (the
+// providers' zones) is not a setting.
+func sameSettings(a, b Config) bool {
+	a.Alerts.zones, b.Alerts.zones = nil, nil
+	norm := func(c *Config) any {
+		var walk func(v reflect.Value)
+		walk = func(v reflect.Value) {
+			switch v.Kind() {
+			case reflect.Struct:
+				for i := range v.NumField() {
+					if v.Type().Field(i).IsExported() {
+						walk(v.Field(i))
+					}
+				}
+			case reflect.Slice, reflect.Map:
+				if v.Len() == 0 {
+					v.SetZero()
+				}
+			}
+		}
+		walk(reflect.ValueOf(c).Elem())
+		return *c
+	}
+	return reflect.DeepEqual(norm(&a), norm(&b))
+}
+
+// TestDefaultsPinned pins the defaults that matter: changing one is a
+// behaviour change and must be deliberate.
+func TestDefaultsPinned(t *testing.T) {
+	t.Parallel()
+	def := DefaultConfig()
+	for key, c := range map[string]struct{ got, want any }{
+		"database_url":                         {def.DatabaseURL, "sqlite:reconcile.db"},
+		"http.listen":                          {def.HTTP.Listen, ":8080"},
+		"http.admin_listen":                    {def.HTTP.AdminListen, "127.0.0.1:8081"},
+		"workers.charges":                      {def.Workers.Charges, 8},
+		"queue.job_timeout":                    {def.Queue.JobTimeout, 90 * time.Second},
+		"queue.rescue_after":                   {def.Queue.RescueAfter, 5 * time.Minute},
+		"queue.shutdown_grace":                 {def.Queue.ShutdownGrace, 30 * time.Second},
+		"queue.retry_base":                     {def.Queue.RetryBase, 2 * time.Second},
+		"queue.retry_max":                      {def.Queue.RetryMax, 10 * time.Minute},
+		"charges.lease":                        {def.Charges.Lease, 2 * time.Minute},
+		"charges.max_attempts":                 {def.Charges.MaxAttempts, 12},
+		"charges.pending_give_up":              {def.Charges.PendingGiveUp, 10 * time.Minute},
+		"reconcile.tolerance":                  {def.Reconcile.Tolerance, 2 * time.Hour},
+		"reconcile.lease":                      {def.Reconcile.Lease, 15 * time.Minute},
+		"reconcile.statement_grace":            {def.Reconcile.StatementGrace, 2 * time.Hour},
+		"alerts.mode":                          {def.Alerts.Mode, "off"},
+		"alerts.zone":                          {def.Alerts.Zone, ""},
+		"alerts.max_attempts":                  {def.Alerts.MaxAttempts, 10},
+		"console.mode":                         {def.Console.Mode, "off"},
+		"providers.mpesa.zone":                 {def.Providers.Mpesa.Zone, "Africa/Nairobi"},
+		"providers.mpesa.settlement_grace":     {def.Providers.Mpesa.SettlementGrace, 30 * time.Minute},
+		"providers.mpesa.base_url":             {def.Providers.Mpesa.BaseURL, "https://api.safaricom.co.ke"},
+		"providers.stripe.zone":                {def.Providers.Stripe.Zone, "UTC"},
+		"providers.stripe.settlement_grace":    {def.Providers.Stripe.SettlementGrace, 2 * time.Hour},
+		"providers.stripe.max_network_retries": {def.Providers.Stripe.MaxNetworkRetries, 2},
+		"providers.stripe.webhook_tolerance":   {def.Providers.Stripe.WebhookTolerance, 5 * time.Minute},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("default %s = %v, want %v", key, c.got, c.want)
+		}
+	}
+	if c := DefaultConfig(); c.Validate() != nil {
+		t.Errorf("the defaults do not validate: %v", c.Validate())
+	}
+	// Loading with nothing set gives the defaults.
+	if got := *load(t, ""); !sameSettings(got, def) {
+		t.Errorf("loaded with nothing set:\n%+v\nwant DefaultConfig:\n%+v", got, def)
+	}
+}
+
+// TestLibraryDefaultsAgree: a library package left to its own defaults
+// behaves as the configuration's defaults say.
+func TestLibraryDefaultsAgree(t *testing.T) {
+	t.Parallel()
+	def := DefaultConfig()
+	var b queue.Backoff // what a caller that sets no backoff gets
+	if got := b.Nominal(1); got != def.Queue.RetryBase {
+		t.Errorf("queue.Backoff's first wait is %s, the configuration's queue.retry_base %s", got, def.Queue.RetryBase)
+	}
+	if got := b.Nominal(100); got != def.Queue.RetryMax {
+		t.Errorf("queue.Backoff's longest wait is %s, the configuration's queue.retry_max %s", got, def.Queue.RetryMax)
+	}
+}
+
+// TestEveryKeyReachesViper: every key of Config, down to the nested ones,
+// is registered with viper, so that its RECONCILE_* variable is read.
+func TestEveryKeyReachesViper(t *testing.T) {
+	t.Parallel()
+	v := viper.New()
+	registerDefaults(v, reflect.ValueOf(DefaultConfig()), "")
+	registered := v.AllKeys()
+	for _, e := range configEntries() {
+		if e.Section || e.FileOnly {
+			continue
+		}
+		if !slices.Contains(registered, e.Key) {
+			t.Errorf("%s is not registered with viper: %s does not reach it", e.Key, envName(e.Key))
+		}
+	}
+}
+
+// TestEnvOverrides: RECONCILE_* variables override the file and the
+// defaults, for nested keys, durations and lists (comma-separated).
+func TestEnvOverrides(t *testing.T) {
+	file := writeConfig(t, `charges:
+  max_attempts: 3
+providers:
+  mpesa:
+    callbacks:
+      read_timeout: 20s
+`)
+	t.Setenv("RECONCILE_CHARGES_MAX_ATTEMPTS", "5")
+	t.Setenv("RECONCILE_PROVIDERS_MPESA_CALLBACKS_READ_TIMEOUT", "7s")
+	t.Setenv("RECONCILE_PROVIDERS_MPESA_PULL_MAX_PAGES", "40")
+	t.Setenv("RECONCILE_QUEUE_JOB_TIMEOUT", "2m")
+	t.Setenv("RECONCILE_CONSOLE_OIDC_SCOPES", "openid,groups")
+	t.Setenv("RECONCILE_ALERTS_INTERACTIONS_ALLOWED_USERS", "U0123,U0456")
+	t.Setenv("RECONCILE_PROVIDERS_STRIPE_REFERENCE_NORMALISE", "false")
+	cfg := load(t, file)
+	for key, c := range map[string]struct{ got, want any }{
+		"charges.max_attempts":                   {cfg.Charges.MaxAttempts, 5},
+		"providers.mpesa.callbacks.read_timeout": {cfg.Providers.Mpesa.Callbacks.ReadTimeout, 7 * time.Second},
+		"providers.mpesa.pull.max_pages":         {cfg.Providers.Mpesa.Pull.MaxPages, 40},
+		"queue.job_timeout":                      {cfg.Queue.JobTimeout, 2 * time.Minute},
+		"console.oidc.scopes":                    {cfg.Console.OIDC.Scopes, []string{"openid", "groups"}},
+		"alerts.interactions.allowed_users":      {cfg.Alerts.Interactions.AllowedUsers, []string{"U0123", "U0456"}},
+		"providers.stripe.reference_normalise":   {cfg.Providers.Stripe.ReferenceNormalise, false},
+		// Untouched keys keep their defaults.
+		"queue.rescue_after": {cfg.Queue.RescueAfter, DefaultConfig().Queue.RescueAfter},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", key, c.got, c.want)
+		}
+	}
+}
+
+// TestConfigDocsGenerated: config.example.yaml and docs/configuration.md
+// are what `go generate ./cmd/reconcile` makes of the defaults and
+// descriptions, every key is described, and the example file is a valid
+// config file that sets exactly the defaults.
+func TestConfigDocsGenerated(t *testing.T) {
+	t.Parallel()
+	keys := map[string]bool{}
+	for _, e := range configEntries() {
+		keys[e.Key] = true
+		if strings.TrimSpace(e.Doc) == "" {
+			t.Errorf("%s has no description in configDocs (cmd/reconcile/configdoc.go)", e.Key)
+		}
+		if _, ok := configExamples[e.Key]; ok && !e.FileOnly {
+			t.Errorf("configExamples[%s]: only lists and maps of sections (statements, schedules) take an example", e.Key)
+		}
+	}
+	for k := range configDocs {
+		if !keys[k] {
+			t.Errorf("configDocs describes %s, which is not a key of Config", k)
+		}
+	}
+	for file, want := range map[string][]byte{
+		"../../config.example.yaml":   exampleYAML(),
+		"../../docs/configuration.md": configMarkdown(),
+	} {
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run `go generate ./cmd/reconcile` and commit the result", strings.TrimPrefix(file, "../../"))
+		}
+	}
+	got := *load(t, "../../config.example.yaml")
+	if def := DefaultConfig(); !sameSettings(got, def) {
+		t.Errorf("config.example.yaml does not set the defaults:\n%+v\nwant:\n%+v", got, def)
+	}
+}
