@@ -30,6 +30,16 @@ func (w Window) String() string {
 	return w.From.UTC().Format(time.RFC3339) + "/" + w.To.UTC().Format(time.RFC3339)
 }
 
+// Defaults of a schedule, which the CLI's configuration shares.
+const (
+	// DefaultSize is the length of a window: the local day.
+	DefaultSize = 24 * time.Hour
+	// DefaultLookback is how many earlier windows each tick runs again.
+	DefaultLookback = 2
+	// DefaultCatchUp caps the windows missed during downtime that are run.
+	DefaultCatchUp = 7
+)
+
 // Spec is one provider's schedule.
 type Spec struct {
 	Provider string
@@ -37,7 +47,8 @@ type Spec struct {
 	Expr string
 	// Cron says when to run.
 	Cron cron.Schedule
-	// Size is the length of a window; it must divide a day. Default 24h.
+	// Size is the length of a window; it must divide a day. Default
+	// DefaultSize.
 	Size time.Duration
 	// Zone aligns windows to its midnight; default UTC.
 	Zone *time.Location
@@ -65,7 +76,7 @@ func (s Spec) Validate() error {
 
 func (s Spec) size() time.Duration {
 	if s.Size == 0 {
-		return 24 * time.Hour
+		return DefaultSize
 	}
 	return s.Size
 }

@@ -36,7 +36,8 @@ func (sc ScheduleConfig) spec(provider string, zone *time.Location) (schedule.Sp
 	if err != nil {
 		return schedule.Spec{}, fmt.Errorf("cron: %w", err)
 	}
-	spec := schedule.Spec{Provider: provider, Expr: sc.Cron, Cron: cron, Size: sc.Window, Zone: zone, Lookback: 2, CatchUp: 7}
+	spec := schedule.Spec{Provider: provider, Expr: sc.Cron, Cron: cron, Size: sc.Window, Zone: zone,
+		Lookback: schedule.DefaultLookback, CatchUp: schedule.DefaultCatchUp}
 	if sc.Lookback != nil {
 		spec.Lookback = *sc.Lookback
 	}
@@ -85,7 +86,7 @@ func logSchedules(logger *slog.Logger, specs []schedule.Spec, scheduler bool, no
 	for _, spec := range specs {
 		size := spec.Size
 		if size == 0 {
-			size = 24 * time.Hour
+			size = schedule.DefaultSize
 		}
 		logger.Info("schedule", "provider", spec.Provider, "cron", spec.Expr, "next_run", spec.Local(spec.Next(now)),
 			"window", size.String(), "lookback", spec.Lookback, "catch_up", spec.CatchUp,
