@@ -22,3 +22,16 @@ func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
 		}
 	}
 }
+
+// TestBackoffDefaults: a Backoff that sets nothing waits DefaultRetryBase
+// first and at most DefaultRetryMax, the defaults of the configuration.
+func TestBackoffDefaults(t *testing.T) {
+	t.Parallel()
+	var b Backoff
+	if got := b.Nominal(1); got != DefaultRetryBase {
+		t.Errorf("first wait %v, want %v", got, DefaultRetryBase)
+	}
+	if got := b.Nominal(50); got != DefaultRetryMax {
+		t.Errorf("longest wait %v, want %v", got, DefaultRetryMax)
+	}
+}

@@ -30,8 +30,15 @@ import (
 )
 
 // Config is the whole configuration. Precedence: flags > RECONCILE_*
-// environment variables > config file > defaults. Every key is documented in
-// config.example.yaml.
+// environment variables > config file > defaults.
+//
+// To add a key: a field with a mapstructure tag here (or in a section's
+// struct), its default in DefaultConfig (a library package's exported
+// constant when the library has a default of its own), its description in
+// configDocs (configdoc.go), its path in secretKeys if it is a secret, and a
+// check in Validate if some values are wrong. Then `go generate
+// ./cmd/reconcile` rewrites config.example.yaml and docs/configuration.md;
+// TestConfigDocsGenerated fails until they are current.
 type Config struct {
 	// DatabaseURL is postgres://... or sqlite:PATH; default sqlite:reconcile.db.
 	DatabaseURL string          `mapstructure:"database_url"`
