@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -224,5 +225,79 @@ func TestConfigCommand(t *testing.T) {
 	}
 	if code, _, _ := cli(t, "config", "nonsense"); code != 2 {
 		t.Errorf("config nonsense: exit %d, want 2", code)
+	}
+}
+
+// TestDocsNameRealKeys: the keys README.md and docs/*.md name exist, and a
+// default they state beside a key ("`queue.rescue_after` (default 5m)") is
+// the default, so prose written by hand cannot drift from DefaultConfig.
+func TestDocsNameRealKeys(t *testing.T) {
+	t.Parallel()
+	entries := configEntries()
+	byKey := map[string]configEntry{}
+	for _, e := range entries {
+		byKey[e.Key] = e
+	}
+	sections := `(?:` + strings.Join(func() []string {
+		var top []string
+		for _, e := range entries {
+			if e.Depth == 0 {
+				top = append(top, regexp.QuoteMeta(e.Key))
+			}
+		}
+		return top
+	}(), "|") + `)`
+	mention := regexp.MustCompile("`(" + sections + "(?:\\[\\])?(?:\\.[^` /]+)*)(?:/[^`]*)?`")
+	stated := regexp.MustCompile("`(" + sections + "[^` ]*)`,? \\(?default:? (?:`([^`]+)`|([0-9]+[smh])\\b)")
+	known := func(key string) bool {
+		key = strings.ReplaceAll(key, "[]", "")
+		if strings.ContainsAny(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") || strings.HasSuffix(key, ".sh") || strings.HasSuffix(key, ".env") {
+			return true // a file name or a Go identifier, not a key
+		}
+		parts := strings.Split(key, ".")
+		for _, e := range entries {
+			kp := strings.Split(e.Key, ".")
+			if e.FileOnly && kp[0] == parts[0] {
+				return true // keys inside statements and schedules
+			}
+			if len(kp) != len(parts) {
+				continue
+			}
+			match := true
+			for i, p := range parts {
+				if p != kp[i] && p != "*" && !strings.HasPrefix(p, "<") {
+					match = false
+				}
+			}
+			if match {
+				return true
+			}
+		}
+		return false
+	}
+	for _, file := range docFiles(t) {
+		if strings.HasSuffix(file, "configuration.md") {
+			continue
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(raw)), " ")
+		for _, m := range mention.FindAllStringSubmatch(text, -1) {
+			if !known(m[1]) {
+				t.Errorf("%s names %s, which is not a key of the configuration", file, m[1])
+			}
+		}
+		for _, m := range stated.FindAllStringSubmatch(text, -1) {
+			e, ok := byKey[m[1]]
+			if !ok || e.Section || e.Secret {
+				continue
+			}
+			want := strings.Trim(yamlValue(e.Default), `"`)
+			if got := m[2] + m[3]; got != want {
+				t.Errorf("%s says %s defaults to %s; it is %s", file, m[1], got, want)
+			}
+		}
 	}
 }
