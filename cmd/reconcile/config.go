@@ -609,13 +609,41 @@ func (c *Config) secretValues() []string {
 			out = append(out, p)
 		}
 	}
-	m := c.Providers.Mpesa
-	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
-		c.Alerts.SigningSecret, c.Console.OIDC.ClientSecret, c.Console.OIDC.SessionKey, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
-		c.Providers.Stripe.WebhookSecrets...) {
-		if v != "" {
-			out = append(out, v)
+	for _, k := range secretKeys {
+		var vs []string
+		switch v := c.value(k).Interface().(type) {
+		case string:
+			vs = []string{v}
+		case []string:
+			vs = v
+		}
+		for _, v := range vs {
+			if v != "" {
+				out = append(out, v)
+			}
 		}
 	}
 	return out
+}
+
+// value is the setting at key (a dotted mapstructure path, such as
+// providers.stripe.api_key), or the zero Value when there is none.
+func (c *Config) value(key string) reflect.Value {
+	v := reflect.ValueOf(c).Elem()
+	for _, name := range strings.Split(key, ".") {
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}
+		}
+		t, found := v.Type(), false
+		for i := range t.NumField() {
+			if t.Field(i).Tag.Get("mapstructure") == name {
+				v, found = v.Field(i), true
+				break
+			}
+		}
+		if !found {
+			return reflect.Value{}
+		}
+	}
+	return v
 }

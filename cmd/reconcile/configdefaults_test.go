@@ -301,3 +301,32 @@ func TestDocsNameRealKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretValuesCoverEverySecret: every secret key names a text or list
+// setting, and whatever is set in it is scrubbed from error text.
+func TestSecretValuesCoverEverySecret(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	var want []string
+	for _, k := range secretKeys {
+		v := cfg.value(k)
+		switch {
+		case !v.IsValid():
+			t.Errorf("secretKeys names %s, which is not a key of the configuration", k)
+		case v.Kind() == reflect.String:
+			v.SetString("s3cret-" + k)
+			want = append(want, "s3cret-"+k)
+		case v.Type() == reflect.TypeFor[[]string]():
+			v.Set(reflect.ValueOf([]string{"s3cret-a-" + k, "s3cret-b-" + k}))
+			want = append(want, "s3cret-a-"+k, "s3cret-b-"+k)
+		default:
+			t.Errorf("secret %s is a %s; secrets are text or lists of text", k, v.Type())
+		}
+	}
+	got := cfg.secretValues()
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("secretValues misses %s", w)
+		}
+	}
+}
