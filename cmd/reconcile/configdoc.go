@@ -1,5 +1,11 @@
 package main
 
+import (
+	"fmt"
+
+	"github.com/reconcilehq/reconcile/schedule"
+)
+
 // configDocs documents every key of Config and every section (a struct
 // field), by its path. config.example.yaml and docs/configuration.md are
 // generated from it and from DefaultConfig (`go generate ./cmd/reconcile`);
@@ -225,18 +231,18 @@ var configExamples = map[string]string{
   status_map: {posted: succeeded, pending: pending, reversed: failed}
   reference: Narrative
   counterparty: Payer`,
-	"schedules": `mpesa:
+	"schedules": fmt.Sprintf(`mpesa:
   # When: five cron fields, six with leading seconds, or @daily; CRON_TZ= sets the zone.
   cron: "CRON_TZ=Africa/Nairobi 30 2 * * *"
-  # Window length, aligned to midnight in the provider's zone; must divide a day.
+  # Window length, aligned to midnight in the provider's zone; must divide a day. Default %s.
   window: 24h
-  # Earlier windows each run reconciles again, for late evidence.
+  # Earlier windows each run reconciles again, for late evidence. Default %d.
   lookback: 2
-  # Missed windows run after downtime, at most.
+  # Missed windows run after downtime, at most. Default %d.
   catch_up: 7
 stripe:
   # Without RECONCILE_PROVIDERS_STRIPE_API_KEY Stripe cannot be pulled and a schedule is
   # refused unless no_pull: true says to reconcile imported reports and webhooks only.
   no_pull: false
-  cron: "0 3 * * *"`,
+  cron: "0 3 * * *"`, formatDuration(schedule.DefaultSize), schedule.DefaultLookback, schedule.DefaultCatchUp),
 }
