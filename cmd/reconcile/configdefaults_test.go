@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +333,91 @@ func TestSecretValuesCoverEverySecret(t *testing.T) {
 		if !slices.Contains(got, w) {
 			t.Errorf("secretValues misses %s", w)
 		}
+	}
+}
+
+// TestFieldCommentsStateTheDefaults: a Go comment on a field of the
+// configuration that states a number or duration as its default ("default
+// 2h", "default 1 MiB") states DefaultConfig's.
+func TestFieldCommentsStateTheDefaults(t *testing.T) {
+	t.Parallel()
+	// The key of each field, by its struct type and mapstructure name.
+	keys := map[string]string{}
+	var walk func(rt reflect.Type, prefix string)
+	walk = func(rt reflect.Type, prefix string) {
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			name := f.Tag.Get("mapstructure")
+			if name == "" || name == "-" {
+				continue
+			}
+			keys[rt.Name()+"."+name] = prefix + name
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, prefix+name+".")
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	def := DefaultConfig()
+	stated := regexp.MustCompile(`(?i)default (\d+)( ?(?:[smh]|MiB|KiB)\b)?`)
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return false
+			}
+			for _, field := range st.Fields.List {
+				if field.Doc == nil || field.Tag == nil {
+					continue
+				}
+				tag := reflect.StructTag(strings.Trim(field.Tag.Value, "`")).Get("mapstructure")
+				key, ok := keys[ts.Name.Name+"."+tag]
+				if !ok {
+					continue
+				}
+				m := stated.FindStringSubmatch(field.Doc.Text())
+				if m == nil {
+					continue
+				}
+				n, _ := strconv.Atoi(m[1])
+				var want any = n
+				switch unit := strings.TrimSpace(m[2]); unit {
+				case "s", "m", "h":
+					d, _ := time.ParseDuration(m[1] + unit)
+					want = d
+				case "MiB":
+					want = int64(n) << 20
+				case "KiB":
+					want = int64(n) << 10
+				}
+				got := def.value(key)
+				if fmt.Sprint(got.Interface()) != fmt.Sprint(want) {
+					t.Errorf("%s: the comment of %s.%s (%s) says default %s, DefaultConfig says %v",
+						fset.Position(field.Pos()), ts.Name.Name, field.Names[0].Name, key, strings.TrimSpace(m[0][len("default "):]), got)
+				}
+				checked++
+			}
+			return false
+		})
+	}
+	if checked < 20 {
+		t.Errorf("only %d field comments state a default; the pattern no longer finds them", checked)
 	}
 }
