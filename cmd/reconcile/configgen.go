@@ -219,6 +219,13 @@ config.example.yaml and this page; a test fails until they are current.
 // docLinks finds the names of other pages of docs/ in descriptions.
 var docLinks = regexp.MustCompile(`docs/([a-z-]+\.md)`)
 
+// mdText is a description as Markdown: what would be read as markup
+// (<NAME>, a * pair) is escaped, and the pages of docs/ it names are links.
+func mdText(s string) string {
+	s = strings.NewReplacer("<", "&lt;", ">", "&gt;", "*", `\*`).Replace(s)
+	return docLinks.ReplaceAllString(s, "[$0]($1)")
+}
+
 // configMarkdown is docs/configuration.md: one table per top-level
 // section.
 func configMarkdown() []byte {
@@ -237,7 +244,7 @@ func configMarkdown() []byte {
 		if e.Secret {
 			def = "secret: `" + envName(e.Key) + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e.Key, cell(def), cell(docLinks.ReplaceAllString(e.Doc, "[$0]($1)")))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e.Key, cell(def), cell(mdText(e.Doc)))
 	}
 	for _, e := range configEntries() {
 		switch {
@@ -247,7 +254,7 @@ func configMarkdown() []byte {
 			row(e)
 		case e.Depth == 0:
 			inTable = false
-			fmt.Fprintf(&b, "\n## `%s`\n\n%s\n", e.Key, docLinks.ReplaceAllString(e.Doc, "[$0]($1)"))
+			fmt.Fprintf(&b, "\n## `%s`\n\n%s\n", e.Key, mdText(e.Doc))
 			if ex := configExamples[e.Key]; ex != "" {
 				fmt.Fprintf(&b, "\nFor example:\n\n```yaml\n%s:\n", e.Key)
 				for _, l := range strings.Split(ex, "\n") {
@@ -261,7 +268,7 @@ func configMarkdown() []byte {
 				b.WriteString("\n| key | default | meaning |\n|---|---|---|\n")
 				inTable = true
 			}
-			fmt.Fprintf(&b, "| `%s` | | %s |\n", e.Key, cell(e.Doc))
+			fmt.Fprintf(&b, "| `%s` | | %s |\n", e.Key, cell(mdText(e.Doc)))
 		default:
 			row(e)
 		}
