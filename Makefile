@@ -1,4 +1,4 @@
-.PHONY: test build bench-claims lint
+.PHONY: test build bench-claims lint generate
 
 # Runs the whole suite against a throwaway PostgreSQL and SQLite.
 test:
@@ -12,3 +12,8 @@ bench-claims:
 
 lint:
 	gofmt -l . && go vet ./...
+
+# Rewrites config.example.yaml and docs/configuration.md from the configuration's
+# defaults and descriptions (cmd/reconcile); a test fails when they are stale.
+generate:
+	go generate ./...
