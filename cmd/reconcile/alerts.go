@@ -48,13 +48,13 @@ type AlertsConfig struct {
 	// APIURL is the Slack Web API base URL; default https://slack.com/api/.
 	APIURL string `mapstructure:"api_url"`
 	// BotToken (secret, RECONCILE_ALERTS_BOT_TOKEN) for bot mode.
-	BotToken string `mapstructure:"bot_token"`
+	BotToken string `mapstructure:"bot_token" secret:"env"`
 	// WebhookURL (secret, RECONCILE_ALERTS_WEBHOOK_URL) posts to Channel in
 	// webhook mode.
-	WebhookURL string `mapstructure:"webhook_url"`
+	WebhookURL string `mapstructure:"webhook_url" secret:"env"`
 	// SigningSecret (secret, RECONCILE_ALERTS_SIGNING_SECRET) verifies the
 	// Slack interactions of bot mode's buttons.
-	SigningSecret string `mapstructure:"signing_secret"`
+	SigningSecret string `mapstructure:"signing_secret" secret:"env"`
 	// Interactions puts Acknowledge and Resolve buttons on finding messages
 	// (bot mode) and serves POST /slack/interactions.
 	Interactions InteractionsConfig `mapstructure:"interactions"`

@@ -35,8 +35,9 @@ import (
 // To add a key: a field with a mapstructure tag here (or in a section's
 // struct), its default in DefaultConfig (a library package's exported
 // constant when the library has a default of its own), its description in
-// configDocs (configdoc.go), its path in secretKeys if it is a secret, and a
-// check in Validate if some values are wrong. Then `go generate
+// configDocs (configdoc.go), the tag secret:"env" if it is a secret (read
+// only from the environment, scrubbed from errors), and a check in Validate
+// if some values are wrong. Then `go generate
 // ./cmd/reconcile` rewrites config.example.yaml and docs/configuration.md;
 // TestConfigDocsGenerated fails until they are current.
 type Config struct {
@@ -117,7 +118,7 @@ type HTTPConfig struct {
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
 	// APIToken is the bearer token of the intents API (secret, environment
 	// only: RECONCILE_HTTP_API_TOKEN). Without it the API is not served.
-	APIToken string `mapstructure:"api_token"`
+	APIToken string `mapstructure:"api_token" secret:"env"`
 }
 
 // RolesConfig switches the parts of `reconcile serve` on and off, so large
@@ -176,7 +177,7 @@ type EventsConfig struct {
 	// SigningSecret signs them (secret, environment only:
 	// RECONCILE_EVENTS_SIGNING_SECRET). Required by serve, which delivers
 	// events, when endpoints are set.
-	SigningSecret string `mapstructure:"signing_secret"`
+	SigningSecret string `mapstructure:"signing_secret" secret:"env"`
 }
 
 // DatabaseConfig tunes the database connection.
@@ -312,12 +313,27 @@ func registerDefaults(v *viper.Viper, def reflect.Value, prefix string) {
 	}
 }
 
-// secretKeys may only come from the environment.
-var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url", "alerts.signing_secret",
-	"console.oidc.client_secret", "console.oidc.session_key",
-	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
-	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
-	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
+// secretKeys may only come from the environment: the keys whose field is
+// tagged secret:"env".
+var secretKeys = func() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := f.Tag.Get("mapstructure")
+			switch {
+			case name == "" || name == "-":
+			case f.Tag.Get("secret") == "env":
+				out = append(out, prefix+name)
+			case f.Type.Kind() == reflect.Struct:
+				walk(f.Type, prefix+name+".")
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	return out
+}()
 
 func envName(key string) string {
 	return "RECONCILE_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(key))

@@ -421,3 +421,17 @@ func TestFieldCommentsStateTheDefaults(t *testing.T) {
 		t.Errorf("only %d field comments state a default; the pattern no longer finds them", checked)
 	}
 }
+
+// TestSecretKeysPinned: the secrets, read only from the environment and
+// scrubbed from errors, are these (the fields tagged secret:"env").
+func TestSecretKeysPinned(t *testing.T) {
+	t.Parallel()
+	want := []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url",
+		"alerts.signing_secret", "console.oidc.client_secret", "console.oidc.session_key",
+		"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
+		"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
+		"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
+	if !slices.Equal(secretKeys, want) {
+		t.Errorf("secret keys:\n%v\nwant:\n%v", secretKeys, want)
+	}
+}

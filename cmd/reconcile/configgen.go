@@ -212,7 +212,7 @@ file is an error.
 **Adding a key.** A field with a ` + "`mapstructure`" + ` tag in the ` + "`Config`" + ` struct (cmd/reconcile),
 its default in ` + "`DefaultConfig`" + ` (the library package's exported constant when the library has
 a default of its own), its description in ` + "`configDocs`" + ` (cmd/reconcile/configdoc.go), and, for
-a secret, its key in ` + "`secretKeys`" + `. Then ` + "`go generate ./cmd/reconcile`" + ` rewrites
+a secret, the tag ` + "`secret:\"env\"`" + `. Then ` + "`go generate ./cmd/reconcile`" + ` rewrites
 config.example.yaml and this page; a test fails until they are current.
 `
 

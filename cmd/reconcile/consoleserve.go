@@ -73,14 +73,14 @@ type ConsoleOIDC struct {
 	Issuer   string `mapstructure:"issuer"`
 	ClientID string `mapstructure:"client_id"`
 	// ClientSecret (secret, RECONCILE_CONSOLE_OIDC_CLIENT_SECRET).
-	ClientSecret string `mapstructure:"client_secret"`
+	ClientSecret string `mapstructure:"client_secret" secret:"env"`
 	// RedirectURL is https://HOST/console/callback, as registered.
 	RedirectURL string   `mapstructure:"redirect_url"`
 	Scopes      []string `mapstructure:"scopes"`
 	GroupsClaim string   `mapstructure:"groups_claim"`
 	// SessionKey (secret, RECONCILE_CONSOLE_OIDC_SESSION_KEY, at least 32
 	// characters) seals the session cookies.
-	SessionKey string        `mapstructure:"session_key"`
+	SessionKey string        `mapstructure:"session_key" secret:"env"`
 	SessionTTL time.Duration `mapstructure:"session_ttl"`
 }
 

@@ -43,9 +43,9 @@ type MpesaConfig struct {
 	HTTPTimeout time.Duration `mapstructure:"http_timeout"`
 	// ConsumerKey, ConsumerSecret and PassKey are secrets:
 	// RECONCILE_PROVIDERS_MPESA_CONSUMER_KEY, _CONSUMER_SECRET, _PASS_KEY.
-	ConsumerKey    string               `mapstructure:"consumer_key"`
-	ConsumerSecret string               `mapstructure:"consumer_secret"`
-	PassKey        string               `mapstructure:"pass_key"`
+	ConsumerKey    string               `mapstructure:"consumer_key" secret:"env"`
+	ConsumerSecret string               `mapstructure:"consumer_secret" secret:"env"`
+	PassKey        string               `mapstructure:"pass_key" secret:"env"`
 	Callbacks      MpesaCallbacksConfig `mapstructure:"callbacks"`
 	Pull           MpesaPullConfig      `mapstructure:"pull"`
 }
@@ -55,7 +55,7 @@ type MpesaCallbacksConfig struct {
 	// PathToken is the unguessable part of every callback URL (secret:
 	// RECONCILE_PROVIDERS_MPESA_CALLBACKS_PATH_TOKEN; at least 32 of
 	// A-Za-z0-9_-). Without it the endpoints are not served.
-	PathToken string `mapstructure:"path_token"`
+	PathToken string `mapstructure:"path_token" secret:"env"`
 	// PublicURL is this service's public base URL as Safaricom reaches it,
 	// e.g. https://pay.example.com; callback URLs are built from it.
 	PublicURL string `mapstructure:"public_url"`
@@ -81,7 +81,7 @@ type MpesaPullConfig struct {
 	Enabled bool `mapstructure:"enabled"`
 	// NominatedNumber is the registration's nominated phone number (secret:
 	// RECONCILE_PROVIDERS_MPESA_PULL_NOMINATED_NUMBER).
-	NominatedNumber string `mapstructure:"nominated_number"`
+	NominatedNumber string `mapstructure:"nominated_number" secret:"env"`
 	// MaxPages caps pages per pull; default 1000.
 	MaxPages int `mapstructure:"max_pages"`
 }
@@ -97,7 +97,7 @@ type StripeConfig struct {
 	// default true.
 	ReferenceNormalise bool `mapstructure:"reference_normalise"`
 	// APIKey is a secret: RECONCILE_PROVIDERS_STRIPE_API_KEY.
-	APIKey string `mapstructure:"api_key"`
+	APIKey string `mapstructure:"api_key" secret:"env"`
 	// BaseURL overrides https://api.stripe.com (stripe-mock, a fake).
 	BaseURL string `mapstructure:"base_url"`
 	// MaxNetworkRetries lets stripe-go retry safe failures; default 2.
@@ -115,7 +115,7 @@ type StripeConfig struct {
 	// WebhookSecrets verify webhook signatures (secret, comma-separated:
 	// RECONCILE_PROVIDERS_STRIPE_WEBHOOK_SECRETS). Without them no webhook
 	// endpoint is served.
-	WebhookSecrets []string `mapstructure:"webhook_secrets"`
+	WebhookSecrets []string `mapstructure:"webhook_secrets" secret:"env"`
 	// WebhookTolerance is the oldest signature accepted; default 5m.
 	WebhookTolerance time.Duration `mapstructure:"webhook_tolerance"`
 	// IntentMetadataKey is the PaymentIntent metadata key that carries the
