@@ -273,7 +273,29 @@ func FuzzTransactionStatusResult(f *testing.F) {
 		At: received, ReasonType: "Reversal"}))
 	f.Add([]byte(`{"Result":{"ResultType":1,"ResultCode":1,"ResultDesc":"The service request timed out.","OriginatorConversationID":"5cf4-2","ReferenceData":{"ReferenceItem":{"Key":"Occasion","Value":"reversal:1a2b-3c:"}}}}`))
 	f.Add([]byte(`{"Result":{"ResultCode":0,"ResultParameters":{"ResultParameter":[{"Key":"Receipt No","Value":"MBN31H462P"},{"Key":"Transaction Status","Value":"Reversed"},{"Key":"Amount","Value":"300"},{"Key":"Finalised Time","Value":20180223054112}]}}}`))
-	f.Fuzz(func(t *testing.T, body []byte) { fuzzCallback(t, KindTransactionStatus, body) })
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzCallback(t, KindTransactionStatus, body)
+		// A verdict comes only from a result that answers a refund status
+		// query, names that query's attempt, and never fails the attempt
+		// for a failed query or a timeout.
+		for _, kind := range []string{KindTransactionStatus, KindTransactionStatusTimeout} {
+			ev, err := CallbackParser{}.ParseCallbackKind(kind, body, "callback:1", received)
+			if err != nil {
+				continue
+			}
+			for _, o := range ev.Outcomes {
+				if len(ev.Sightings) == 0 && o.Status != providers.StatusUnknown {
+					t.Fatalf("%s: verdict %+v without the transaction", kind, o)
+				}
+				for _, s := range ev.Sightings {
+					if s.Txn.Type != ledger.TxnReversal || s.Txn.ProviderRef != o.ProviderRef ||
+						(o.Status == providers.StatusSucceeded && s.Txn.ID != o.TxnID) {
+						t.Fatalf("%s: verdict %+v disagrees with %+v", kind, o, s.Txn)
+					}
+				}
+			}
+		}
+	})
 }
 
 // renderStatement writes sightings back as a portal export.
