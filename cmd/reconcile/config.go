@@ -268,6 +268,8 @@ var defaults = map[string]any{
 	"providers.mpesa.consumer_key":               "",
 	"providers.mpesa.consumer_secret":            "",
 	"providers.mpesa.pass_key":                   "",
+	"providers.mpesa.initiator":                  "",
+	"providers.mpesa.security_credential":        "",
 	"providers.mpesa.callbacks.path_token":       "",
 	"providers.mpesa.callbacks.public_url":       "",
 	"providers.mpesa.callbacks.prefix":           "/daraja",
@@ -298,7 +300,7 @@ var defaults = map[string]any{
 // secretKeys may only come from the environment.
 var secretKeys = []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url", "alerts.signing_secret",
 	"console.oidc.client_secret", "console.oidc.session_key",
-	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
+	"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key", "providers.mpesa.security_credential",
 	"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
 	"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
 
@@ -596,7 +598,7 @@ func (c *Config) secretValues() []string {
 	}
 	m := c.Providers.Mpesa
 	for _, v := range append([]string{c.HTTP.APIToken, c.Events.SigningSecret, c.Alerts.BotToken, c.Alerts.WebhookURL,
-		c.Alerts.SigningSecret, c.Console.OIDC.ClientSecret, c.Console.OIDC.SessionKey, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
+		c.Alerts.SigningSecret, c.Console.OIDC.ClientSecret, c.Console.OIDC.SessionKey, m.ConsumerKey, m.ConsumerSecret, m.PassKey, m.SecurityCredential, m.Callbacks.PathToken, m.Pull.NominatedNumber, c.Providers.Stripe.APIKey},
 		c.Providers.Stripe.WebhookSecrets...) {
 		if v != "" {
 			out = append(out, v)
