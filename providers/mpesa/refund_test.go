@@ -498,3 +498,26 @@ func TestRefundErrorKinds(t *testing.T) {
 		t.Error("M-Pesa honours no idempotency key, for charges or refunds")
 	}
 }
+
+// TestStatusVerdictWithoutTheTransaction: a status result about our
+// reversal that shows no receipt still settles a failed or pending attempt;
+// a success needs the reversal itself, and one without it is refused
+// (quarantined), never read as a verdict.
+func TestStatusVerdictWithoutTheTransaction(t *testing.T) {
+	t.Parallel()
+	body := func(status string) []byte {
+		return []byte(`{"Result":{"ResultType":0,"ResultCode":0,"ResultDesc":"ok","OriginatorConversationID":"q-1",` +
+			`"TransactionID":"SKE0000000","ResultParameters":{"ResultParameter":[{"Key":"TransactionStatus","Value":"` + status + `"}]},` +
+			`"ReferenceData":{"ReferenceItem":{"Key":"Occasion","Value":"reversal:1a2b-3c:SB62A1SVRK"}}}}`)
+	}
+	for status, want := range map[string]providers.ChargeStatus{"Failed": providers.StatusFailed, "Pending": providers.StatusPending} {
+		ev, err := CallbackParser{}.ParseCallbackKind(KindTransactionStatus, body(status), "callback:1", received)
+		if err != nil || len(ev.Sightings) != 0 || len(ev.Outcomes) != 1 || ev.Outcomes[0].ProviderRef != "1a2b-3c" ||
+			ev.Outcomes[0].Status != want {
+			t.Errorf("%s: %+v, %v", status, ev, err)
+		}
+	}
+	if ev, err := (CallbackParser{}).ParseCallbackKind(KindTransactionStatus, body("Completed"), "callback:1", received); err == nil {
+		t.Errorf("a success without the reversal was read: %+v", ev)
+	}
+}

@@ -393,14 +393,6 @@ func typeOfReason(reason string, paidIn bool) ledger.TxnType {
 // the attempt (Completed succeeded, Failed and the like failed, Pending
 // pending).
 func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser, ref items) (providers.Evidence, error) {
-	id, err := pp.receipt("ReceiptNo")
-	if err != nil {
-		if env := p.envelopeID(n); env == "" {
-			return ev, err
-		} else if id, err = receipt(env); err != nil {
-			return ev, p.fail(n.path+".TransactionID", err)
-		}
-	}
 	statusText, err := pp.required("TransactionStatus")
 	if err != nil {
 		return ev, err
@@ -409,33 +401,27 @@ func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser
 	if !ok {
 		return ev, p.fail(pp.path+"TransactionStatus", fmt.Errorf("%q is not a known status (want Completed, Failed, Reversed or Pending)", statusText))
 	}
-	t, err := pp.amount("Amount")
-	if err != nil {
-		return ev, err
-	}
-	when, name, err := pp.first("FinalisedTime", "InitiatedTime")
-	if err != nil {
-		return ev, err
-	}
-	if t.OccurredAt, err = parseCompact(when); err != nil {
-		return ev, p.fail(pp.path+name, err)
-	}
-	reason, err := pp.get("ReasonType")
-	if err != nil {
-		return ev, err
-	}
-	t.Type = typeOfReason(reason.String(), true)
-	// The customer is whichever party is a phone number; the official
-	// sample names DebitPartyName twice.
-	parties := append(pp.items.all("DebitPartyName"), pp.items.all("CreditPartyName")...)
-	for _, party := range parties {
-		if pid, _ := splitParty(party.String()); pid != "" && looksLikePhone(pid) {
-			t.Counterparty = partyCounterparty(party.String())
-			break
-		}
-	}
-	t.ID, t.Status = id, status
 	attempt, original, ours := ourOccasion(ref)
+	verdict := providers.AttemptOutcome{ProviderRef: attempt, Code: statusText, Reason: "transaction status: " + statusText, At: p.receivedAt}
+	switch status {
+	case ledger.TxnSucceeded:
+		verdict.Status = providers.StatusSucceeded
+	case ledger.TxnFailed:
+		verdict.Status = providers.StatusFailed
+	default:
+		verdict.Status = providers.StatusPending
+	}
+	t, err := p.statusTxn(n, pp)
+	if err != nil {
+		if ours && verdict.Status != providers.StatusSucceeded {
+			// A reversal that failed or is still pending may have no
+			// receipt or amount to show; its verdict stands on its own.
+			ev.Outcomes = []providers.AttemptOutcome{verdict}
+			return ev, nil
+		}
+		return ev, err
+	}
+	t.Status = status
 	if ours {
 		t.Type, t.ProviderRef = ledger.TxnReversal, attempt
 		if original != "" {
@@ -448,16 +434,49 @@ func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser
 	}
 	ev.Sightings = []providers.Sighting{s}
 	if ours {
-		o := providers.AttemptOutcome{ProviderRef: attempt, Code: statusText, Reason: "transaction status: " + statusText, At: t.OccurredAt}
-		switch status {
-		case ledger.TxnSucceeded:
-			o.Status, o.TxnID, o.Amount = providers.StatusSucceeded, t.ID, t.Amount
-		case ledger.TxnFailed:
-			o.Status = providers.StatusFailed
-		default:
-			o.Status = providers.StatusPending
+		verdict.At = t.OccurredAt
+		if verdict.Status == providers.StatusSucceeded {
+			verdict.TxnID, verdict.Amount = t.ID, t.Amount
 		}
-		ev.Outcomes = []providers.AttemptOutcome{o}
+		ev.Outcomes = []providers.AttemptOutcome{verdict}
 	}
 	return ev, nil
+}
+
+// statusTxn reads the queried transaction of a Transaction Status result.
+func (p *parser) statusTxn(n node, pp paramParser) (ledger.ProviderTxn, error) {
+	id, err := pp.receipt("ReceiptNo")
+	if err != nil {
+		if env := p.envelopeID(n); env == "" {
+			return ledger.ProviderTxn{}, err
+		} else if id, err = receipt(env); err != nil {
+			return ledger.ProviderTxn{}, p.fail(n.path+".TransactionID", err)
+		}
+	}
+	t, err := pp.amount("Amount")
+	if err != nil {
+		return t, err
+	}
+	when, name, err := pp.first("FinalisedTime", "InitiatedTime")
+	if err != nil {
+		return t, err
+	}
+	if t.OccurredAt, err = parseCompact(when); err != nil {
+		return t, p.fail(pp.path+name, err)
+	}
+	reason, err := pp.get("ReasonType")
+	if err != nil {
+		return t, err
+	}
+	t.ID, t.Type = id, typeOfReason(reason.String(), true)
+	// The customer is whichever party is a phone number; the official
+	// sample names DebitPartyName twice.
+	parties := append(pp.items.all("DebitPartyName"), pp.items.all("CreditPartyName")...)
+	for _, party := range parties {
+		if pid, _ := splitParty(party.String()); pid != "" && looksLikePhone(pid) {
+			t.Counterparty = partyCounterparty(party.String())
+			break
+		}
+	}
+	return t, nil
 }
