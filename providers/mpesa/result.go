@@ -94,9 +94,12 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 		case (kind == KindReversal || kind == KindResult) && verdict.ProviderRef != "":
 			// Only our reversal requests are known by an
 			// OriginatorConversationID, so a result of unknown API that
-			// names one is a reversal's.
+			// names one may be a reversal's. Only a result known to be a
+			// reversal's fails the attempt: one whose API nothing tells
+			// (a bare body in a file) could be a timeout notice, so it
+			// leaves the attempt unknown.
 			verdict.Status = providers.StatusFailed
-			if timedOut {
+			if timedOut || kind == KindResult {
 				verdict.Status = providers.StatusUnknown
 			}
 			ev.Outcomes = []providers.AttemptOutcome{verdict}
