@@ -71,12 +71,11 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 			}
 		}
 	}
-	desc, err := p.scalar(n, "ResultDesc")
-	if err != nil {
-		return ev, err
-	}
+	// ResultDesc only explains; an odd one is no reason to refuse a body.
+	desc, _ := p.scalar(n, "ResultDesc")
 	origin, err := p.scalar(n, "OriginatorConversationID")
-	if err != nil {
+	if err != nil && (kind == KindReversal || kind == KindResult) {
+		// It names the refund attempt the result settles.
 		return ev, err
 	}
 	verdict := providers.AttemptOutcome{ProviderRef: origin.String(), Code: code, Reason: desc.String(), At: p.receivedAt}
