@@ -30,9 +30,9 @@ type RefundRequest struct {
 
 // Refunder asks a provider to give money back for a charge. The answer uses
 // the charge statuses: ProviderRef is the request-level id to record on the
-// attempt (Stripe refund id, M-Pesa reversal ConversationID) and TxnID the
-// money-level id when known (Stripe refund id, M-Pesa reversal receipt).
-// Pending means accepted with the verdict to come by callback.
+// attempt (Stripe refund id, M-Pesa reversal OriginatorConversationID) and
+// TxnID the money-level id when known (Stripe refund id, M-Pesa reversal
+// receipt). Pending means accepted with the verdict to come by callback.
 type Refunder interface {
 	Refund(ctx context.Context, req RefundRequest) (ChargeResult, error)
 }

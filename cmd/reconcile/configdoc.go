@@ -160,6 +160,9 @@ var configDocs = map[string]string{
 	"providers.mpesa.consumer_key":    "Daraja app consumer key",
 	"providers.mpesa.consumer_secret": "Daraja app consumer secret",
 	"providers.mpesa.pass_key":        "Lipa Na M-Pesa Online pass key",
+	"providers.mpesa.initiator": "The API operator refunds (Reversal API) and their status queries act as; " +
+		"it needs the Org Reversals Initiator role. Empty: M-Pesa refunds are not sent.",
+	"providers.mpesa.security_credential": "The initiator's encrypted password as the Daraja portal generates it.",
 	"providers.mpesa.callbacks": "The callback intake of `reconcile serve`, served when " +
 		"RECONCILE_PROVIDERS_MPESA_CALLBACKS_PATH_TOKEN is set, at <prefix>/<token>/stk, /c2b/validation, " +
 		"/c2b/confirmation, /b2c/result, /b2c/timeout, /reversal/result, /reversal/timeout, " +

@@ -43,11 +43,19 @@ type MpesaConfig struct {
 	HTTPTimeout time.Duration `mapstructure:"http_timeout"`
 	// ConsumerKey, ConsumerSecret and PassKey are secrets:
 	// RECONCILE_PROVIDERS_MPESA_CONSUMER_KEY, _CONSUMER_SECRET, _PASS_KEY.
-	ConsumerKey    string               `mapstructure:"consumer_key" secret:"env"`
-	ConsumerSecret string               `mapstructure:"consumer_secret" secret:"env"`
-	PassKey        string               `mapstructure:"pass_key" secret:"env"`
-	Callbacks      MpesaCallbacksConfig `mapstructure:"callbacks"`
-	Pull           MpesaPullConfig      `mapstructure:"pull"`
+	ConsumerKey    string `mapstructure:"consumer_key" secret:"env"`
+	ConsumerSecret string `mapstructure:"consumer_secret" secret:"env"`
+	PassKey        string `mapstructure:"pass_key" secret:"env"`
+	// Initiator is the API operator that refunds (Reversal API) and refund
+	// status queries act as; it needs the Org Reversals Initiator role.
+	// Empty: no refunds.
+	Initiator string `mapstructure:"initiator"`
+	// SecurityCredential is the initiator's encrypted password as the
+	// Daraja portal generates it; a secret:
+	// RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL.
+	SecurityCredential string               `mapstructure:"security_credential" secret:"env"`
+	Callbacks          MpesaCallbacksConfig `mapstructure:"callbacks"`
+	Pull               MpesaPullConfig      `mapstructure:"pull"`
 }
 
 // MpesaCallbacksConfig is the callback intake of `reconcile serve`.
@@ -188,6 +196,14 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 				envName("providers.mpesa.callbacks.path_token"))
 		}
 		mcfg.CallbackURL = hcfg.CallbackURL(m.Callbacks.PublicURL, "stk")
+		if (m.Initiator == "") != (m.SecurityCredential == "") {
+			return nil, fmt.Errorf("config providers.mpesa: refunds need both initiator and %s", envName("providers.mpesa.security_credential"))
+		}
+		if m.Initiator != "" {
+			mcfg.Initiator, mcfg.SecurityCredential = m.Initiator, m.SecurityCredential
+			mcfg.ReversalURLs = hcfg.ResultURLsAt(m.Callbacks.PublicURL, "reversal")
+			mcfg.StatusURLs = hcfg.ResultURLsAt(m.Callbacks.PublicURL, "status")
+		}
 		ch, err := mpesa.NewCharger(mcfg)
 		if err != nil {
 			return nil, fmt.Errorf("config providers.mpesa: %w", err)

@@ -31,6 +31,11 @@ const (
 	KindReversal          = "reversal_result"
 	KindTransactionStatus = "transaction_status_result"
 	KindAccountBalance    = "account_balance_result"
+	// KindReversalTimeout and KindTransactionStatusTimeout are the notices
+	// posted to those APIs' QueueTimeOutURL: the request timed out in
+	// M-Pesa's queue, which is no verdict (follow up with a status query).
+	KindReversalTimeout          = "reversal_timeout"
+	KindTransactionStatusTimeout = "transaction_status_timeout"
 	// KindResult is a result callback whose API the body cannot tell: a
 	// failure without parameters that arrived with no endpoint to say.
 	KindResult = "result"

@@ -89,9 +89,19 @@ func TestCallbackFixtures(t *testing.T) {
 		"b2c_failure.json":         {kind: KindB2C, noTxn: true},
 		"b2b_reference_array.json": {kind: KindB2C, noTxn: true},
 		"reversal_success.json": {kind: KindReversal, id: "SKE52PAWR9", typ: ledger.TxnReversal, amount: "1.00", at: "2021-11-14T10:27:11Z",
-			linked: "SKC82PACB8", party: "2547****2645 - NICHOLAS"},
-		"reversal_failure.json":    {kind: KindReversal, noTxn: true},
-		"reversal_old_code21.json": {kind: KindReversal, noTxn: true},
+			linked: "SKC82PACB8", party: "2547****2645 - NICHOLAS", provRef: "dad6-4c34-8787-c8cb963a496d1268232",
+			outcome: providers.StatusSucceeded, code: "0"},
+		// A failure settles the refund attempt as failed; trust ResultCode,
+		// never ResultDesc (code 21 says "processed successfully").
+		"reversal_failure.json":    {kind: KindReversal, noTxn: true, outcome: providers.StatusFailed, code: "R000002"},
+		"reversal_old_code21.json": {kind: KindReversal, noTxn: true, outcome: providers.StatusFailed, code: "21"},
+		// A queue timeout (ResultType 1) is no verdict: unknown.
+		"reversal_timeout.json": {kind: KindResult, noTxn: true, outcome: providers.StatusUnknown, code: "1"},
+		// A status result answering a refund status query (its Occasion)
+		// is that attempt's reversal and its verdict.
+		"status_reversal.json": {kind: KindTransactionStatus, id: "SKE52PAWR9", typ: ledger.TxnReversal, amount: "1.00",
+			at: "2021-11-14T10:27:11Z", linked: "SKC82PACB8", provRef: "dad6-4c34-8787-c8cb963a496d1268232",
+			party: "2547****2645 - NICHOLAS", outcome: providers.StatusSucceeded, code: "Completed"},
 		"status_official.json": {kind: KindTransactionStatus, id: "MBN31H462N", typ: ledger.TxnPayout, amount: "300.00", at: "2018-02-23T02:41:12Z",
 			party: "2547****4149 - John", noParty: []string{"Doe", "600310"}, channel: "transaction_status_result"},
 		"status_production.json": {kind: KindTransactionStatus, id: "SB61A1RXYZ", typ: ledger.TxnCharge, amount: "1.00", at: "2024-02-06T11:36:45Z",
@@ -165,7 +175,10 @@ func TestCallbackFixtures(t *testing.T) {
 			if w.outcome == providers.StatusSucceeded && (o.TxnID != w.id || o.Amount.Text() != w.amount) {
 				t.Errorf("success outcome = %+v", o)
 			}
-			if w.outcome == providers.StatusFailed && (o.TxnID != "" || o.Reason == "") {
+			if w.provRef != "" && o.ProviderRef != w.provRef {
+				t.Errorf("outcome names %q, want %q", o.ProviderRef, w.provRef)
+			}
+			if w.outcome != providers.StatusSucceeded && (o.TxnID != "" || o.Reason == "") {
 				t.Errorf("failed outcome = %+v", o)
 			}
 		})

@@ -57,6 +57,23 @@ type Config struct {
 	CallbackURL string
 	// TransactionType is PayBillOnline (default) or BuyGoodsOnline.
 	TransactionType string
+	// Initiator is the API operator (initiator) name that the Reversal and
+	// Transaction Status APIs act as; it needs the Org Reversals Initiator
+	// role. Required for refunds.
+	Initiator string
+	// SecurityCredential is the initiator's password encrypted with
+	// Safaricom's public certificate and base64-encoded, as the Daraja
+	// portal generates it. A secret: take it from the environment, never a
+	// file in the repository. Required for refunds.
+	SecurityCredential string
+	// ReversalURLs are where reversal results and queue timeouts are
+	// posted (the handler's "reversal/result" and "reversal/timeout"
+	// endpoints). Required for refunds.
+	ReversalURLs ResultURLs
+	// StatusURLs are where Transaction Status results and queue timeouts
+	// are posted (the handler's "status/result" and "status/timeout"
+	// endpoints). Required for refund status queries.
+	StatusURLs ResultURLs
 	// HTTPTimeout bounds one call; default 30 s. Ignored when HTTPClient
 	// is set.
 	HTTPTimeout time.Duration
@@ -65,6 +82,14 @@ type Config struct {
 	// Clock gives the time of STK timestamps and token expiry; time.Now
 	// when nil.
 	Clock func() time.Time
+}
+
+// ResultURLs are the two URLs of an asynchronous Daraja API: ResultURL
+// receives the result, QueueTimeOutURL the notice that the request timed
+// out in M-Pesa's queue.
+type ResultURLs struct {
+	Result  string
+	Timeout string
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -17,8 +17,15 @@
 //   - StatementParser reads the organisation portal's CSV export.
 //   - Puller reads the Pull Transactions API (the last 48 hours).
 //
-// Charger pushes STK prompts and queries their outcome; M-Pesa honours no
-// idempotency key, so it never claims to.
+// Charger pushes STK prompts and queries their outcome, and refunds by
+// reversal: Refund sends a Reversal API request (the attempt is known by the
+// request's OriginatorConversationID, which the result echoes) and
+// QueryRefundStatus asks the Transaction Status API, whose answer comes by
+// callback and names the attempt through the query's Occasion. A reversal
+// result, a queue timeout notice and a status result each yield the verdict
+// on the refund attempt they answer. M-Pesa honours no idempotency key, for
+// charges or refunds, so the charger never claims to: an attempt whose
+// outcome is unknown is asked about, never sent again.
 //
 // The package must not change intents itself (the charge package's
 // OutcomeApplier does, inside the intake's transaction), must not log

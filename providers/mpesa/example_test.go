@@ -3,6 +3,7 @@ package mpesa_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -95,4 +96,64 @@ func ExampleCharger() {
 	// query while the prompt is open: pending
 	// callback: succeeded KES 1500.00 true
 	// query after paying: succeeded
+}
+
+// ExampleCharger_Refund reverses a payment at the fake Daraja. The request
+// is only accepted at first; the result callback names the attempt by the
+// ProviderRef Refund returned and settles it. When the result is lost, the
+// status query's own callback does the same.
+func ExampleCharger_Refund() {
+	ctx := context.Background()
+	clock := func() time.Time { return time.Date(2024, 2, 6, 14, 52, 0, 0, time.UTC) }
+	type posted struct {
+		url  string
+		body []byte
+	}
+	callbacks := make(chan posted, 4)
+	fake := mpesafake.New(mpesafake.Config{Seed: 1, Clock: clock,
+		// The reversal's result is lost; only a status query can tell.
+		DecideReversal: func(mpesafake.Reversal, *rand.Rand) mpesafake.ReversalOutcome {
+			return mpesafake.ReversalOutcome{Callback: mpesafake.DeliverNever}
+		},
+		Deliver: func(_ context.Context, url string, body []byte) error { callbacks <- posted{url, body}; return nil }})
+	base := fake.Start()
+	defer fake.Close()
+	short, pass, key, secret := fake.Credentials()
+	initiator, credential := fake.InitiatorCredentials()
+	hcfg := mpesa.HandlerConfig{PathToken: "0123456789abcdef0123456789abcdef"}
+	charger, err := mpesa.NewCharger(mpesa.Config{BaseURL: base, ShortCode: short, PassKey: pass, ConsumerKey: key,
+		ConsumerSecret: secret, CallbackURL: hcfg.CallbackURL("https://pay.example.com", "stk"), Clock: clock,
+		Initiator: initiator, SecurityCredential: credential,
+		ReversalURLs: hcfg.ResultURLsAt("https://pay.example.com", "reversal"),
+		StatusURLs:   hcfg.ResultURLsAt("https://pay.example.com", "status")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	payment, _, _ := fake.AddC2B(ctx, mpesafake.C2BPayment{Amount: "1500.00", BillRef: "ORDER4471"}, false)
+	amount, _ := money.Parse("1500", "KES")
+	req := providers.RefundRequest{RefundKey: "refund:order-4471:1", ChargeKey: "charge:order-4471",
+		ChargeTxnID: payment.TransID, Amount: amount, Reason: "Paid twice"}
+	res, err := charger.Refund(ctx, req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("reversal:", res.Status)
+	_ = fake.SettleReversal(ctx, res.ProviderRef)
+
+	q, _ := charger.QueryRefundStatus(ctx, req, res.ProviderRef)
+	fmt.Println("status query:", q.Status)
+	p := <-callbacks
+	ev, _ := mpesa.CallbackParser{}.ParseCallbackKind(mpesa.KindTransactionStatus, p.body, "callback:1", clock())
+	o, tx := ev.Outcomes[0], ev.Sightings[0].Txn
+	fmt.Println("posted to:", strings.TrimPrefix(p.url, "https://pay.example.com"))
+	fmt.Println("verdict:", o.Status, o.Amount, o.ProviderRef == res.ProviderRef)
+	fmt.Println("seen:", tx.Type, "of", tx.LinkedID == payment.TransID)
+	// Output:
+	// reversal: pending
+	// status query: unknown
+	// posted to: /daraja/0123456789abcdef0123456789abcdef/status/result
+	// verdict: succeeded KES 1500.00 true
+	// seen: reversal of true
 }

@@ -123,8 +123,19 @@ func render(t *testing.T, ev providers.Evidence) []byte {
 		status := map[ledger.TxnStatus]string{ledger.TxnSucceeded: "Completed", ledger.TxnFailed: "Failed", ledger.TxnPending: "Pending"}[tx.Status]
 		reason := map[ledger.TxnType]string{ledger.TxnCharge: "Pay Bill Online", ledger.TxnPayout: "Business Payment to Customer via API",
 			ledger.TxnFee: "Charge", ledger.TxnReversal: "Reversal"}[tx.Type]
-		return result("", params("ReceiptNo", tx.ID, "TransactionStatus", status, "Amount", tx.Amount.Text(),
+		body := result("", params("ReceiptNo", tx.ID, "TransactionStatus", status, "Amount", tx.Amount.Text(),
 			"FinalisedTime", compactEAT(tx.OccurredAt), "ReasonType", reason))
+		if len(ev.Outcomes) == 0 {
+			return body
+		}
+		// The answer to a refund status query echoes its Occasion.
+		var m map[string]map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["Result"]["ReferenceData"] = map[string]any{"ReferenceItem": map[string]string{"Key": "Occasion",
+			"Value": refundOccasion(ev.Outcomes[0].ProviderRef, tx.LinkedID)}}
+		return mustJSON(t, m)
 	}
 	return nil
 }
@@ -211,15 +222,80 @@ func FuzzB2CResult(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) { fuzzCallback(t, KindB2C, body) })
 }
 
+// FuzzReversalResult: besides the properties of every callback, a reversal
+// result is a verdict on at most one refund attempt, named by the request's
+// OriginatorConversationID; success comes only with the reversal itself
+// (same receipt, amount and reference); and a notice at the timeout
+// endpoint is never a failure.
 func FuzzReversalResult(f *testing.F) {
 	seedFiles(f, "testdata/callbacks/reversal_*.json")
-	f.Fuzz(func(t *testing.T, body []byte) { fuzzCallback(t, KindReversal, body) })
+	seedFiles(f, "testdata/callbacks/status_reversal.json")
+	f.Add(mpesafake.ReversalResultBody(mpesafake.ReversalResult{OriginatorConversationID: "1a2b-3c", ConversationID: "AG_20240206_1",
+		ResultCode: "0", Receipt: "SB6REV0001", Original: "SB62A1SVRK", Amount: "1500", At: received, Party: "254712345678 - JANE DOE"}))
+	f.Add(mpesafake.ReversalResultBody(mpesafake.ReversalResult{OriginatorConversationID: "1a2b-3d", ConversationID: "AG_20240206_2",
+		ResultCode: "R000001", ResultDesc: "The transaction has already been reversed."}))
+	f.Add(mpesafake.ReversalTimeoutBody("1a2b-3e", "AG_20240206_3"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzCallback(t, KindReversal, body)
+		for _, kind := range []string{KindReversal, KindReversalTimeout} {
+			ev, err := CallbackParser{}.ParseCallbackKind(kind, body, "callback:1", received)
+			if err != nil {
+				continue
+			}
+			if len(ev.Outcomes) > 1 {
+				t.Fatalf("%s: %d verdicts from one result", kind, len(ev.Outcomes))
+			}
+			for _, o := range ev.Outcomes {
+				switch o.Status {
+				case providers.StatusSucceeded:
+					if len(ev.Sightings) != 1 {
+						t.Fatalf("%s: success without the reversal: %+v", kind, ev)
+					}
+					tx := ev.Sightings[0].Txn
+					if (ev.Kind == KindReversal && tx.Type != ledger.TxnReversal) || tx.ID != o.TxnID || !tx.Amount.Equal(o.Amount) ||
+						tx.ProviderRef != o.ProviderRef {
+						t.Fatalf("%s: verdict %+v disagrees with the reversal %+v", kind, o, tx)
+					}
+				case providers.StatusFailed:
+					if kind == KindReversalTimeout {
+						t.Fatalf("a timeout notice failed the attempt: %+v", o)
+					}
+				}
+			}
+		}
+	})
 }
 
 func FuzzTransactionStatusResult(f *testing.F) {
 	seedFiles(f, "testdata/callbacks/status_*.json")
+	f.Add(mpesafake.StatusResultBody(mpesafake.StatusResult{OriginatorConversationID: "5cf4-1", ConversationID: "AG_20240206_9",
+		ResultCode: "0", Occasion: "reversal:1a2b-3c:SB62A1SVRK", Receipt: "SB6REV0001", Status: "Failed", Amount: "1500",
+		At: received, ReasonType: "Reversal"}))
+	f.Add([]byte(`{"Result":{"ResultType":1,"ResultCode":1,"ResultDesc":"The service request timed out.","OriginatorConversationID":"5cf4-2","ReferenceData":{"ReferenceItem":{"Key":"Occasion","Value":"reversal:1a2b-3c:"}}}}`))
 	f.Add([]byte(`{"Result":{"ResultCode":0,"ResultParameters":{"ResultParameter":[{"Key":"Receipt No","Value":"MBN31H462P"},{"Key":"Transaction Status","Value":"Reversed"},{"Key":"Amount","Value":"300"},{"Key":"Finalised Time","Value":20180223054112}]}}}`))
-	f.Fuzz(func(t *testing.T, body []byte) { fuzzCallback(t, KindTransactionStatus, body) })
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzCallback(t, KindTransactionStatus, body)
+		// A verdict comes only from a result that answers a refund status
+		// query, names that query's attempt, and never fails the attempt
+		// for a failed query or a timeout.
+		for _, kind := range []string{KindTransactionStatus, KindTransactionStatusTimeout} {
+			ev, err := CallbackParser{}.ParseCallbackKind(kind, body, "callback:1", received)
+			if err != nil {
+				continue
+			}
+			for _, o := range ev.Outcomes {
+				if len(ev.Sightings) == 0 && o.Status != providers.StatusUnknown {
+					t.Fatalf("%s: verdict %+v without the transaction", kind, o)
+				}
+				for _, s := range ev.Sightings {
+					if s.Txn.Type != ledger.TxnReversal || s.Txn.ProviderRef != o.ProviderRef ||
+						(o.Status == providers.StatusSucceeded && s.Txn.ID != o.TxnID) {
+						t.Fatalf("%s: verdict %+v disagrees with %+v", kind, o, s.Txn)
+					}
+				}
+			}
+		}
+	})
 }
 
 // renderStatement writes sightings back as a portal export.

@@ -93,9 +93,9 @@ var Endpoints = []Endpoint{
 	{Path: "b2c/result", Kind: KindB2C, Ack: AckSuccess},
 	{Path: "b2c/timeout", Kind: KindB2C, Ack: AckSuccess},
 	{Path: "reversal/result", Kind: KindReversal, Ack: AckSuccess},
-	{Path: "reversal/timeout", Kind: KindReversal, Ack: AckSuccess},
+	{Path: "reversal/timeout", Kind: KindReversalTimeout, Ack: AckSuccess},
 	{Path: "status/result", Kind: KindTransactionStatus, Ack: AckSuccess},
-	{Path: "status/timeout", Kind: KindTransactionStatus, Ack: AckSuccess},
+	{Path: "status/timeout", Kind: KindTransactionStatusTimeout, Ack: AckSuccess},
 	{Path: "balance/result", Kind: KindAccountBalance, Ack: AckSuccess},
 	{Path: "balance/timeout", Kind: KindAccountBalance, Ack: AckSuccess},
 }
@@ -120,6 +120,12 @@ func (c HandlerConfig) CallbackURL(base, path string) string {
 		prefix = DefaultPrefix
 	}
 	return strings.TrimRight(base, "/") + prefix + "/" + c.PathToken + "/" + path
+}
+
+// ResultURLsAt returns the result and timeout URLs of the handler's
+// endpoints under api ("reversal", "status"): api/result and api/timeout.
+func (c HandlerConfig) ResultURLsAt(base, api string) ResultURLs {
+	return ResultURLs{Result: c.CallbackURL(base, api+"/result"), Timeout: c.CallbackURL(base, api+"/timeout")}
 }
 
 // Handler serves the M-Pesa callback endpoints.

@@ -17,8 +17,18 @@ var placeholderID = regexp.MustCompile(`^[A-Z0-9]{2,4}0{6,}$`)
 // resultKinds are the kinds of the Result envelope.
 var resultKinds = map[string]bool{KindB2C: true, KindReversal: true, KindTransactionStatus: true, KindAccountBalance: true}
 
+// timeoutKinds maps the kind of a queue-timeout endpoint to its API's kind.
+var timeoutKinds = map[string]string{KindReversalTimeout: KindReversal, KindTransactionStatusTimeout: KindTransactionStatus}
+
 // result parses the Result envelope shared by B2C, reversal, transaction
-// status and account balance results.
+// status and account balance results, and their queue timeout notices.
+//
+// A reversal result is also the verdict on the refund attempt whose
+// reversal request had its OriginatorConversationID: ResultCode 0 succeeded
+// (with the reversal's receipt and amount), any other code failed, and a
+// timeout notice (one that arrived at the timeout endpoint, or says
+// ResultType other than 0) is unknown: M-Pesa's queue gave up waiting, which
+// says nothing of the money; a status query or later evidence settles it.
 func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 	n, err := p.object(n)
 	if err != nil {
@@ -38,14 +48,61 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 		}
 	}
 	if raw, ok := lookup(n.m, "ReferenceData"); ok {
-		// Only used to tell the API apart; a malformed one is ignored.
+		// Used to tell the API apart and to find our Occasion; a malformed
+		// one is ignored.
 		_ = json.Unmarshal(raw, &refData)
 	}
-	kind := resultKind(params.Items, refData.Items, hint)
+	api, atTimeout := hint, false
+	if k, ok := timeoutKinds[hint]; ok {
+		api, atTimeout = k, true
+	}
+	kind := resultKind(params.Items, refData.Items, api)
+	if _, _, ours := ourOccasion(refData.Items); ours && kind == KindResult {
+		// Only our refund status queries write such an Occasion.
+		kind = KindTransactionStatus
+	}
+	// A success with its parameters is a result wherever it arrived.
+	timedOut := code != "0" && (atTimeout || p.waiting(n))
 	ev := providers.Evidence{Kind: kind, Ack: AckSuccess}
+	if timedOut {
+		for tk, k := range timeoutKinds {
+			if k == kind {
+				ev.Kind = tk
+			}
+		}
+	}
+	// ResultDesc only explains; an odd one is no reason to refuse a body.
+	desc, _ := p.scalar(n, "ResultDesc")
+	origin, err := p.scalar(n, "OriginatorConversationID")
+	if err != nil && (kind == KindReversal || kind == KindResult) {
+		// It names the refund attempt the result settles.
+		return ev, err
+	}
+	verdict := providers.AttemptOutcome{ProviderRef: origin.String(), Code: code, Reason: desc.String(), At: p.receivedAt}
 	if code != "0" {
 		// A failed result moves no money and carries no amount: it is kept
 		// as the stored callback. Trust ResultCode, never ResultDesc.
+		switch {
+		case kind == KindTransactionStatus:
+			// The verdict on the query says nothing of the reversal it
+			// asked about: that stays unknown.
+			if ref, _, ours := ourOccasion(refData.Items); ours {
+				ev.Outcomes = []providers.AttemptOutcome{{ProviderRef: ref, Status: providers.StatusUnknown, Code: code,
+					Reason: "transaction status query: " + desc.String(), At: p.receivedAt}}
+			}
+		case (kind == KindReversal || kind == KindResult) && verdict.ProviderRef != "":
+			// Only our reversal requests are known by an
+			// OriginatorConversationID, so a result of unknown API that
+			// names one may be a reversal's. Only a result known to be a
+			// reversal's fails the attempt: one whose API nothing tells
+			// (a bare body in a file) could be a timeout notice, so it
+			// leaves the attempt unknown.
+			verdict.Status = providers.StatusFailed
+			if timedOut || kind == KindResult {
+				verdict.Status = providers.StatusUnknown
+			}
+			ev.Outcomes = []providers.AttemptOutcome{verdict}
+		}
 		return ev, nil
 	}
 	pp := paramParser{p: p, items: params.Items, path: n.path + ".ResultParameters."}
@@ -53,13 +110,31 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 	case KindB2C:
 		return p.b2c(ev, n, pp)
 	case KindReversal:
-		return p.reversal(ev, n, pp)
+		return p.reversal(ev, n, pp, verdict)
 	case KindTransactionStatus:
-		return p.transactionStatus(ev, n, pp)
+		return p.transactionStatus(ev, n, pp, refData.Items)
 	case KindAccountBalance:
 		return ev, nil
 	}
 	return ev, p.fail(n.path+".ResultParameters", fmt.Errorf("%w on a successful result (ResultCode 0): cannot tell B2C, reversal or transaction status apart", errMissing))
+}
+
+// waiting reports a ResultType other than 0, which Daraja's queue timeout
+// notices carry (1).
+func (p *parser) waiting(n node) bool {
+	f, err := p.scalar(n, "ResultType")
+	return err == nil && f.String() != "" && f.String() != "0"
+}
+
+// ourOccasion finds the Occasion a refund status query wrote in the
+// result's reference data.
+func ourOccasion(ref items) (providerRef, original string, ok bool) {
+	for _, f := range ref.all("Occasion") {
+		if providerRef, original, ok = parseRefundOccasion(f.String()); ok {
+			return providerRef, original, true
+		}
+	}
+	return "", "", false
 }
 
 // resultKind tells the API of a result by its parameters, then by the queue
@@ -230,7 +305,7 @@ func (p *parser) b2c(ev providers.Evidence, n node, pp paramParser) (providers.E
 	return ev, nil
 }
 
-func (p *parser) reversal(ev providers.Evidence, n node, pp paramParser) (providers.Evidence, error) {
+func (p *parser) reversal(ev providers.Evidence, n node, pp paramParser, verdict providers.AttemptOutcome) (providers.Evidence, error) {
 	idText, err := p.required(n, "TransactionID")
 	if err != nil {
 		return ev, err
@@ -262,12 +337,19 @@ func (p *parser) reversal(ev providers.Evidence, n node, pp paramParser) (provid
 		return ev, err
 	}
 	t.ID, t.Type, t.Status, t.LinkedID = id, ledger.TxnReversal, ledger.TxnSucceeded, original
+	// The request's id, which the refund attempt recorded, links the
+	// reversal to its refund intent.
+	t.ProviderRef = verdict.ProviderRef
 	t.Counterparty = partyCounterparty(party.String())
 	s, err := p.sighting(t, KindReversal, p.resultRef(n, t.ID))
 	if err != nil {
 		return ev, err
 	}
 	ev.Sightings = []providers.Sighting{s}
+	if verdict.ProviderRef != "" {
+		verdict.Status, verdict.TxnID, verdict.Amount, verdict.At = providers.StatusSucceeded, t.ID, t.Amount, t.OccurredAt
+		ev.Outcomes = []providers.AttemptOutcome{verdict}
+	}
 	return ev, nil
 }
 
@@ -306,15 +388,13 @@ func typeOfReason(reason string, paidIn bool) ledger.TxnType {
 	return ledger.TxnPayout
 }
 
-func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser) (providers.Evidence, error) {
-	id, err := pp.receipt("ReceiptNo")
-	if err != nil {
-		if env := p.envelopeID(n); env == "" {
-			return ev, err
-		} else if id, err = receipt(env); err != nil {
-			return ev, p.fail(n.path+".TransactionID", err)
-		}
-	}
+// transactionStatus reads a Transaction Status result. When its Occasion
+// is one a refund status query wrote, the transaction is that refund
+// attempt's reversal: it is typed a reversal of the charge the Occasion
+// names, carries the attempt's reference, and its status is the verdict on
+// the attempt (Completed succeeded, Failed and the like failed, Pending
+// pending).
+func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser, ref items) (providers.Evidence, error) {
 	statusText, err := pp.required("TransactionStatus")
 	if err != nil {
 		return ev, err
@@ -323,22 +403,74 @@ func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser
 	if !ok {
 		return ev, p.fail(pp.path+"TransactionStatus", fmt.Errorf("%q is not a known status (want Completed, Failed, Reversed or Pending)", statusText))
 	}
-	t, err := pp.amount("Amount")
+	attempt, original, ours := ourOccasion(ref)
+	verdict := providers.AttemptOutcome{ProviderRef: attempt, Code: statusText, Reason: "transaction status: " + statusText, At: p.receivedAt}
+	switch status {
+	case ledger.TxnSucceeded:
+		verdict.Status = providers.StatusSucceeded
+	case ledger.TxnFailed:
+		verdict.Status = providers.StatusFailed
+	default:
+		verdict.Status = providers.StatusPending
+	}
+	t, err := p.statusTxn(n, pp)
+	if err != nil {
+		if ours && verdict.Status != providers.StatusSucceeded {
+			// A reversal that failed or is still pending may have no
+			// receipt or amount to show; its verdict stands on its own.
+			ev.Outcomes = []providers.AttemptOutcome{verdict}
+			return ev, nil
+		}
+		return ev, err
+	}
+	t.Status = status
+	if ours {
+		t.Type, t.ProviderRef = ledger.TxnReversal, attempt
+		if original != "" {
+			t.LinkedID = original
+		}
+	}
+	s, err := p.sighting(t, KindTransactionStatus, p.resultRef(n, t.ID))
 	if err != nil {
 		return ev, err
+	}
+	ev.Sightings = []providers.Sighting{s}
+	if ours {
+		verdict.At = t.OccurredAt
+		if verdict.Status == providers.StatusSucceeded {
+			verdict.TxnID, verdict.Amount = t.ID, t.Amount
+		}
+		ev.Outcomes = []providers.AttemptOutcome{verdict}
+	}
+	return ev, nil
+}
+
+// statusTxn reads the queried transaction of a Transaction Status result.
+func (p *parser) statusTxn(n node, pp paramParser) (ledger.ProviderTxn, error) {
+	id, err := pp.receipt("ReceiptNo")
+	if err != nil {
+		if env := p.envelopeID(n); env == "" {
+			return ledger.ProviderTxn{}, err
+		} else if id, err = receipt(env); err != nil {
+			return ledger.ProviderTxn{}, p.fail(n.path+".TransactionID", err)
+		}
+	}
+	t, err := pp.amount("Amount")
+	if err != nil {
+		return t, err
 	}
 	when, name, err := pp.first("FinalisedTime", "InitiatedTime")
 	if err != nil {
-		return ev, err
+		return t, err
 	}
 	if t.OccurredAt, err = parseCompact(when); err != nil {
-		return ev, p.fail(pp.path+name, err)
+		return t, p.fail(pp.path+name, err)
 	}
 	reason, err := pp.get("ReasonType")
 	if err != nil {
-		return ev, err
+		return t, err
 	}
-	t.Type = typeOfReason(reason.String(), true)
+	t.ID, t.Type = id, typeOfReason(reason.String(), true)
 	// The customer is whichever party is a phone number; the official
 	// sample names DebitPartyName twice.
 	parties := append(pp.items.all("DebitPartyName"), pp.items.all("CreditPartyName")...)
@@ -348,11 +480,5 @@ func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser
 			break
 		}
 	}
-	t.ID, t.Status = id, status
-	s, err := p.sighting(t, KindTransactionStatus, p.resultRef(n, t.ID))
-	if err != nil {
-		return ev, err
-	}
-	ev.Sightings = []providers.Sighting{s}
-	return ev, nil
+	return t, nil
 }

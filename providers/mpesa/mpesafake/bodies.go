@@ -146,3 +146,128 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// ReversalResult is what a reversal result reports.
+type ReversalResult struct {
+	OriginatorConversationID string
+	ConversationID           string
+	// ResultCode "0" is success; see the Reversal* constants.
+	ResultCode string
+	ResultDesc string
+	// Receipt is the reversal's receipt, Original the reversed payment's;
+	// Amount (whole shillings as text) is written as a JSON number.
+	Receipt  string
+	Original string
+	Amount   string
+	At       time.Time
+	// Party is the customer credited, "<msisdn> - <NAME>".
+	Party string
+}
+
+// ReversalResultBody renders the body Daraja posts to a reversal's
+// ResultURL in the documented shape: ResultParameters only on success, a
+// placeholder TransactionID on failure, the queue timeout URL as reference
+// data.
+func ReversalResultBody(r ReversalResult) []byte {
+	desc := r.ResultDesc
+	if desc == "" {
+		desc = DescribeReversal(r.ResultCode)
+	}
+	res := map[string]any{"ResultType": 0, "ResultCode": resultCodeValue(r.ResultCode), "ResultDesc": desc,
+		"OriginatorConversationID": r.OriginatorConversationID, "ConversationID": r.ConversationID,
+		"TransactionID": placeholder(r.Receipt),
+		"ReferenceData": map[string]any{"ReferenceItem": map[string]string{"Key": "QueueTimeoutURL",
+			"Value": "https://internalsandbox.safaricom.co.ke/mpesa/reversalresults/v1/submit"}}}
+	if r.ResultCode == ReversalSuccess {
+		res["TransactionID"] = r.Receipt
+		res["ResultParameters"] = map[string]any{"ResultParameter": []any{
+			map[string]any{"Key": "DebitAccountBalance", "Value": "Utility Account|KES|7722179.62|7722179.62|0.00|0.00"},
+			map[string]any{"Key": "Amount", "Value": json.Number(r.Amount)},
+			map[string]any{"Key": "TransCompletedTime", "Value": json.Number(compact(r.At))},
+			map[string]any{"Key": "OriginalTransactionID", "Value": r.Original},
+			map[string]any{"Key": "Charge", "Value": json.Number("0.00")},
+			map[string]any{"Key": "CreditPartyPublicName", "Value": r.Party},
+			map[string]any{"Key": "DebitPartyPublicName", "Value": "600992 - Fake Org"},
+		}}
+	}
+	return mustJSON(map[string]any{"Result": res})
+}
+
+// ReversalTimeoutBody renders the notice Daraja posts to a reversal's
+// QueueTimeOutURL when the request timed out in M-Pesa's queue, in the shape
+// SDKs model it (ResultType 1, no parameters).
+func ReversalTimeoutBody(originatorConversationID, conversationID string) []byte {
+	return mustJSON(map[string]any{"Result": map[string]any{"ResultType": 1, "ResultCode": "1",
+		"ResultDesc": "The service request timed out.", "OriginatorConversationID": originatorConversationID,
+		"ConversationID": conversationID}})
+}
+
+// StatusResult is what a Transaction Status result reports.
+type StatusResult struct {
+	OriginatorConversationID string
+	ConversationID           string
+	// ResultCode "0" answers the query; others (InitiatorInvalid,
+	// StatusNotFound) carry no parameters.
+	ResultCode string
+	// Occasion is the query's, echoed in the reference data.
+	Occasion string
+	// Receipt, Status (Completed, Failed, Pending, Reversed), Amount and
+	// ReasonType describe the queried transaction; At is when it finished.
+	Receipt    string
+	Status     string
+	Amount     string
+	ReasonType string
+	At         time.Time
+	// QueriedOriginatorConversationID is the queried transaction's request
+	// id, when it has one.
+	QueriedOriginatorConversationID string
+}
+
+// StatusResultBody renders the body Daraja posts to a Transaction Status
+// query's ResultURL, in the production shape (numbers for times and
+// amounts, the Occasion echoed).
+func StatusResultBody(r StatusResult) []byte {
+	desc := DescribeReversal(r.ResultCode)
+	res := map[string]any{"ResultType": 0, "ResultCode": resultCodeValue(r.ResultCode), "ResultDesc": desc,
+		"OriginatorConversationID": r.OriginatorConversationID, "ConversationID": r.ConversationID,
+		"TransactionID": placeholder(r.Receipt),
+		"ReferenceData": map[string]any{"ReferenceItem": map[string]string{"Key": "Occasion", "Value": r.Occasion}}}
+	if r.ResultCode == "0" {
+		params := []any{
+			map[string]any{"Key": "DebitPartyName", "Value": "600992 - Fake Org"},
+			map[string]any{"Key": "CreditPartyName", "Value": "254700000000 - CUSTOMER"},
+		}
+		if r.QueriedOriginatorConversationID != "" {
+			params = append(params, map[string]any{"Key": "OriginatorConversationID", "Value": r.QueriedOriginatorConversationID})
+		}
+		params = append(params,
+			map[string]any{"Key": "InitiatedTime", "Value": json.Number(compact(r.At))},
+			map[string]any{"Key": "DebitAccountType", "Value": "Utility Account"},
+			map[string]any{"Key": "TransactionReason"},
+			map[string]any{"Key": "ReasonType", "Value": r.ReasonType},
+			map[string]any{"Key": "TransactionStatus", "Value": r.Status},
+			map[string]any{"Key": "FinalisedTime", "Value": json.Number(compact(r.At))},
+			map[string]any{"Key": "Amount", "Value": json.Number(r.Amount)},
+			map[string]any{"Key": "ReceiptNo", "Value": r.Receipt})
+		res["ResultParameters"] = map[string]any{"ResultParameter": params}
+	}
+	return mustJSON(map[string]any{"Result": res})
+}
+
+// resultCodeValue writes a numeric code as a JSON number and any other
+// ("R000002") as a string, as Daraja does.
+func resultCodeValue(code string) any {
+	if code != "" && strings.Trim(code, "0123456789") == "" {
+		return json.Number(code)
+	}
+	return code
+}
+
+// placeholder is the TransactionID Daraja puts on results without a real
+// receipt: the receipt's first three characters and zeros.
+func placeholder(receipt string) string {
+	if len(receipt) < 3 {
+		return "SKE0000000"
+	}
+	return receipt[:3] + "0000000"
+}

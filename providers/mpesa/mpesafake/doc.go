@@ -1,9 +1,11 @@
 // Package mpesafake is a fake Safaricom Daraja API for tests and for
-// `reconcile demo`: OAuth tokens, STK push and STK push query, and the Pull
-// Transactions API with paging, answering with the documented bodies and
-// error codes. Pushes are settled by the test (Settle) or after a delay
-// (Config.AutoSettle), and their callbacks are delivered through a function
-// the caller supplies or by HTTP POST. Faults (error answers, dropped
+// `reconcile demo`: OAuth tokens, STK push and STK push query, the Pull
+// Transactions API with paging, and the Reversal and Transaction Status APIs
+// with their result callbacks (success, failure, queue timeout, duplicate
+// delivery or none at all), answering with the documented bodies and error
+// codes. Pushes and reversals are settled by the test (Settle,
+// SettleReversal) or after a delay (Config.AutoSettle), and their callbacks
+// are delivered through a function the caller supplies or by HTTP POST. Faults (error answers, dropped
 // connections, delays) are injected per path. Receipts and ids come from a
 // seeded generator, so a run is repeatable.
 //

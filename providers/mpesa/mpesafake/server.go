@@ -129,9 +129,22 @@ type Config struct {
 	Deliver func(ctx context.Context, url string, body []byte) error
 	// ConfirmationURL receives C2B confirmations (Outcome.AlsoC2B, AddC2B).
 	ConfirmationURL string
-	// AutoSettle, when positive, settles every accepted push after this
-	// delay (the demo); otherwise tests call Settle.
+	// AutoSettle, when positive, settles every accepted push and reversal
+	// after this delay (the demo), and delays status results as long;
+	// otherwise tests call Settle and SettleReversal, and status results
+	// are posted at once.
 	AutoSettle time.Duration
+	// Initiator and SecurityCredential are what the Reversal and
+	// Transaction Status APIs accept; default SandboxInitiator and
+	// SandboxSecurityCredential. Wrong ones get result code 2001.
+	Initiator, SecurityCredential string
+	// DecideReversal picks the outcome of a reversal request; default: the
+	// books decide and the result is delivered once. rng is seeded from
+	// Seed.
+	DecideReversal func(r Reversal, rng *rand.Rand) ReversalOutcome
+	// StatusCallback says how often a status result is posted; default
+	// once. DeliverNever loses every status result.
+	StatusCallback Delivery
 }
 
 // Server is a fake Daraja API.
@@ -152,6 +165,12 @@ type Server struct {
 	faults     map[string][]Fault
 	requests   map[string]int
 	registered map[string]bool
+	// reversals by OriginatorConversationID, in order; reversed maps a
+	// reversed payment's receipt to its reversal.
+	reversals     map[string]*Reversal
+	reversalOrder []string
+	reversed      map[string]string
+	statusQueries []*StatusQuery
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -178,6 +197,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = 100
+	}
+	if cfg.Initiator == "" {
+		cfg.Initiator, cfg.SecurityCredential = SandboxInitiator, SandboxSecurityCredential
 	}
 	if cfg.Decide == nil {
 		cfg.Decide = func(Push, *rand.Rand) Outcome { return Outcome{} }
@@ -206,7 +228,8 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		noise:  rand.New(rand.NewPCG(cfg.Seed+1, cfg.Seed^0x632be59bd9b4e019)),
 		tokens: map[string]time.Time{}, pushes: map[string]*Push{}, faults: map[string][]Fault{},
-		requests: map[string]int{}, registered: map[string]bool{}, ctx: ctx, cancel: cancel}
+		requests: map[string]int{}, registered: map[string]bool{}, reversals: map[string]*Reversal{},
+		reversed: map[string]string{}, ctx: ctx, cancel: cancel}
 }
 
 // Start serves the fake on a local port and returns its base URL.
@@ -222,6 +245,12 @@ func (s *Server) Close() {
 		s.ts.Close()
 	}
 	s.wg.Wait()
+}
+
+// InitiatorCredentials returns the initiator name and security credential
+// the fake accepts.
+func (s *Server) InitiatorCredentials() (initiator, securityCredential string) {
+	return s.cfg.Initiator, s.cfg.SecurityCredential
 }
 
 // Credentials returns the short code, pass key, consumer key and secret the
@@ -335,6 +364,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.authorized(rec, r, s.pullRegister)
 	case PathPullQuery:
 		s.authorized(rec, r, s.pullQuery)
+	case PathReversal:
+		s.authorized(rec, r, s.reversal)
+	case PathTransactionStatus:
+		s.authorized(rec, r, s.transactionStatus)
 	default:
 		s.mu.Lock()
 		s.darajaError(rec, http.StatusNotFound, "404.001.01", "Resource not found")
