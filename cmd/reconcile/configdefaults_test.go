@@ -428,7 +428,7 @@ func TestSecretKeysPinned(t *testing.T) {
 	t.Parallel()
 	want := []string{"http.api_token", "events.signing_secret", "alerts.bot_token", "alerts.webhook_url",
 		"alerts.signing_secret", "console.oidc.client_secret", "console.oidc.session_key",
-		"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key",
+		"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key", "providers.mpesa.security_credential",
 		"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
 		"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
 	if !slices.Equal(secretKeys, want) {
