@@ -150,7 +150,7 @@ func (h *Interactions) acceptRefused(ctx context.Context, ref buttonRef, channel
 // acceptedBanner says who accepted a suggested match, when, and what it
 // linked.
 func acceptedBanner(cfg Config, provider string, l ledger.ManualLink) slack.Block {
-	return section(":white_check_mark: *Suggested match accepted* by " + escape(scrub(l.Actor)) + " " +
+	return section(":white_check_mark: *Suggested match accepted* by " + escape(scrubActor(l.Actor)) + " " +
 		timeText(l.At, cfg.zone(provider)) + ": provider charge " + code(scrubID(l.TxnID)) + " is the payment of intent " +
 		code(scrubID(l.IntentKey)) + ". Both findings are resolved.")
 }

@@ -344,3 +344,39 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestResolverOf names who resolved a finding and where, from the
+// history's resolution: an operator's e-mail stays, a phone number, a URL
+// or a token does not.
+func TestResolverOf(t *testing.T) {
+	at := t0.Add(time.Hour)
+	f := ledger.Finding{Status: ledger.FindingResolved, ResolvedBy: ledger.ResolvedByPerson, ResolvedAt: at, Resolver: "carol@example.com"}
+	ev := func(a ledger.Action, who string, s ledger.Surface, at time.Time) ledger.HistoryEvent {
+		return ledger.HistoryEvent{Action: a, Actor: who, Surface: s, At: at}
+	}
+	for _, tc := range []struct {
+		name      string
+		f         ledger.Finding
+		hist      []ledger.HistoryEvent
+		verb, who string
+	}{
+		{"no history", f, nil, "resolved", "carol@example.com"},
+		{"console", f, []ledger.HistoryEvent{ev(ledger.ActionOpened, ledger.ActorRun, ledger.SurfaceRun, t0),
+			ev(ledger.ActionResolved, "carol@example.com", ledger.SurfaceWeb, at)}, "resolved", "carol@example.com in the console"},
+		{"command line", f, []ledger.HistoryEvent{ev(ledger.ActionResolved, "dave", ledger.SurfaceCLI, at)}, "resolved", "dave from the command line"},
+		{"api", f, []ledger.HistoryEvent{ev(ledger.ActionResolved, "billing-bot", ledger.SurfaceAPI, at)}, "resolved", "billing-bot through the findings API"},
+		{"matched in slack", f, []ledger.HistoryEvent{ev(ledger.ActionMatched, "@alice (U0ALICE)", ledger.SurfaceSlack, at),
+			ev(ledger.ActionResolved, "@alice (U0ALICE)", ledger.SurfaceSlack, at)}, "matched", "@alice (U0ALICE) in Slack"},
+		{"resolved again after an unmatch", f, []ledger.HistoryEvent{ev(ledger.ActionMatched, "@alice (U0ALICE)", ledger.SurfaceSlack, t0),
+			ev(ledger.ActionResolved, "@alice (U0ALICE)", ledger.SurfaceSlack, t0), ev(ledger.ActionUnmatched, "dave", ledger.SurfaceCLI, at),
+			ev(ledger.ActionReopened, "dave", ledger.SurfaceCLI, at), ev(ledger.ActionResolved, "dave", ledger.SurfaceCLI, at.Add(time.Hour))},
+			"resolved", "dave from the command line"},
+		{"a phone number and a token", f, []ledger.HistoryEvent{ev(ledger.ActionResolved, "0712 340 845 xoxb-123-abc", ledger.SurfaceWeb, at)},
+			"resolved", "0712****0845 [redacted] in the console"},
+	} {
+		verb, who := resolverOf(tc.f, tc.hist)
+		if verb != tc.verb || who != tc.who {
+			t.Errorf("%s: %q %q, want %q %q", tc.name, verb, who, tc.verb, tc.who)
+		}
+	}
+}

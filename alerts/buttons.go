@@ -82,7 +82,7 @@ func findingActions(cfg Config, a ledger.Alert, f ledger.Finding) []slack.Block 
 	}
 	var out []slack.Block
 	if f.Status == ledger.FindingAcknowledged && f.AcknowledgedBy != "" {
-		out = append(out, contextBlock(":eyes: Acknowledged by "+escape(scrub(f.AcknowledgedBy))+" "+
+		out = append(out, contextBlock(":eyes: Acknowledged by "+escape(scrubActor(f.AcknowledgedBy))+" "+
 			timeText(f.AcknowledgedAt, cfg.zone(f.Provider))))
 	}
 	value := buttonRef{Alert: a.ID, Finding: f.ID}.encode()

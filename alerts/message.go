@@ -508,7 +508,7 @@ func suggestionLine(f ledger.Finding, button bool) string {
 
 // resolverOf says how and by whom a person resolved f, for people: verb
 // "matched" when the resolution was a manual match, "resolved" otherwise,
-// and who as "c***@example.com in the console" (scrubbed, not escaped),
+// and who as "carol@example.com in the console" (scrubbed, not escaped),
 // from the history's resolution event; without a history, f's resolver
 // alone. who is "" when nobody is named.
 func resolverOf(f ledger.Finding, hist []ledger.HistoryEvent) (verb, who string) {
@@ -530,11 +530,25 @@ func resolverOf(f ledger.Finding, hist []ledger.HistoryEvent) (verb, who string)
 	if name == "" || name == ledger.ActorRun {
 		return verb, ""
 	}
-	who = scrub(name)
+	who = scrubActor(name)
 	if where := surfaceText(surface); where != "" {
 		who += " " + where
 	}
 	return verb, who
+}
+
+// scrubActor is scrub for the name of a person who acted: an operator's
+// e-mail address names them and stays; URLs, tokens and phone numbers go.
+func scrubActor(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = urlPattern.ReplaceAllString(s, "[link removed]")
+	s = wwwPattern.ReplaceAllString(s, "[link removed]")
+	s = secretPattern.ReplaceAllString(s, "[redacted]")
+	s = maskSpacedPhones(s)
+	return maskDigitRuns(s)
 }
 
 // surfaceText says where a person acted: "in the console".
