@@ -220,7 +220,7 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 	if s.APIKey != "" {
 		c, err := stripe.New(stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
 			Timeout: s.Timeout, PaymentMethod: s.PaymentMethod, BalanceTransactions: s.PullBalanceTransactions,
-			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey})
+			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey, OnReject: quarantine("stripe_pull")})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
