@@ -164,7 +164,8 @@ func (a *app) quarantiner() func(source string) func(ctx context.Context, perr *
 			if a.store == nil {
 				return perr
 			}
-			_, err := a.store.AddQuarantine(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
+			// Once: pulling the window again meets the same record.
+			_, _, err := a.store.AddQuarantineOnce(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
 				Field: perr.Field, Reason: perr.Err.Error(), Raw: raw, At: a.clock()})
 			return err
 		}

@@ -81,6 +81,15 @@ func TestStripePullQuarantinesObjectsBeyondTheLimits(t *testing.T) {
 			if !charge {
 				t.Errorf("the charge is not quarantined: %+v", items)
 			}
+
+			// Pulling the window again meets the same objects: the
+			// quarantine keeps each once.
+			if code, out, errOut := cliEnv(t, env, "run", "--provider", "stripe", "--from", "2024-11-23", "--no-pull=false"); code != 0 {
+				t.Fatalf("second run: %d\n%s\n%s", code, out, errOut)
+			}
+			if again := quarantined(t, env); len(again) != len(items) {
+				t.Errorf("after a second pull: %d items, was %d: %+v", len(again), len(items), again)
+			}
 		})
 	}
 }
