@@ -56,8 +56,8 @@ func typoPair(t *testing.T, s ledger.Store, key, ref, txn, typed string, amt mon
 // actor, resolves both findings with matched events, plans their
 // follow-ups and rewrites the message; a retried delivery changes nothing;
 // a press on a suggestion that a later run replaced, on a pair whose
-// currencies differ, or on a resolved finding is refused with an
-// ephemeral message and changes nothing.
+// currencies differ, on a resolved finding or pair, or on a transaction
+// already linked is refused with an ephemeral message and changes nothing.
 func TestAcceptSuggestion(t *testing.T) {
 	t.Parallel()
 	for _, engine := range dbtest.Engines() {
@@ -85,7 +85,9 @@ func TestAcceptSuggestion(t *testing.T) {
 			}
 			usdU, usdM := typoPair(t, b.store, "charge:order-4474", "INV1004", "SE41XYZ779", "INV1O04", usd)
 			usdU.Actual, usdU.AtRisk = amt, amt
-			all := []ledger.Finding{unknown, missing, staleU, staleM, usdU, usdM}
+			// A pair matched from the console, then reopened by hand.
+			linkU, linkM := typoPair(t, b.store, "charge:order-4475", "INV1005", "SE41XYZ780", "INV1O05", amt)
+			all := []ledger.Finding{unknown, missing, staleU, staleM, usdU, usdM, linkU, linkM}
 			planned := b.rec.run(all...)
 			b.drain(t, ids(planned), 1)
 
@@ -279,6 +281,40 @@ func TestAcceptSuggestion(t *testing.T) {
 			e := ephemerals()
 			if len(e) != 4 || !strings.Contains(e[3].Text, "currencies differ") || strings.Contains(e[3].Text, "254712340845") {
 				t.Errorf("currency refusal: %+v", e)
+			}
+			// The console matched the last pair; someone reopened the
+			// unknown_charge: its pair is resolved, so nothing changes.
+			carol := ledger.Actor{Name: "carol@example.com", Surface: ledger.SurfaceWeb}
+			if _, err := ledger.MatchManually(ctx, b.store, ledger.MatchParams{FindingID: linkU.ID, IntentKey: "charge:order-4475",
+				Actor: carol, Now: b.clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			reopen := func(f ledger.Finding) {
+				t.Helper()
+				if _, err := b.store.UpdateFinding(ctx, ledger.FindingUpdate{ID: f.ID, To: ledger.FindingOpen, Note: "looking again",
+					Now: b.clock.Now(), Actor: carol}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reopen(linkU)
+			startL := len(history(linkU.ID))
+			press("U0ALICE", "alice", linkU, accept(linkU), "1714630100.000100", 0)
+			if e := ephemerals(); len(e) != 5 || !strings.Contains(e[4].Text, "other half of the pair") || !strings.Contains(e[4].Text, "resolved already") {
+				t.Errorf("accept with the pair resolved: %+v", e)
+			}
+			// Both reopened: the transaction is already matched by hand,
+			// and the books refuse a second link.
+			reopen(linkM)
+			press("U0ALICE", "alice", linkU, accept(linkU), "1714630200.000100", 0)
+			e = ephemerals()
+			if len(e) != 6 || !strings.Contains(e[5].Text, "already matched by hand") || strings.Contains(e[5].Text, "ledger:") {
+				t.Errorf("accept of a transaction already linked: %+v", e)
+			}
+			if l, err := b.store.GetManualLink(ctx, "mpesa", "SE41XYZ780"); err != nil || l.Actor != "carol@example.com" {
+				t.Errorf("the console's link after refused presses: %+v, %v", l, err)
+			}
+			if h := history(linkU.ID); len(h) != startL || status(linkU) != ledger.FindingOpen {
+				t.Errorf("refused presses changed the finding: %s, %v", status(linkU), h)
 			}
 			for _, m := range e {
 				if strings.Contains(m.Text, b.cfg.BotToken) || strings.Contains(m.Text, testSigningSecret) {
