@@ -23,7 +23,6 @@
 //     network) and give-up (4xx and payload errors), and records the
 //     outcome. In bot mode a retry looks for an earlier post of the same
 //     alert in the channel's history before posting again.
-//
 //   - Interactions (Interactions): in bot mode with buttons, the
 //     Acknowledge, Resolve and Accept suggestion buttons, verified by
 //     Slack's signature and applied once per press; Accept suggestion makes
