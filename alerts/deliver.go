@@ -18,6 +18,7 @@ import (
 type DeliveryStore interface {
 	GetAlert(ctx context.Context, id int64) (ledger.Alert, error)
 	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
+	FindingHistory(ctx context.Context, id string) ([]ledger.HistoryEvent, error)
 	GetRun(ctx context.Context, id int64) (ledger.Run, error)
 	ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
 	ListAlerts(ctx context.Context, runID int64, limit int) ([]ledger.Alert, error)
@@ -350,7 +351,11 @@ func (d *Deliverer) build(ctx context.Context, a ledger.Alert, r reason) (messag
 	if err != nil {
 		return message{}, err
 	}
-	m, err := buildFindingMessage(d.cfg, a, f)
+	hist, err := resolutionHistory(ctx, d.store, f)
+	if err != nil {
+		return message{}, err
+	}
+	m, err := buildFindingMessage(d.cfg, a, f, hist)
 	if err != nil {
 		return message{}, err
 	}
@@ -363,7 +368,7 @@ func (d *Deliverer) build(ctx context.Context, a ledger.Alert, r reason) (messag
 			if parent.ThreadTS != "" {
 				m.ThreadTS = parent.ThreadTS
 			}
-			if pm, err := resolvedParent(d.cfg, parent, f); err == nil {
+			if pm, err := resolvedParent(d.cfg, parent, f, hist); err == nil {
 				m.Parent, m.ParentTS = &pm, parent.MessageTS
 			}
 		case err != nil && !errors.Is(err, ledger.ErrNotFound):
@@ -371,6 +376,17 @@ func (d *Deliverer) build(ctx context.Context, a ledger.Alert, r reason) (messag
 		}
 	}
 	return m, nil
+}
+
+// resolutionHistory is the history of f when a person resolved it (who and
+// where, for the message), nil otherwise.
+func resolutionHistory(ctx context.Context, s interface {
+	FindingHistory(context.Context, string) ([]ledger.HistoryEvent, error)
+}, f ledger.Finding) ([]ledger.HistoryEvent, error) {
+	if f.Status != ledger.FindingResolved || f.ResolvedBy != ledger.ResolvedByPerson {
+		return nil, nil
+	}
+	return s.FindingHistory(ctx, f.ID)
 }
 
 // openFindings are the open and acknowledged findings a run last saw.

@@ -1,7 +1,7 @@
 // Package alerts turns reconcile findings into Slack messages for finance
 // ops and delivers each one exactly once as far as Slack allows.
 //
-// It owns three things:
+// It owns four things:
 //
 //   - Planning (Planner.Plan): inside the transaction that writes a run's
 //     findings, it decides what to announce and records each announcement
@@ -23,6 +23,11 @@
 //     network) and give-up (4xx and payload errors), and records the
 //     outcome. In bot mode a retry looks for an earlier post of the same
 //     alert in the channel's history before posting again.
+//   - Interactions (Interactions): in bot mode with buttons, the
+//     Acknowledge, Resolve and Accept suggestion buttons, verified by
+//     Slack's signature and applied once per press; Accept suggestion makes
+//     the manual match the finding suggests (ledger.MatchInTx) while it
+//     still suggests that pair.
 //
 // Webhook mode cannot do three things bot mode does: thread follow-ups
 // under the first message, mark that message resolved, and look up whether

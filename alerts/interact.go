@@ -208,7 +208,7 @@ const refusal = "You are not among the people who may act on findings from Slack
 func (h *Interactions) blockActions(ctx context.Context, cb *slack.InteractionCallback) {
 	var act *slack.BlockAction
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a.ActionID == actionAck || a.ActionID == actionResolve {
+		if a.ActionID == actionAck || a.ActionID == actionResolve || a.ActionID == actionAccept {
 			act = a
 			break
 		}
@@ -230,6 +230,13 @@ func (h *Interactions) blockActions(ctx context.Context, cb *slack.InteractionCa
 		h.tell(ctx, channel, cb.User.ID, refusal)
 		return
 	}
+	// The identity of a button press: Slack sends the same action_ts when
+	// it retries a delivery.
+	key := strings.Join([]string{"slack", "block_actions", cb.Team.ID, channel, ts, act.ActionID, act.ActionTs, cb.User.ID}, ":")
+	if act.ActionID == actionAccept {
+		h.accept(ctx, key, ref, channel, ts, cb.User)
+		return
+	}
 	if act.ActionID == actionResolve {
 		f, err := h.cfg.Store.GetFinding(ctx, ref.Finding)
 		if err != nil {
@@ -243,9 +250,6 @@ func (h *Interactions) blockActions(ctx context.Context, cb *slack.InteractionCa
 		}
 		return
 	}
-	// The identity of a button press: Slack sends the same action_ts when
-	// it retries a delivery.
-	key := strings.Join([]string{"slack", "block_actions", cb.Team.ID, channel, ts, act.ActionID, act.ActionTs, cb.User.ID}, ":")
 	f, applied, err := h.apply(ctx, key, ref, ledger.FindingAcknowledged, "", actor(cb.User))
 	h.after(ctx, ref, channel, ts, cb.User.ID, f, applied, err)
 }
@@ -332,15 +336,16 @@ func (h *Interactions) after(ctx context.Context, ref buttonRef, channel, ts, us
 	if channel == "" || ts == "" {
 		return
 	}
-	if err := h.redraw(ctx, ref, channel, ts, f); err != nil {
+	if err := h.redraw(ctx, ref, channel, ts, f, nil); err != nil {
 		h.log.Warn("slack message not updated", slog.String("finding", ref.Finding), slog.String("error", redact(err.Error(), h.secrets())))
 	}
 }
 
 // redraw updates the message in place (chat.update) from its alert and the
 // finding as it now stands: "Acknowledged by @name", the buttons that
-// still apply, or none once resolved.
-func (h *Interactions) redraw(ctx context.Context, ref buttonRef, channel, ts string, f ledger.Finding) error {
+// still apply, or none once resolved, under banner when one is given (who
+// resolved it and where, otherwise).
+func (h *Interactions) redraw(ctx context.Context, ref buttonRef, channel, ts string, f ledger.Finding, banner slack.Block) error {
 	a, err := h.cfg.Store.GetAlert(ctx, ref.Alert)
 	if err != nil {
 		return err
@@ -348,24 +353,32 @@ func (h *Interactions) redraw(ctx context.Context, ref buttonRef, channel, ts st
 	if a.Subject != f.ID {
 		return fmt.Errorf("alert %d is not about finding %s", a.ID, f.ID)
 	}
-	m, err := buildFindingMessage(h.cfg.Alerts, a, f)
+	hist, err := resolutionHistory(ctx, h.cfg.Store, f)
 	if err != nil {
 		return err
 	}
-	if f.Status == ledger.FindingResolved {
-		m.Blocks = append([]slack.Block{m.Blocks[0], resolvedBanner(h.cfg.Alerts, f)}, m.Blocks[1:]...)
+	m, err := buildFindingMessage(h.cfg.Alerts, a, f, hist)
+	if err != nil {
+		return err
+	}
+	if banner == nil && f.Status == ledger.FindingResolved {
+		banner = resolvedBanner(h.cfg.Alerts, f, hist)
+	}
+	if banner != nil {
+		m.Blocks = append([]slack.Block{m.Blocks[0], banner}, m.Blocks[1:]...)
 	}
 	_, _, _, err = h.api.UpdateMessageContext(ctx, channel, ts, m.updateOptions()...)
 	return err
 }
 
-// resolvedBanner says who resolved a finding, when, and with what note.
-func resolvedBanner(cfg Config, f ledger.Finding) slack.Block {
-	who := f.Resolver
+// resolvedBanner says who resolved a finding (and where, from its history
+// hist), when, and with what note.
+func resolvedBanner(cfg Config, f ledger.Finding, hist []ledger.HistoryEvent) slack.Block {
+	_, who := resolverOf(f, hist)
 	if who == "" {
 		who = "hand"
 	}
-	line := ":white_check_mark: *Resolved* by " + escape(scrub(who)) + " " + timeText(f.ResolvedAt, cfg.zone(f.Provider)) + "."
+	line := ":white_check_mark: *Resolved* by " + escape(who) + " " + timeText(f.ResolvedAt, cfg.zone(f.Provider)) + "."
 	if note := escape(scrub(f.Note)); note != "" {
 		line += "\n>" + strings.ReplaceAll(note, "\n", "\n>")
 	}

@@ -127,8 +127,9 @@ func footer(cfg Config, about string, alertID int64, provider string) slack.Bloc
 
 // buildFindingMessage renders the message of an alert about one finding.
 // The reason decides the kind; the finding supplies the evidence as it
-// stands now.
-func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message, error) {
+// stands now, and its history (nil when not read) who resolved it by hand
+// and where.
+func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding, hist []ledger.HistoryEvent) (message, error) {
 	r, err := parseReason(a.Reason)
 	if err != nil {
 		return message{}, err
@@ -180,9 +181,12 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		}
 		if f.ResolvedBy == ledger.ResolvedByPerson {
 			by = "resolved by hand"
+			if verb, who := resolverOf(f, hist); who != "" {
+				by = verb + " by hand by " + who
+			}
 		}
 		m.Text = fmt.Sprintf("Resolved: %s, %s%s", lowerFirst(what), by, ref)
-		line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + by + " (" + timeText(r.At, cfg.zone(f.Provider)) + ")."
+		line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + escape(by) + " (" + timeText(r.At, cfg.zone(f.Provider)) + ")."
 		if note := escape(scrub(f.Note)); note != "" {
 			line += "\n>" + strings.ReplaceAll(note, "\n", "\n>")
 		}
@@ -196,11 +200,14 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding) (message,
 		return message{}, fmt.Errorf("alert %d: reason %q is not about a finding", a.ID, a.Reason)
 	}
 	m.Text = escape(truncate(m.Text, maxFallbackText))
-	if line := suggestionLine(f); line != "" {
-		m.Blocks = append(m.Blocks, section(line))
+	actions := findingActions(cfg, a, f)
+	if f.Status != ledger.FindingResolved {
+		if line := suggestionLine(f, acceptButton(a, f) != nil && len(actions) > 0); line != "" {
+			m.Blocks = append(m.Blocks, section(line))
+		}
 	}
 	m.Blocks = append(m.Blocks, section("", findingFields(cfg, f, atRisk)...))
-	m.Blocks = append(m.Blocks, findingActions(cfg, a, f)...)
+	m.Blocks = append(m.Blocks, actions...)
 	m.Blocks = append(m.Blocks, footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
 	return m, nil
 }
@@ -221,12 +228,16 @@ func kindHint(f ledger.Finding) string {
 
 // resolvedParent re-renders the first message about f (alert parent) with a
 // banner saying it was resolved, for chat.update.
-func resolvedParent(cfg Config, parent ledger.Alert, f ledger.Finding) (message, error) {
-	m, err := buildFindingMessage(cfg, parent, f)
+func resolvedParent(cfg Config, parent ledger.Alert, f ledger.Finding, hist []ledger.HistoryEvent) (message, error) {
+	m, err := buildFindingMessage(cfg, parent, f, hist)
 	if err != nil {
 		return message{}, err
 	}
-	banner := section(":white_check_mark: *Resolved* " + timeText(f.ResolvedAt, cfg.zone(f.Provider)) + ". The follow-up is in the thread.")
+	by := ""
+	if _, who := resolverOf(f, hist); who != "" && f.ResolvedBy == ledger.ResolvedByPerson {
+		by = " by " + escape(who)
+	}
+	banner := section(":white_check_mark: *Resolved*" + by + " " + timeText(f.ResolvedAt, cfg.zone(f.Provider)) + ". The follow-up is in the thread.")
 	blocks := make([]slack.Block, 0, len(m.Blocks)+1)
 	blocks = append(blocks, m.Blocks[0], banner)
 	m.Blocks = append(blocks, m.Blocks[1:]...)
@@ -474,9 +485,10 @@ func joinNonEmpty(sep string, parts ...string) string {
 }
 
 // suggestionLine says which finding is probably the other half of f and
-// how a person accepts the pair; "" when nothing is suggested. Nothing is
-// matched until someone does.
-func suggestionLine(f ledger.Finding) string {
+// how a person accepts the pair (also with the Accept suggestion button
+// when button is set); "" when nothing is suggested. Nothing is matched
+// until someone does.
+func suggestionLine(f ledger.Finding, button bool) string {
 	sg := f.Suggestion
 	if sg.IsZero() {
 		return ""
@@ -485,8 +497,71 @@ func suggestionLine(f ledger.Finding) string {
 	if f.Kind != ledger.KindUnknownCharge {
 		unknown = sg.FindingID
 	}
+	how := ": " + code("reconcile findings match "+scrubID(unknown)+" --intent "+scrubID(sg.IntentKey))
+	if button {
+		how = " (the button below, or " + how[2:] + ")"
+	}
 	return ":bulb: *Suggested match:* intent " + code(scrubID(sg.IntentKey)) + " and provider charge " +
 		code(scrubID(sg.TxnID)) + " (" + escape(scrub(sg.Reason)) + "), finding " + code(scrubID(sg.FindingID)) +
-		". Nothing is matched until someone accepts: " +
-		code("reconcile findings match "+scrubID(unknown)+" --intent "+scrubID(sg.IntentKey))
+		". Nothing is matched until someone accepts" + how
+}
+
+// resolverOf says how and by whom a person resolved f, for people: verb
+// "matched" when the resolution was a manual match, "resolved" otherwise,
+// and who as "carol@example.com in the console" (scrubbed, not escaped),
+// from the history's resolution event; without a history, f's resolver
+// alone. who is "" when nobody is named.
+func resolverOf(f ledger.Finding, hist []ledger.HistoryEvent) (verb, who string) {
+	verb, name := "resolved", f.Resolver
+	var surface ledger.Surface
+	for i := len(hist) - 1; i >= 0; i-- {
+		ev := hist[i]
+		if ev.Action != ledger.ActionResolved || ev.Surface == ledger.SurfaceRun {
+			continue
+		}
+		name, surface = ev.Actor, ev.Surface
+		for _, prev := range hist[:i] {
+			if prev.Action == ledger.ActionMatched && prev.At.Equal(ev.At) && prev.Actor == ev.Actor {
+				verb = "matched"
+			}
+		}
+		break
+	}
+	if name == "" || name == ledger.ActorRun {
+		return verb, ""
+	}
+	who = scrubActor(name)
+	if where := surfaceText(surface); where != "" {
+		who += " " + where
+	}
+	return verb, who
+}
+
+// scrubActor is scrub for the name of a person who acted: an operator's
+// e-mail address names them and stays; URLs, tokens and phone numbers go.
+func scrubActor(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = urlPattern.ReplaceAllString(s, "[link removed]")
+	s = wwwPattern.ReplaceAllString(s, "[link removed]")
+	s = secretPattern.ReplaceAllString(s, "[redacted]")
+	s = maskSpacedPhones(s)
+	return maskDigitRuns(s)
+}
+
+// surfaceText says where a person acted: "in the console".
+func surfaceText(s ledger.Surface) string {
+	switch s {
+	case ledger.SurfaceCLI:
+		return "from the command line"
+	case ledger.SurfaceWeb:
+		return "in the console"
+	case ledger.SurfaceSlack:
+		return "in Slack"
+	case ledger.SurfaceAPI:
+		return "through the findings API"
+	}
+	return ""
 }

@@ -23,11 +23,11 @@ func messageCases(t *testing.T, cfg Config) []struct {
 } {
 	dup, failed, unknown := fixtureFindings(t)
 	run := fixtureRun()
-	finding := func(id int64, f ledger.Finding, r reason) message {
+	finding := func(id int64, f ledger.Finding, r reason, hist ...ledger.HistoryEvent) message {
 		t.Helper()
 		a := ledger.Alert{ID: id, Subject: f.ID, Reason: r.String(), Provider: f.Provider, RunID: run.ID,
 			Severity: f.Severity, Channel: cfg.channelFor(f.Severity), CreatedAt: t0}
-		m, err := buildFindingMessage(cfg, a, f)
+		m, err := buildFindingMessage(cfg, a, f, hist)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,6 +87,28 @@ func messageCases(t *testing.T, cfg Config) []struct {
 	suggested.Suggestion = ledger.Suggestion{FindingID: "f_0dac296d7c098f5bb15f", IntentKey: "charge:order-4471",
 		TxnID: "SE41XYZ777", Reason: "same amount; reference INV1O01 is INV1001 with O read as 0"}
 
+	// Resolved by a person in the console, and matched by hand in Slack:
+	// the follow-ups name who and where, from the history.
+	ev := func(id string, action ledger.Action, who string, surface ledger.Surface, at time.Time) ledger.HistoryEvent {
+		return ledger.HistoryEvent{SubjectKind: ledger.SubjectFinding, SubjectID: id, Action: action, Actor: who, Surface: surface, At: at}
+	}
+	byHand := dup
+	byHand.Status, byHand.ResolvedAt, byHand.ResolvedBy = ledger.FindingResolved, t0.Add(5*time.Hour), ledger.ResolvedByPerson
+	byHand.Resolver, byHand.Note = "carol@example.com", "refunded SE41XYZ124 to the customer"
+	byHandMsg := finding(12, byHand, reason{Kind: reasonResolved, At: byHand.ResolvedAt},
+		ev(byHand.ID, ledger.ActionOpened, ledger.ActorRun, ledger.SurfaceRun, t0),
+		ev(byHand.ID, ledger.ActionResolved, "carol@example.com", ledger.SurfaceWeb, byHand.ResolvedAt))
+	byHandMsg.ThreadTS = "1714629600.000100"
+	matched := suggested
+	matched.Status, matched.ResolvedAt, matched.ResolvedBy = ledger.FindingResolved, t0.Add(6*time.Hour), ledger.ResolvedByPerson
+	matched.Resolver = "@alice (U0ALICE)"
+	matched.Note = "matched provider txn SE41XYZ777 with intent charge:order-4471: suggested match accepted (" + suggested.Suggestion.Reason + ")"
+	matchedMsg := finding(13, matched, reason{Kind: reasonResolved, At: matched.ResolvedAt},
+		ev(matched.ID, ledger.ActionOpened, ledger.ActorRun, ledger.SurfaceRun, t0),
+		ev(matched.ID, ledger.ActionMatched, "@alice (U0ALICE)", ledger.SurfaceSlack, matched.ResolvedAt),
+		ev(matched.ID, ledger.ActionResolved, "@alice (U0ALICE)", ledger.SurfaceSlack, matched.ResolvedAt))
+	matchedMsg.ThreadTS = "1714629600.000200"
+
 	return []struct {
 		name string
 		m    message
@@ -102,6 +124,8 @@ func messageCases(t *testing.T, cfg Config) []struct {
 		{"summary_clean", clean},
 		{"summary_long", long},
 		{"suggested", finding(11, suggested, reason{Kind: reasonOpened})},
+		{"resolved_by_person", byHandMsg},
+		{"resolved_by_match", matchedMsg},
 	}
 }
 
@@ -148,7 +172,7 @@ func TestResolvedParentGolden(t *testing.T) {
 	dup.Status, dup.ResolvedAt, dup.ResolvedBy = ledger.FindingResolved, t0.Add(72*time.Hour), ledger.ResolvedByRun
 	parent := ledger.Alert{ID: 1, Subject: dup.ID, Reason: "opened", Provider: "mpesa", RunID: 1,
 		Severity: dup.Severity, Channel: "C0URGENT", State: ledger.AlertDelivered, MessageTS: "1714629600.000100"}
-	m, err := resolvedParent(cfg, parent, dup)
+	m, err := resolvedParent(cfg, parent, dup, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 type PreviewStore interface {
 	GetRun(ctx context.Context, id int64) (ledger.Run, error)
 	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
+	FindingHistory(ctx context.Context, id string) ([]ledger.HistoryEvent, error)
 	ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
 	ListAlerts(ctx context.Context, runID int64, limit int) ([]ledger.Alert, error)
 }
@@ -65,7 +66,11 @@ func Preview(ctx context.Context, s PreviewStore, runID int64, cfg Config, w io.
 			if err != nil {
 				return fmt.Errorf("alerts: preview alert %d: %w", a.ID, err)
 			}
-			if m, err = buildFindingMessage(cfg, a, f); err != nil {
+			hist, err := resolutionHistory(ctx, s, f)
+			if err != nil {
+				return fmt.Errorf("alerts: preview alert %d: %w", a.ID, err)
+			}
+			if m, err = buildFindingMessage(cfg, a, f, hist); err != nil {
 				return err
 			}
 		}
@@ -110,7 +115,7 @@ func firstRunMessages(cfg Config, run ledger.Run, open []ledger.Finding) []messa
 		}
 		a := ledger.Alert{Subject: f.ID, Reason: reason{Kind: reasonOpened}.String(), Provider: f.Provider,
 			RunID: run.ID, Severity: f.Severity, Channel: cfg.channelFor(f.Severity)}
-		if m, err := buildFindingMessage(cfg, a, f); err == nil {
+		if m, err := buildFindingMessage(cfg, a, f, nil); err == nil {
 			msgs = append(msgs, m)
 		}
 	}

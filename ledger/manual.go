@@ -81,62 +81,82 @@ type MatchOutcome struct {
 // an attempt recorded or by another manual link.
 func MatchManually(ctx context.Context, s Store, p MatchParams) (MatchOutcome, error) {
 	var out MatchOutcome
+	if err := p.check(); err != nil {
+		return out, err
+	}
+	err := s.InTx(ctx, func(tx Tx) error {
+		var err error
+		out, err = MatchInTx(ctx, tx, p)
+		return err
+	})
+	return out, err
+}
+
+func (p MatchParams) check() error {
 	if err := p.Actor.Validate(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(p.IntentKey) == "" {
+		return &FieldError{Field: "intent", Err: errors.New("is empty: name the intent to match")}
+	}
+	return nil
+}
+
+// MatchInTx is MatchManually inside the caller's transaction, for a caller
+// that records something else with the match (the claim of a Slack
+// interaction); the caller rolls back when it fails.
+func MatchInTx(ctx context.Context, tx Tx, p MatchParams) (MatchOutcome, error) {
+	var out MatchOutcome
+	if err := p.check(); err != nil {
 		return out, err
 	}
 	key := strings.TrimSpace(p.IntentKey)
-	if key == "" {
-		return out, &FieldError{Field: "intent", Err: errors.New("is empty: name the intent to match")}
+	f, txn, err := unknownCharge(ctx, tx, p.FindingID, "match")
+	if err != nil {
+		return out, err
 	}
-	err := s.InTx(ctx, func(tx Tx) error {
-		f, txn, err := unknownCharge(ctx, tx, p.FindingID, "match")
-		if err != nil {
-			return err
+	in, err := tx.GetIntent(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return out, &FieldError{Field: "intent", Err: fmt.Errorf("no intent %q in the books", key)}
+	}
+	if err != nil {
+		return out, err
+	}
+	switch {
+	case in.Kind == IntentRefund:
+		return out, &FieldError{Field: "intent", Err: fmt.Errorf("intent %q is a refund: a charge pays only a charge intent", key)}
+	case in.Provider != txn.Provider:
+		return out, &FieldError{Field: "intent", Err: fmt.Errorf("intent %q is of provider %s, the transaction of %s", key, in.Provider, txn.Provider)}
+	case in.Amount.Currency != txn.Amount.Currency:
+		return out, &FieldError{Field: "intent", Err: fmt.Errorf("currencies differ: intent %q is in %s, provider txn %s in %s",
+			key, in.Amount.Currency, txn.ID, txn.Amount.Currency)}
+	}
+	for _, ref := range []string{txn.ProviderRef, txn.ID} {
+		if ref == "" {
+			continue
 		}
-		in, err := tx.GetIntent(ctx, key)
-		if errors.Is(err, ErrNotFound) {
-			return &FieldError{Field: "intent", Err: fmt.Errorf("no intent %q in the books", key)}
+		a, err := tx.FindAttempt(ctx, txn.Provider, ref)
+		if err == nil {
+			return out, Wrap("match", f.ID, fmt.Errorf("%w: provider txn %s is already linked to intent %q by the provider reference %q its attempt recorded",
+				ErrConflict, txn.ID, a.IntentKey, ref))
 		}
-		if err != nil {
-			return err
+		if !errors.Is(err, ErrNotFound) {
+			return out, err
 		}
-		switch {
-		case in.Kind == IntentRefund:
-			return &FieldError{Field: "intent", Err: fmt.Errorf("intent %q is a refund: a charge pays only a charge intent", key)}
-		case in.Provider != txn.Provider:
-			return &FieldError{Field: "intent", Err: fmt.Errorf("intent %q is of provider %s, the transaction of %s", key, in.Provider, txn.Provider)}
-		case in.Amount.Currency != txn.Amount.Currency:
-			return &FieldError{Field: "intent", Err: fmt.Errorf("currencies differ: intent %q is in %s, provider txn %s in %s",
-				key, in.Amount.Currency, txn.ID, txn.Amount.Currency)}
-		}
-		for _, ref := range []string{txn.ProviderRef, txn.ID} {
-			if ref == "" {
-				continue
-			}
-			a, err := tx.FindAttempt(ctx, txn.Provider, ref)
-			if err == nil {
-				return Wrap("match", f.ID, fmt.Errorf("%w: provider txn %s is already linked to intent %q by the provider reference %q its attempt recorded",
-					ErrConflict, txn.ID, a.IntentKey, ref))
-			}
-			if !errors.Is(err, ErrNotFound) {
-				return err
-			}
-		}
-		if l, err := tx.GetManualLink(ctx, txn.Provider, txn.ID); err == nil {
-			return Wrap("match", f.ID, fmt.Errorf("%w: provider txn %s is already matched by hand to intent %q (by %s)",
-				ErrConflict, txn.ID, l.IntentKey, l.Actor))
-		} else if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		out.Link = ManualLink{Provider: txn.Provider, TxnID: txn.ID, IntentKey: key, Actor: strings.TrimSpace(p.Actor.Name),
-			Note: strings.TrimSpace(p.Note), At: p.Now.UTC()}
-		if err := tx.AddManualLink(ctx, out.Link); err != nil {
-			return err
-		}
-		what := fmt.Sprintf("matched provider txn %s with intent %s", txn.ID, key)
-		out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, key, ActionMatched, FindingResolved, withNote(what, p.Note), p.OnResolved)
-		return err
-	})
+	}
+	if l, err := tx.GetManualLink(ctx, txn.Provider, txn.ID); err == nil {
+		return out, Wrap("match", f.ID, fmt.Errorf("%w: provider txn %s is already matched by hand to intent %q (by %s)",
+			ErrConflict, txn.ID, l.IntentKey, l.Actor))
+	} else if !errors.Is(err, ErrNotFound) {
+		return out, err
+	}
+	out.Link = ManualLink{Provider: txn.Provider, TxnID: txn.ID, IntentKey: key, Actor: strings.TrimSpace(p.Actor.Name),
+		Note: strings.TrimSpace(p.Note), At: p.Now.UTC()}
+	if err := tx.AddManualLink(ctx, out.Link); err != nil {
+		return out, err
+	}
+	what := fmt.Sprintf("matched provider txn %s with intent %s", txn.ID, key)
+	out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, key, ActionMatched, FindingResolved, withNote(what, p.Note), p.OnResolved)
 	return out, err
 }
 

@@ -138,6 +138,12 @@ type FindingStore interface {
 // QuarantineStore keeps rejected input.
 type QuarantineStore interface {
 	AddQuarantine(ctx context.Context, q QuarantineItem) (int64, error)
+	// AddQuarantineOnce is AddQuarantine unless the quarantine already
+	// holds an item of the same source, origin, field and raw input (as
+	// Bounded keeps them), whatever its status: a pull that meets the same
+	// bad object again adds nothing. added is false then, and id is the
+	// earlier item's.
+	AddQuarantineOnce(ctx context.Context, q QuarantineItem) (id int64, added bool, err error)
 	ListQuarantine(ctx context.Context, source string, limit int) ([]QuarantineItem, error)
 }
 

@@ -14,8 +14,9 @@ import (
 )
 
 // TestOneBadPulledRecordDoesNotStopTheRun: a pulled record the books refuse
-// (an absurd amount) is quarantined, the rest of the pull is kept, and the
-// window is reconciled as usual, on both engines.
+// (an absurd amount) is quarantined, once however often the window is
+// pulled, the rest of the pull is kept, and the window is reconciled as
+// usual, on both engines.
 func TestOneBadPulledRecordDoesNotStopTheRun(t *testing.T) {
 	t.Parallel()
 	for _, e := range dbtest.Engines() {
@@ -42,6 +43,13 @@ func TestOneBadPulledRecordDoesNotStopTheRun(t *testing.T) {
 			}
 			if _, err := b.store.GetProviderTxn(context.Background(), "mpesa", "SBADAMOUNT"); err == nil {
 				t.Fatal("the refused record reached the books")
+			}
+			// The window pulled again meets the same record: kept once.
+			if again := b.run(t, reconciler.Params{}); again.PullError != "" {
+				t.Fatalf("second run: pull error %q", again.PullError)
+			}
+			if q, err := b.store.ListQuarantine(context.Background(), "mpesa_pull", 10); err != nil || len(q) != 1 {
+				t.Fatalf("quarantine after a second pull: %+v %v", q, err)
 			}
 		})
 	}

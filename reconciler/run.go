@@ -181,12 +181,13 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 		}
 		if err := ledger.ValidateTxn(s.Txn); err != nil {
 			// One record the books refuse (beyond the limits at the
-			// edge) is quarantined; the rest of the pull goes on.
+			// edge) is quarantined, once however often the window is
+			// pulled; the rest of the pull goes on.
 			var fe *ledger.FieldError
 			if !errors.As(err, &fe) {
 				return err
 			}
-			_, err = r.store.AddQuarantine(ctx, ledger.QuarantineItem{Source: p.Provider + "_pull",
+			_, _, err = r.store.AddQuarantineOnce(ctx, ledger.QuarantineItem{Source: p.Provider + "_pull",
 				Origin: s.Source.Channel + " " + s.Source.Ref, Field: fe.Field,
 				Reason: fmt.Sprintf("transaction %s: %v", ledger.Clip(s.Txn.ID), fe.Err), Raw: s.Source.Raw,
 				At: r.cfg.Clock().UTC()})

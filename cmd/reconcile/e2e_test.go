@@ -198,10 +198,19 @@ alerts:
 		return ok && p.Updates > dupMsg.Updates && threadReplies(bot, dupMsg) > 0
 	})
 	updated, _ := postAt(bot, dupMsg.Channel, dupMsg.TS)
-	// The console's resolve names no one in Slack: the message says when,
-	// and the thread reply "resolved by hand".
-	if !strings.HasPrefix(updated.Text, "Resolved: ") || !strings.Contains(string(updated.Blocks), "*Resolved*") {
-		t.Errorf("updated Slack message does not say resolved:\n%s\n%s", updated.Text, updated.Blocks)
+	// Slack names who resolved it and where: the message says so, and so
+	// does the thread reply.
+	if !strings.HasPrefix(updated.Text, "Resolved: ") || !strings.Contains(string(updated.Blocks), "*Resolved* by ops@example.com in the console") {
+		t.Errorf("updated Slack message does not say who resolved it:\n%s\n%s", updated.Text, updated.Blocks)
+	}
+	var replied bool
+	for _, p := range bot.Posts() {
+		if p.ThreadTS == dupMsg.TS && strings.Contains(p.Text, "resolved by hand by ops@example.com in the console") {
+			replied = true
+		}
+	}
+	if !replied {
+		t.Errorf("no thread reply says who resolved it and where: %+v", bot.Posts())
 	}
 	if strings.Contains(string(updated.Blocks), "reconcile_resolve") {
 		t.Errorf("resolved finding's message still has the Resolve button:\n%s", updated.Blocks)

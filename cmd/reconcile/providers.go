@@ -172,7 +172,8 @@ func (a *app) quarantiner() func(source string) func(ctx context.Context, perr *
 			if a.store == nil {
 				return perr
 			}
-			_, err := a.store.AddQuarantine(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
+			// Once: pulling the window again meets the same record.
+			_, _, err := a.store.AddQuarantineOnce(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
 				Field: perr.Field, Reason: perr.Err.Error(), Raw: raw, At: a.clock()})
 			return err
 		}
@@ -236,7 +237,7 @@ func buildProviders(cfg *Config, clock func() time.Time, quarantine func(string)
 	if s.APIKey != "" {
 		c, err := stripe.New(stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
 			Timeout: s.Timeout, PaymentMethod: s.PaymentMethod, BalanceTransactions: s.PullBalanceTransactions,
-			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey})
+			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey, OnReject: quarantine("stripe_pull")})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}

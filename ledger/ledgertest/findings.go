@@ -125,6 +125,44 @@ func exerciseQuarantine(t *testing.T, newStore NewStore) {
 	if items, _ := s.ListQuarantine(ctx, "other", 10); len(items) != 0 {
 		t.Fatalf("other source = %+v", items)
 	}
+
+	// Once: the same source, origin, field and raw input is kept once,
+	// whatever its status; a difference in any of them is another item.
+	bad := ledger.QuarantineItem{Source: "stripe_pull", Origin: "stripe /v1/charges ch_1", Field: "amount",
+		Reason: "above the maximum", Raw: []byte(`{"id":"ch_1"}`), At: T0}
+	first, added, err := s.AddQuarantineOnce(ctx, bad)
+	if err != nil || !added || first == 0 {
+		t.Fatalf("first AddQuarantineOnce = %d, %v, %v", first, added, err)
+	}
+	again := bad
+	again.Reason, again.At = "still above the maximum", T0.Add(time.Hour)
+	if id, added, err := s.AddQuarantineOnce(ctx, again); err != nil || added || id != first {
+		t.Fatalf("the same item again = %d, %v, %v; want %d, not added", id, added, err, first)
+	}
+	if _, err := s.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: first, To: ledger.QuarantineDismissed,
+		Actor: ledger.Actor{Name: "alice", Surface: ledger.SurfaceCLI}, Note: "a test object", Now: T0.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if id, added, err := s.AddQuarantineOnce(ctx, again); err != nil || added || id != first {
+		t.Fatalf("the same item after its dismissal = %d, %v, %v; want %d, not added", id, added, err, first)
+	}
+	others := []ledger.QuarantineItem{bad, bad, bad, bad, bad}
+	others[0].Source = "mpesa_pull"
+	others[1].Origin = "stripe /v1/charges ch_2"
+	others[2].Field = "created"
+	others[3].Raw = []byte(`{"id":"ch_1","amount":1}`)
+	others[4].Raw = nil
+	for i, o := range others {
+		if id, added, err := s.AddQuarantineOnce(ctx, o); err != nil || !added || id == first {
+			t.Fatalf("different item %d = %d, %v, %v", i, id, added, err)
+		}
+	}
+	if id, added, err := s.AddQuarantineOnce(ctx, others[4]); err != nil || added {
+		t.Fatalf("the item without raw input again = %d, %v, %v", id, added, err)
+	}
+	if items, _ := s.ListQuarantine(ctx, "stripe_pull", 100); len(items) != 5 {
+		t.Fatalf("stripe_pull items = %d, want 5: %+v", len(items), items)
+	}
 }
 
 func exerciseTx(t *testing.T, newStore NewStore) {

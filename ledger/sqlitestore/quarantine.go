@@ -2,6 +2,8 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 
 	"github.com/reconcilehq/reconcile/ledger"
 )
@@ -14,6 +16,27 @@ func (e executor) AddQuarantine(ctx context.Context, q ledger.QuarantineItem) (i
 		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		q.Source, q.Origin, q.Line, q.Field, q.Reason, q.Raw, ts(q.At)).Scan(&id)
 	return id, ledger.Wrap("quarantine", q.Source, translate(err))
+}
+
+func (e executor) AddQuarantineOnce(ctx context.Context, q ledger.QuarantineItem) (int64, bool, error) {
+	q = q.Bounded()
+	var id int64
+	err := e.queryRow(ctx, `
+		INSERT INTO quarantine (source, origin, line, field, reason, raw, received_at)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+		WHERE NOT EXISTS (SELECT 1 FROM quarantine WHERE source = ?1 AND origin = ?2 AND field = ?4 AND raw IS ?6)
+		RETURNING id`,
+		q.Source, q.Origin, q.Line, q.Field, q.Reason, q.Raw, ts(q.At)).Scan(&id)
+	if err == nil {
+		return id, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, false, ledger.Wrap("quarantine", q.Source, translate(err))
+	}
+	err = e.queryRow(ctx, `
+		SELECT id FROM quarantine WHERE source = ?1 AND origin = ?2 AND field = ?3 AND raw IS ?4 ORDER BY id LIMIT 1`,
+		q.Source, q.Origin, q.Field, q.Raw).Scan(&id)
+	return id, false, ledger.Wrap("quarantine", q.Source, translate(err))
 }
 
 func (e executor) ListQuarantine(ctx context.Context, source string, limit int) ([]ledger.QuarantineItem, error) {

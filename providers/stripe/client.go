@@ -1,11 +1,14 @@
 package stripe
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
 
 	stripeapi "github.com/stripe/stripe-go/v85"
+
+	"github.com/reconcilehq/reconcile/ledger"
 )
 
 // Defaults of Config and of the reconcile settings of Stripe, which the
@@ -56,6 +59,13 @@ type Config struct {
 	// IntentMetadataKey is the metadata key under which charges carry the
 	// intent key and pulls read it back. Default MetadataIntentKey.
 	IntentMetadataKey string
+	// OnReject receives each object a pull cannot read (an amount or a
+	// time beyond the limits at the edge, a malformed field), as a
+	// *ledger.ParseError naming the object ("stripe /v1/charges ch_…") and
+	// the field, with the object's JSON; the pull goes on with the next
+	// object. When it fails, the pull stops with its error. When nil, the
+	// objects are reported together in Pull's error.
+	OnReject func(ctx context.Context, perr *ledger.ParseError, raw []byte) error
 }
 
 // Client talks to Stripe's API: it charges (create and confirm a

@@ -24,10 +24,11 @@ const ChannelAPI = "api"
 // as a report row of it is), and emits each as a sighting. It pages through the
 // lists with Stripe's cursors.
 //
-// An object that does not normalise is skipped and reported in the returned
-// error (a *ledger.ParseError per object, joined) after everything else has
-// been emitted; a failed request or a failing emit stops the pull. Sightings
-// already emitted stay valid either way.
+// An object that does not normalise is skipped and handed to
+// Config.OnReject with its JSON, or, without one, reported in the returned
+// error (a *ledger.ParseError per object, joined) after everything else
+// has been emitted; a failed request, a failing emit or a failing OnReject
+// stops the pull. Sightings already emitted stay valid either way.
 func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(providers.Sighting) error) error {
 	if !from.Before(to) {
 		return fmt.Errorf("stripe: pull: empty window %s..%s", from.Format(time.RFC3339), to.Format(time.RFC3339))
@@ -45,7 +46,7 @@ func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(provide
 		if err != nil {
 			return p.fail("charges", err)
 		}
-		if err := p.object("/v1/charges", ch.ID, rawOf(ch.LastResponse), chargeSightings); err != nil {
+		if err := p.object(ctx, "/v1/charges", ch.ID, rawOf(ch.LastResponse), chargeSightings); err != nil {
 			return err
 		}
 	}
@@ -60,7 +61,7 @@ func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(provide
 		if p.seen[re.ID] {
 			continue
 		}
-		err := p.object("/v1/refunds", re.ID, rawOf(re.LastResponse), func(raw []byte, prefix string, s sighter) ([]providers.Sighting, error) {
+		err := p.object(ctx, "/v1/refunds", re.ID, rawOf(re.LastResponse), func(raw []byte, prefix string, s sighter) ([]providers.Sighting, error) {
 			one, err := refundSighting(raw, prefix, s, chargeObject{})
 			return []providers.Sighting{one}, err
 		})
@@ -76,7 +77,7 @@ func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(provide
 		if err != nil {
 			return p.fail("disputes", err)
 		}
-		if err := p.object("/v1/disputes", d.ID, rawOf(d.LastResponse), disputeSightings); err != nil {
+		if err := p.object(ctx, "/v1/disputes", d.ID, rawOf(d.LastResponse), disputeSightings); err != nil {
 			return err
 		}
 	}
@@ -89,7 +90,7 @@ func (c *Client) Pull(ctx context.Context, from, to time.Time, emit func(provide
 			if err != nil {
 				return p.fail("balance transactions", err)
 			}
-			if err := p.object("/v1/balance_transactions", bt.ID, rawOf(bt.LastResponse), balanceTxnSightings); err != nil {
+			if err := p.object(ctx, "/v1/balance_transactions", bt.ID, rawOf(bt.LastResponse), balanceTxnSightings); err != nil {
 				return err
 			}
 		}
@@ -110,13 +111,16 @@ func (p *pull) fail(what string, err error) error {
 }
 
 // object normalises one listed object and emits its sightings, all or none.
-func (p *pull) object(path, id string, raw []byte, norm func([]byte, string, sighter) ([]providers.Sighting, error)) error {
+func (p *pull) object(ctx context.Context, path, id string, raw []byte, norm func([]byte, string, sighter) ([]providers.Sighting, error)) error {
 	ss, err := norm(raw, "", p.s)
 	if err != nil {
 		perr := &ledger.ParseError{File: "stripe " + path + " " + id, Err: err}
 		var fe *ledger.FieldError
 		if errors.As(err, &fe) {
 			perr.Field, perr.Err = fe.Field, fe.Err
+		}
+		if p.c.cfg.OnReject != nil {
+			return p.c.cfg.OnReject(ctx, perr, raw)
 		}
 		p.bad = append(p.bad, perr)
 		return nil

@@ -262,3 +262,67 @@ func TestNormaliseFixtures(t *testing.T) {
 	}
 	golden(t, "api/fixtures.golden", renderSightings(got))
 }
+
+// TestPullQuarantinesObjectsBeyondTheLimits: with OnReject, an object
+// beyond the limits at the edge (an amount above the currency's maximum)
+// is handed over with its id, its field and its JSON, and the pull goes on
+// through the following pages; a failing OnReject stops it.
+func TestPullQuarantinesObjectsBeyondTheLimits(t *testing.T) {
+	t.Parallel()
+	type rejected struct {
+		perr *ledger.ParseError
+		raw  string
+	}
+	var got []rejected
+	c, fb := setupFake(t, Config{PageSize: 2, OnReject: func(_ context.Context, perr *ledger.ParseError, raw []byte) error {
+		got = append(got, rejected{perr, string(raw)})
+		return nil
+	}})
+	var good []string
+	for i := range 5 {
+		id := fb.fake.AddCharge(stripefake.Charge{Amount: int64(100 + i), Currency: "usd", Created: T0.Add(time.Duration(2*i) * time.Second)}).ID
+		good = append(good, id)
+	}
+	fb.fake.AddCharge(stripefake.Charge{ID: "ch_huge", Amount: ledger.DefaultMaxMinor + 1, Currency: "usd", Created: T0.Add(3 * time.Second)})
+	var emitted []providers.Sighting
+	if err := c.Pull(context.Background(), T0, T0.Add(time.Hour), collect(&emitted)); err != nil {
+		t.Fatalf("pull with an object beyond the limits: %v", err)
+	}
+	var ids []string
+	for _, s := range emitted {
+		ids = append(ids, s.Txn.ID)
+	}
+	sort.Strings(ids)
+	sort.Strings(good)
+	if strings.Join(ids, " ") != strings.Join(good, " ") {
+		t.Errorf("emitted %v, want every good charge %v", ids, good)
+	}
+	if len(got) != 1 {
+		t.Fatalf("rejected %d objects, want 1: %+v", len(got), got)
+	}
+	r := got[0]
+	if r.perr.File != "stripe /v1/charges ch_huge" || r.perr.Field != "amount" || !errors.Is(r.perr.Err, ledger.ErrOutOfRange) {
+		t.Errorf("rejection: file %q field %q: %v", r.perr.File, r.perr.Field, r.perr.Err)
+	}
+	if !strings.Contains(r.raw, `"id":"ch_huge"`) && !strings.Contains(r.raw, `"id": "ch_huge"`) {
+		t.Errorf("the rejected object's JSON is not kept: %s", r.raw)
+	}
+
+	// Without OnReject the object is reported in the error, after the rest.
+	plain, fb2 := setupFake(t, Config{PageSize: 2})
+	fb2.fake.AddCharge(stripefake.Charge{ID: "ch_huge", Amount: ledger.DefaultMaxMinor + 1, Currency: "usd", Created: T0})
+	fb2.fake.AddCharge(stripefake.Charge{Amount: 100, Currency: "usd", Created: T0.Add(time.Second)})
+	emitted = nil
+	err := plain.Pull(context.Background(), T0, T0.Add(time.Hour), collect(&emitted))
+	if len(emitted) != 1 || err == nil || !strings.Contains(err.Error(), "ch_huge: field amount") {
+		t.Errorf("without OnReject: %d emitted, err %v", len(emitted), err)
+	}
+
+	// A failing OnReject stops the pull.
+	stop := errors.New("quarantine unavailable")
+	failing, fb3 := setupFake(t, Config{PageSize: 2, OnReject: func(context.Context, *ledger.ParseError, []byte) error { return stop }})
+	fb3.fake.AddCharge(stripefake.Charge{ID: "ch_huge", Amount: ledger.DefaultMaxMinor + 1, Currency: "usd", Created: T0})
+	if err := failing.Pull(context.Background(), T0, T0.Add(time.Hour), collect(&emitted)); !errors.Is(err, stop) {
+		t.Errorf("a failing OnReject gave %v", err)
+	}
+}
