@@ -2,10 +2,7 @@ package csvfile
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +13,6 @@ import (
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -80,24 +75,6 @@ func renderSightings(ss []providers.Sighting) string {
 		fmt.Fprintf(&b, " src=%s:%s raw=%q\n", s.Source.Channel, s.Source.Ref, s.Source.Raw)
 	}
 	return b.String()
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the output (run with -update to accept):\n--- want\n%s--- got\n%s", path, want, got)
-	}
 }
 
 func checkSighting(t testing.TB, s providers.Sighting) {

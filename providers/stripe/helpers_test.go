@@ -1,11 +1,8 @@
 package stripe
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +14,6 @@ import (
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/stripe/stripefake"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -87,25 +82,6 @@ func renderSightings(ss []providers.Sighting) string {
 		fmt.Fprintf(&b, " src=%s:%s\n", s.Source.Channel, s.Source.Ref)
 	}
 	return b.String()
-}
-
-// golden compares got with testdata/<name>, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the output (run with -update to accept):\n--- want\n%s--- got\n%s", path, want, got)
-	}
 }
 
 // checkSighting asserts the properties every emitted sighting must have: a
