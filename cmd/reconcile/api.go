@@ -27,7 +27,7 @@ import (
 // the same answer however often they repeat the request.
 type intentsAPI struct {
 	svc    *charge.Service
-	store  ledger.Store
+	store  intentsStore
 	token  string
 	clock  func() time.Time
 	logger *slog.Logger

@@ -33,7 +33,7 @@ const (
 // history, and the people's actions (ack, resolve, reopen, notes), behind
 // the same bearer token as the intents API.
 type findingsAPI struct {
-	store ledger.Store
+	store findingsStore
 	token string
 	clock func() time.Time
 	// providers lists the known providers and their zones, for filters.
