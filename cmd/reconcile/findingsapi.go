@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,17 +74,7 @@ func (api *findingsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST /v1/findings/{id}/unmatch", api.auth(http.HandlerFunc(api.unmatch)))
 }
 
-func (api *findingsAPI) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || api.token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(api.token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="reconcile"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+func (api *findingsAPI) auth(next http.Handler) http.Handler { return bearerAuth(api.token, next) }
 
 // apiError is a JSON error answer: {"error": ..., "field": ...}.
 type apiError struct {
