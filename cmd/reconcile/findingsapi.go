@@ -271,6 +271,18 @@ type actionRequest struct {
 // maxNote bounds a note, in bytes.
 const maxNote = 4000
 
+// decodeActionBody reads the JSON object of a person's action on a finding
+// into req: at most 64 KiB, no unknown fields, an empty body for an empty
+// object. want says what the object holds, for the error.
+func decodeActionBody(r *http.Request, req any, want string) *apiError {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(req); err != nil && !errors.Is(err, io.EOF) {
+		return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with %s: %v", want, err), Field: "body"}
+	}
+	return nil
+}
+
 func (api *findingsAPI) action(act ledger.Action) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -281,10 +293,8 @@ func (api *findingsAPI) action(act ledger.Action) http.Handler {
 			return
 		}
 		var req actionRequest
-		dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-			api.fail(w, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with a note: %v", err), Field: "body"})
+		if perr := decodeActionBody(r, &req, "a note"); perr != nil {
+			api.fail(w, perr)
 			return
 		}
 		note := strings.TrimSpace(req.Note)
