@@ -1,8 +1,13 @@
-.PHONY: test build bench-claims lint generate
+.PHONY: test golden build bench-claims lint generate
 
 # Runs the whole suite against a throwaway PostgreSQL and SQLite.
 test:
 	./scripts/test.sh $(ARGS)
+
+# Rewrites every golden file from the current output (-update, defined by
+# internal/golden), in each package whose tests use it; review the diff.
+golden:
+	./scripts/test.sh $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | awk '/\/internal\/golden( |$$)/ {print $$1}') -update
 
 build:
 	go build -o bin/reconcile ./cmd/reconcile

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -106,7 +107,7 @@ func TestAcceptSuggestion(t *testing.T) {
 				return alertstest.Post{}
 			}
 			p := post(unknown)
-			golden(t, "accept.opened.blocks.json", indentJSON(t, p.Blocks))
+			golden.AssertJSON(t, "testdata/accept.opened.blocks.json", p.Blocks)
 
 			var (
 				mu      sync.Mutex
@@ -215,7 +216,7 @@ func TestAcceptSuggestion(t *testing.T) {
 				!strings.Contains(string(p.Blocks), "Suggested match accepted* by @alice (U0ALICE)") {
 				t.Errorf("message after accept (%d updates): %s", p.Updates, p.Blocks)
 			}
-			golden(t, "accept.accepted.blocks.json", indentJSON(t, p.Blocks))
+			golden.AssertJSON(t, "testdata/accept.accepted.blocks.json", p.Blocks)
 			if e := ephemerals(); len(e) != 1 {
 				t.Errorf("an accepted press told the user something: %+v", e[1:])
 			}
@@ -345,7 +346,7 @@ func TestAcceptButtonGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "accept_button."+name+".blocks.json", indentJSON(t, blocks))
+		golden.AssertJSON(t, "testdata/accept_button."+name+".blocks.json", blocks)
 	}
 	// Without a suggestion there is no button.
 	unknown.Suggestion = ledger.Suggestion{}

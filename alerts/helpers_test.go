@@ -3,12 +3,9 @@ package alerts
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"flag"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,11 +14,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envWorker) == "1" {
@@ -144,39 +140,6 @@ func mustKES(s string) money.Amount {
 	return a
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from the golden file (run with -update after checking the change)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
-// indentJSON indents a JSON document for a golden file.
-func indentJSON(t *testing.T, raw []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, raw)
-	}
-	b.WriteByte('\n')
-	return b.Bytes()
-}
-
 // formGolden renders a posted form, keys sorted, JSON values indented.
 func formGolden(t *testing.T, raw []byte) []byte {
 	t.Helper()
@@ -194,7 +157,7 @@ func formGolden(t *testing.T, raw []byte) []byte {
 		for _, v := range form[k] {
 			if strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") {
 				b.WriteString(k + ":\n")
-				b.Write(indentJSON(t, []byte(v)))
+				b.Write(golden.IndentJSON(t, []byte(v)))
 			} else {
 				b.WriteString(k + ": " + v + "\n")
 			}

@@ -43,7 +43,7 @@ type InteractionsConfig struct {
 	// Alerts is the alerts configuration (ModeBot, with Buttons): its bot
 	// token answers Slack and its rendering redraws the messages.
 	Alerts Config
-	Store  ledger.Store
+	Store  InteractionStore
 	// Clock stamps the history (nil: time.Now).
 	Clock func() time.Time
 	// HTTPClient talks to Slack (nil: one with Alerts.Timeout).
@@ -52,6 +52,16 @@ type InteractionsConfig struct {
 	// follow-up in the finding's thread).
 	OnResolve func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error
 	Logger    *slog.Logger
+}
+
+// InteractionStore is what the buttons read and act through (an action
+// runs in a transaction); a ledger.Store has it.
+type InteractionStore interface {
+	GetAlert(ctx context.Context, id int64) (ledger.Alert, error)
+	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
+	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
+	FindingHistory(ctx context.Context, findingID string) ([]ledger.HistoryEvent, error)
+	ledger.Transactor
 }
 
 // Interactions serves POST /slack/interactions: the Acknowledge and Resolve

@@ -18,6 +18,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -110,7 +111,7 @@ func TestInteractions(t *testing.T) {
 				return alertstest.Post{}
 			}
 			p := post()
-			golden(t, "interactive.opened.blocks.json", indentJSON(t, p.Blocks))
+			golden.AssertJSON(t, "testdata/interactive.opened.blocks.json", p.Blocks)
 			value := buttonRef{Alert: alert.ID, Finding: dup.ID}.encode()
 			if !strings.Contains(string(p.Blocks), `"action_id":"reconcile_ack"`) {
 				t.Fatalf("no buttons: %s", p.Blocks)
@@ -194,7 +195,7 @@ func TestInteractions(t *testing.T) {
 				strings.Contains(string(p.Blocks), actionAck) {
 				t.Errorf("message after ack (%d updates): %s", p.Updates, p.Blocks)
 			}
-			golden(t, "interactive.acknowledged.blocks.json", indentJSON(t, p.Blocks))
+			golden.AssertJSON(t, "testdata/interactive.acknowledged.blocks.json", p.Blocks)
 
 			// Alice opens the resolve dialog.
 			open := blockActionPayload("U0ALICE", "alice", p.Channel, p.TS, actionResolve, value, "1714629700.000100")
@@ -205,7 +206,7 @@ func TestInteractions(t *testing.T) {
 			if len(views) != 1 || views[0].TriggerID != "1337.42.abcd" {
 				t.Fatalf("views opened: %+v", views)
 			}
-			golden(t, "interactive.resolve.view.json", indentJSON(t, views[0].View))
+			golden.AssertJSON(t, "testdata/interactive.resolve.view.json", views[0].View)
 			var view struct {
 				PrivateMetadata string `json:"private_metadata"`
 			}
@@ -255,7 +256,7 @@ func TestInteractions(t *testing.T) {
 			if strings.Contains(string(p.Blocks), actionsBlockID) || !strings.Contains(string(p.Blocks), "Resolved* by @alice (U0ALICE)") {
 				t.Errorf("message after resolve: %s", p.Blocks)
 			}
-			golden(t, "interactive.resolved.blocks.json", indentJSON(t, p.Blocks))
+			golden.AssertJSON(t, "testdata/interactive.resolved.blocks.json", p.Blocks)
 
 			// The old Acknowledge button, pressed again later: the finding
 			// is resolved; nothing changes and the user is told.

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -154,8 +155,8 @@ func TestMessageGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			wposts, bposts := hook.Posts(), bot.Posts()
-			golden(t, c.name+".webhook.json", indentJSON(t, wposts[i].Raw))
-			golden(t, c.name+".bot.form", formGolden(t, bposts[i].Raw))
+			golden.AssertJSON(t, "testdata/"+c.name+".webhook.json", wposts[i].Raw)
+			golden.Assert(t, "testdata/"+c.name+".bot.form", formGolden(t, bposts[i].Raw))
 			if want := strconv.FormatInt(c.m.AlertID, 10); bposts[i].AlertID != want {
 				t.Errorf("bot metadata alert id = %q, want %q", bposts[i].AlertID, want)
 			}
@@ -186,7 +187,7 @@ func TestResolvedParentGolden(t *testing.T) {
 	values.Del("token")
 	blocks, _ := json.Marshal(m.Blocks)
 	values.Set("blocks", string(blocks)) // set by the request builder, not the options
-	golden(t, "resolved_parent.update.form", formGolden(t, []byte(values.Encode())))
+	golden.Assert(t, "testdata/resolved_parent.update.form", formGolden(t, []byte(values.Encode())))
 }
 
 // checkLimits asserts Slack's Block Kit limits.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -31,7 +32,7 @@ func TestPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := bytes.ReplaceAll(out.Bytes(), []byte(b.bot.Posts()[0].TS), []byte("<ts>"))
-	golden(t, "preview_run.txt", got)
+	golden.Assert(t, "testdata/preview_run.txt", got)
 	if len(b.bot.Posts()) != sent {
 		t.Fatal("preview sent a message")
 	}
@@ -69,5 +70,5 @@ func TestPreviewFindings(t *testing.T) {
 	if err := PreviewFindings(&out, cfg, run, []ledger.Finding{unknown, dup, failed, resolved}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "preview_dry_run.txt", out.Bytes())
+	golden.Assert(t, "testdata/preview_dry_run.txt", out.Bytes())
 }

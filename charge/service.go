@@ -76,7 +76,7 @@ type Enqueuer interface {
 
 // Service creates intents and runs their charges.
 type Service struct {
-	store    ledger.Store
+	store    Store
 	chargers map[string]providers.Charger
 	cfg      Config
 	clock    func() time.Time
@@ -87,7 +87,7 @@ type Service struct {
 
 // Deps are the collaborators of a Service.
 type Deps struct {
-	Store    ledger.Store
+	Store    Store
 	Chargers map[string]providers.Charger
 	Clock    func() time.Time
 	Logger   *slog.Logger

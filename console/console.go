@@ -72,7 +72,7 @@ type Jobs interface {
 
 // Deps are what the console reads and acts through.
 type Deps struct {
-	Store ledger.Store
+	Store Store
 	// Jobs may be nil: the jobs page then says there is no queue.
 	Jobs Jobs
 	// Replay submits a quarantined item again through its path (see

@@ -3,46 +3,21 @@ package console
 import (
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
-	}
-}
 
 var t0 = time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
 
@@ -237,7 +212,7 @@ func TestPagesGolden(t *testing.T) {
 				if p.status != http.StatusOK {
 					t.Fatalf("%s: %d\n%s", c.path, p.status, p.body)
 				}
-				golden(t, c.name+".html", p.body)
+				golden.Assert(t, "testdata/"+c.name+".html.golden", p.body)
 			}
 			if p := b.get(t, ops, "/console/findings?provider=paypal"); p.status != http.StatusUnprocessableEntity ||
 				!strings.Contains(p.body, "provider &#34;paypal&#34;: unknown provider") {

@@ -79,7 +79,7 @@ type MatchOutcome struct {
 // finding is not an unknown_charge, the intent is of another provider or
 // currency, or the transaction is already linked, by a provider reference
 // an attempt recorded or by another manual link.
-func MatchManually(ctx context.Context, s Store, p MatchParams) (MatchOutcome, error) {
+func MatchManually(ctx context.Context, s Transactor, p MatchParams) (MatchOutcome, error) {
 	var out MatchOutcome
 	if err := p.check(); err != nil {
 		return out, err
@@ -173,7 +173,7 @@ type UnmatchParams struct {
 // transaction and reopens the unknown_charge and the intent's
 // missing_at_provider (each with an unmatched event), in one transaction.
 // The next run judges them again.
-func UnmatchManually(ctx context.Context, s Store, p UnmatchParams) (MatchOutcome, error) {
+func UnmatchManually(ctx context.Context, s Transactor, p UnmatchParams) (MatchOutcome, error) {
 	var out MatchOutcome
 	if err := p.Actor.Validate(); err != nil {
 		return out, err

@@ -172,12 +172,19 @@ type Tx interface {
 	Engine() Engine
 }
 
-// Store is the books on one database.
-type Store interface {
-	Executor
+// Transactor runs work in transactions: a Store is one, and code that
+// writes only through transactions of its own asks for no more.
+type Transactor interface {
 	// InTx runs fn in one transaction, committed when fn returns nil and
 	// rolled back otherwise.
 	InTx(ctx context.Context, fn func(Tx) error) error
+}
+
+// Store is the books on one database. Its consumers ask for the few
+// methods they use, in interfaces of their own that a Store satisfies.
+type Store interface {
+	Executor
+	Transactor
 	Engine() Engine
 	Ping(ctx context.Context) error
 	Close()

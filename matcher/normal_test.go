@@ -1,18 +1,14 @@
 package matcher_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/matcher"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // refVariants are account numbers as payers type them for an intent whose
 // reference is INV1001.
@@ -44,7 +40,7 @@ func TestReferenceVariants(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%-22q %-12s %-10s %s\n", raw, matcher.NormalReference(raw), link(false), link(true))
 	}
-	golden(t, filepath.Join("testdata", "reference_variants.golden"), b.String())
+	golden.Assert(t, "testdata/reference_variants.golden", b.String())
 }
 
 func TestNormalReference(t *testing.T) {
@@ -54,21 +50,5 @@ func TestNormalReference(t *testing.T) {
 		if got := matcher.NormalReference(raw); got != want {
 			t.Errorf("NormalReference(%q) = %q, want %q", raw, got, want)
 		}
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test -update to rewrite):\n got:\n%s\nwant:\n%s", path, got, want)
 	}
 }

@@ -70,22 +70,8 @@ func (r *Reconciler) lateDisputes(ctx context.Context, p Params, opt matcher.Opt
 	if err != nil {
 		return err
 	}
-	for _, in := range intents {
-		if in.Provider != p.Provider {
-			continue
-		}
-		atts, err := r.store.ListAttempts(ctx, in.Key)
-		if err != nil {
-			return err
-		}
-		for _, a := range atts {
-			if a.ProviderRef != "" {
-				in.ProviderRefs = append(in.ProviderRefs, a.ProviderRef)
-			}
-		}
-		if err := m.AddIntent(in); err != nil {
-			return err
-		}
+	if err := r.addIntents(ctx, m, p.Provider, intents); err != nil {
+		return err
 	}
 	for _, t := range append(older, late...) {
 		t.Sources = nil

@@ -57,7 +57,7 @@ type Inserter interface {
 // missed since the last finished run (first passes), and the lookback.
 type TickWorker struct {
 	river.WorkerDefaults[TickArgs]
-	Store  ledger.Store
+	Store  ledger.RunStore
 	Queue  Inserter
 	Specs  map[string]schedule.Spec
 	Clock  func() time.Time
@@ -158,7 +158,7 @@ const (
 // same window, and a first pass of a window already finished does nothing.
 type RunWorker struct {
 	river.WorkerDefaults[RunWindowArgs]
-	Store      ledger.Store
+	Store      ledger.RunStore
 	Reconciler *Reconciler
 	// Lease bounds one run (the job's timeout).
 	Lease  time.Duration

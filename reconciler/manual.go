@@ -33,22 +33,8 @@ func (r *Reconciler) loadManualLinks(ctx context.Context, p Params, m *matcher.M
 	if err != nil {
 		return err
 	}
-	for _, in := range ins {
-		if in.Provider != p.Provider {
-			continue
-		}
-		atts, err := r.store.ListAttempts(ctx, in.Key)
-		if err != nil {
-			return err
-		}
-		for _, a := range atts {
-			if a.ProviderRef != "" {
-				in.ProviderRefs = append(in.ProviderRefs, a.ProviderRef)
-			}
-		}
-		if err := m.AddIntent(in); err != nil {
-			return err
-		}
+	if err := r.addIntents(ctx, m, p.Provider, ins); err != nil {
+		return err
 	}
 	for _, l := range later {
 		if _, err := m.AddManualLink(l.TxnID, l.IntentKey); err != nil {

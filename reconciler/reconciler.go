@@ -82,12 +82,12 @@ type Config struct {
 
 // Reconciler runs reconciles against one store.
 type Reconciler struct {
-	store ledger.Store
+	store Store
 	cfg   Config
 }
 
 // New returns a Reconciler with cfg's defaults filled.
-func New(store ledger.Store, cfg Config) *Reconciler {
+func New(store Store, cfg Config) *Reconciler {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}

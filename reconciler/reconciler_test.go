@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/matcher"
 	"github.com/reconcilehq/reconcile/providers"
@@ -431,16 +432,13 @@ func TestLongRunKeepsItsWindow(t *testing.T) {
 			}
 			waitRenewedPast := func(at time.Time) ledger.Run {
 				t.Helper()
-				deadline := time.Now().Add(10 * time.Second)
-				for time.Now().Before(deadline) {
-					run, err := b.store.GetRunByKey(ctx, ledger.RunKey(day.Provider, day.From, day.To))
-					if err == nil && run.LeaseExpiresAt.After(at) {
-						return run
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				t.Fatalf("the lease was not renewed past %s", at)
-				return ledger.Run{}
+				var run ledger.Run
+				poll.WaitErr(t, 10*time.Second, "the lease to be renewed past "+at.String(), func() (bool, error) {
+					var err error
+					run, err = b.store.GetRunByKey(ctx, ledger.RunKey(day.Provider, day.From, day.To))
+					return err == nil && run.LeaseExpiresAt.After(at), err
+				})
+				return run
 			}
 
 			done := first()

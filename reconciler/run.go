@@ -246,19 +246,8 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 	if err != nil {
 		return nil, err
 	}
-	for _, in := range old {
-		atts, err := r.store.ListAttempts(ctx, in.Key)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range atts {
-			if a.ProviderRef != "" {
-				in.ProviderRefs = append(in.ProviderRefs, a.ProviderRef)
-			}
-		}
-		if err := m.AddIntent(in); err != nil {
-			return nil, err
-		}
+	if err := r.addIntents(ctx, m, p.Provider, old); err != nil {
+		return nil, err
 	}
 	if err := r.loadManualLinks(ctx, p, m, lo, hi); err != nil {
 		return nil, err

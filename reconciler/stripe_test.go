@@ -2,7 +2,6 @@ package reconciler_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -21,8 +21,6 @@ import (
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/reconciler/scenario"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // The Stripe fixture day, 2024-11-23 UTC: the intents below, and the same
 // balance activity in three report layouts (testdata/stripe/*.csv): the
@@ -107,7 +105,7 @@ func TestStripeReportDays(t *testing.T) {
 				b := setup(t, e.New, day, reconciler.Config{})
 				summary := importReport(t, b.store, l.file, l.loc)
 				base := strings.TrimSuffix(l.file, ".csv")
-				stripeGolden(t, base+".import.golden", summary)
+				golden.Assert(t, "testdata/stripe/"+base+".import.golden", summary)
 				// A second import of the same file adds nothing.
 				again := importReport(t, b.store, l.file, l.loc)
 				if !strings.Contains(again, "0 new transaction(s), 0 new source(s)") {
@@ -117,7 +115,7 @@ func TestStripeReportDays(t *testing.T) {
 				if got := kinds(out.Findings); !slices.Equal(got, stripeWant) {
 					t.Errorf("findings %q, want %q", got, stripeWant)
 				}
-				stripeGolden(t, base+".findings.golden", renderFindings(out.Findings))
+				golden.Assert(t, "testdata/stripe/"+base+".findings.golden", renderFindings(out.Findings))
 			})
 		}
 	}
@@ -154,24 +152,6 @@ func amountText(a money.Amount) string {
 		return "-"
 	}
 	return a.Currency + " " + a.Text()
-}
-
-func stripeGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "stripe", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (run with -update to accept):\n--- want\n%s--- got\n%s", path, want, got)
-	}
 }
 
 // stripeWant are the findings of the fixture day, in every layout: the
@@ -300,7 +280,7 @@ func TestStripePullMatchesReport(t *testing.T) {
 			if got := kinds(api.Findings); !slices.Equal(got, stripeWant) {
 				t.Errorf("pulled findings %q, want %q", got, stripeWant)
 			}
-			stripeGolden(t, "pulled.findings.golden", renderFindings(api.Findings))
+			golden.Assert(t, "testdata/stripe/pulled.findings.golden", renderFindings(api.Findings))
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/report"
@@ -47,8 +48,8 @@ func TestHostileTextIsSafeForItsReader(t *testing.T) {
 	if err := report.WriteFindings(&textOut, report.Text, fs); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "hostile.csv", csvOut.Bytes())
-	golden(t, "hostile.text", textOut.Bytes())
+	golden.Assert(t, "testdata/hostile.csv.golden", csvOut.Bytes())
+	golden.Assert(t, "testdata/hostile.text.golden", textOut.Bytes())
 
 	rows, err := csv.NewReader(bytes.NewReader(csvOut.Bytes())).ReadAll()
 	if err != nil {

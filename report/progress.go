@@ -45,22 +45,42 @@ func newProgress(w io.Writer, tty bool, clock func() time.Time) *Progress {
 func (p *Progress) Update(stage string, rows int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	el, ok := p.due()
+	if !ok {
+		return
+	}
+	line := fmt.Sprintf("reconcile %c %-12s %s rows  %s%s", p.spin(el), stage, count(rows), el.Truncate(100*time.Millisecond),
+		rate(rows, "rows", el))
+	p.draw(line)
+}
+
+// due reports whether a line is to be drawn now (a terminal, a run that has
+// lasted After, Every since the last line), and how long the run has
+// lasted. The caller holds mu.
+func (p *Progress) due() (time.Duration, bool) {
 	now := p.clock()
 	el := now.Sub(p.start)
 	if !p.tty || el < p.After || now.Sub(p.last) < p.Every {
-		return
+		return el, false
 	}
 	p.last = now
-	rate := ""
+	return el, true
+}
+
+// spin is the spinner's position after el.
+func (p *Progress) spin(el time.Duration) rune { return spinner[int(el/p.Every)%len(spinner)] }
+
+// rate is "  N what/s" for n done in el, or "" before any time has passed.
+func rate(n int, what string, el time.Duration) string {
 	if s := el.Seconds(); s > 0 {
-		rate = fmt.Sprintf("  %s rows/s", count(int(float64(rows)/s)))
+		return fmt.Sprintf("  %s %s/s", count(int(float64(n)/s)), what)
 	}
-	bar := spinner[int(el/p.Every)%len(spinner)]
-	line := fmt.Sprintf("reconcile %c %-12s %s rows  %s%s", bar, stage, count(rows), el.Truncate(100*time.Millisecond), rate)
-	pad := p.lastLen - len(line)
-	if pad < 0 {
-		pad = 0
-	}
+	return ""
+}
+
+// draw replaces the progress line with line. The caller holds mu.
+func (p *Progress) draw(line string) {
+	pad := max(p.lastLen-len(line), 0)
 	fmt.Fprintf(p.w, "\r%s%*s", line, pad, "")
 	p.lastLen = len(line)
 }

@@ -12,23 +12,14 @@ import (
 func (p *Progress) UpdateFile(stage string, lines int, done, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.clock()
-	el := now.Sub(p.start)
-	if !p.tty || el < p.After || now.Sub(p.last) < p.Every {
+	el, ok := p.due()
+	if !ok {
 		return
 	}
-	p.last = now
 	share := ""
 	if total > 0 {
 		share = fmt.Sprintf("  %3d%%", min(100, done*100/total))
 	}
-	rate := ""
-	if s := el.Seconds(); s > 0 {
-		rate = fmt.Sprintf("  %s lines/s", count(int(float64(lines)/s)))
-	}
-	line := fmt.Sprintf("reconcile %c %-12s %s lines%s  %s%s", spinner[int(el/p.Every)%len(spinner)], stage, count(lines),
-		share, el.Truncate(100*time.Millisecond), rate)
-	pad := max(p.lastLen-len(line), 0)
-	fmt.Fprintf(p.w, "\r%s%*s", line, pad, "")
-	p.lastLen = len(line)
+	p.draw(fmt.Sprintf("reconcile %c %-12s %s lines%s  %s%s", p.spin(el), stage, count(lines),
+		share, el.Truncate(100*time.Millisecond), rate(lines, "lines", el)))
 }

@@ -5,40 +5,18 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/reconciler/scenario"
 	"github.com/reconcilehq/reconcile/report"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
-	}
-}
 
 // outcome reconciles a small M-Pesa day on SQLite at a fixed time.
 func outcome(t *testing.T, dry bool) (*reconciler.Outcome, *reconciler.Reconciler) {
@@ -82,7 +60,7 @@ func TestRunGolden(t *testing.T) {
 		if err := report.WriteRun(&buf, f, zoned(t, out)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "run."+string(f), buf.Bytes())
+		golden.Assert(t, "testdata/run."+string(f)+".golden", buf.Bytes())
 	}
 	if _, err := rec.Acknowledge(context.Background(), out.Findings[0].ID, "calling the customer"); err != nil {
 		t.Fatal(err)
@@ -96,14 +74,14 @@ func TestRunGolden(t *testing.T) {
 		if err := report.WriteFindingsIn(&buf, f, fs, map[string]*time.Location{"mpesa": nairobi(t)}); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "findings."+string(f), buf.Bytes())
+		golden.Assert(t, "testdata/findings."+string(f)+".golden", buf.Bytes())
 	}
 	dry, _ := outcome(t, true)
 	var buf bytes.Buffer
 	if err := report.WriteRun(&buf, report.Text, zoned(t, dry)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "dryrun.text", buf.Bytes())
+	golden.Assert(t, "testdata/dryrun.text.golden", buf.Bytes())
 }
 
 // TestJSONContract checks the exact shape docs/formats.md describes.

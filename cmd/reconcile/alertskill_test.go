@@ -10,6 +10,7 @@ import (
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -91,20 +92,14 @@ func alertKilled(t *testing.T, mode string) {
 
 	second := startProc(t, "serve-2", env, "serve", "--config", cfg)
 	base := second.adminURL()
-	deadline := time.Now().Add(90 * time.Second)
 	var a ledger.Alert
-	for {
+	err = poll.Until(ctx, 90*time.Second, 250*time.Millisecond, func() (bool, error) {
+		var err error
 		a, err = store.GetAlert(ctx, alertID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.State == ledger.AlertDelivered || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if a.State != ledger.AlertDelivered {
-		t.Fatalf("alert %d is %s after the restart\n%s", alertID, a.State, second.output())
+		return a.State == ledger.AlertDelivered, err
+	})
+	if err != nil {
+		t.Fatalf("alert %d is %s after the restart: %v\n%s", alertID, a.State, err, second.output())
 	}
 	n := posts()[fmt.Sprint(alertID)]
 	dups := metric(t, base, `reconcile_alerts_possible_duplicates_total{mode="webhook"}`)

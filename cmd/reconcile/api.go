@@ -27,7 +27,7 @@ import (
 // the same answer however often they repeat the request.
 type intentsAPI struct {
 	svc    *charge.Service
-	store  ledger.Store
+	store  intentsStore
 	token  string
 	clock  func() time.Time
 	logger *slog.Logger
@@ -39,10 +39,15 @@ func (api *intentsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST /v1/refunds", api.auth(http.HandlerFunc(api.createRefund)))
 }
 
-func (api *intentsAPI) auth(next http.Handler) http.Handler {
+func (api *intentsAPI) auth(next http.Handler) http.Handler { return bearerAuth(api.token, next) }
+
+// bearerAuth passes on the requests that carry token as their bearer token
+// (compared in constant time) and answers the others 401. An empty token
+// lets nothing through.
+func bearerAuth(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(api.token)) != 1 {
+		if !ok || token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="reconcile"`)
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
 			return

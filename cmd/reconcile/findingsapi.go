@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +32,7 @@ const (
 // history, and the people's actions (ack, resolve, reopen, notes), behind
 // the same bearer token as the intents API.
 type findingsAPI struct {
-	store ledger.Store
+	store findingsStore
 	token string
 	clock func() time.Time
 	// providers lists the known providers and their zones, for filters.
@@ -75,17 +74,7 @@ func (api *findingsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST /v1/findings/{id}/unmatch", api.auth(http.HandlerFunc(api.unmatch)))
 }
 
-func (api *findingsAPI) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || api.token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(api.token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="reconcile"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+func (api *findingsAPI) auth(next http.Handler) http.Handler { return bearerAuth(api.token, next) }
 
 // apiError is a JSON error answer: {"error": ..., "field": ...}.
 type apiError struct {
@@ -282,6 +271,18 @@ type actionRequest struct {
 // maxNote bounds a note, in bytes.
 const maxNote = 4000
 
+// decodeActionBody reads the JSON object of a person's action on a finding
+// into req: at most 64 KiB, no unknown fields, an empty body for an empty
+// object. want says what the object holds, for the error.
+func decodeActionBody(r *http.Request, req any, want string) *apiError {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(req); err != nil && !errors.Is(err, io.EOF) {
+		return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with %s: %v", want, err), Field: "body"}
+	}
+	return nil
+}
+
 func (api *findingsAPI) action(act ledger.Action) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -292,10 +293,8 @@ func (api *findingsAPI) action(act ledger.Action) http.Handler {
 			return
 		}
 		var req actionRequest
-		dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-			api.fail(w, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with a note: %v", err), Field: "body"})
+		if perr := decodeActionBody(r, &req, "a note"); perr != nil {
+			api.fail(w, perr)
 			return
 		}
 		note := strings.TrimSpace(req.Note)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,37 +13,10 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files")
-	}
-}
-
-// goldenFile compares got with testdata/<name>.golden; -update rewrites it.
-func goldenFile(t *testing.T, name string, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
-	}
-}
 
 // auditT0 is the seeded books' clock.
 var auditT0 = time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
@@ -164,7 +136,7 @@ func TestFindingsShowAndRunsGolden(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
 			}
-			goldenFile(t, c.name, out)
+			golden.Assert(t, "testdata/"+c.name+".golden", out)
 		}
 	}
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -127,10 +125,8 @@ func (api *findingsAPI) matchOrUnmatch(w http.ResponseWriter, r *http.Request, l
 		return
 	}
 	var req matchRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-		api.fail(w, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with intent_key and note: %v", err), Field: "body"})
+	if perr := decodeActionBody(r, &req, "intent_key and note"); perr != nil {
+		api.fail(w, perr)
 		return
 	}
 	note := strings.TrimSpace(req.Note)

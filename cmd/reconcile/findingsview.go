@@ -157,7 +157,7 @@ type findingDetail struct {
 
 // loadFindingDetail reads a finding, its intent with attempts, its provider
 // transactions with their sources, and its history.
-func loadFindingDetail(ctx context.Context, s ledger.Executor, id string) (findingDetail, error) {
+func loadFindingDetail(ctx context.Context, s findingDetailReader, id string) (findingDetail, error) {
 	f, err := s.GetFinding(ctx, id)
 	if err != nil {
 		return findingDetail{}, err

@@ -13,6 +13,7 @@ import (
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -52,16 +53,13 @@ func TestJobsListAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	var id int64
-	for deadline := time.Now().Add(30 * time.Second); id == 0; {
+	poll.Wait(t, 30*time.Second, "the failing job to be discarded", func() bool {
 		res, err := q.List(ctx, river.NewJobListParams().States(rivertype.JobStateDiscarded))
 		if err == nil && len(res.Jobs) == 1 {
 			id = res.Jobs[0].ID
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the failing job was not discarded")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return id != 0
+	})
 	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := q.Stop(stopCtx); err != nil {

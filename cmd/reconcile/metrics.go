@@ -151,7 +151,7 @@ func initialise(k known, sm *serveMetrics, cm *charge.Metrics, am *alerts.Metric
 // start, after every run of this process, and every minute (runs of other
 // replicas and of `reconcile run`).
 type booksGauges struct {
-	store   ledger.Store
+	store   booksStore
 	logger  *slog.Logger
 	lastRun *prometheus.GaugeVec
 	atRisk  *prometheus.GaugeVec
@@ -164,7 +164,7 @@ type booksGauges struct {
 // atRiskScanLimit bounds the open findings summed per refresh.
 const atRiskScanLimit = 100_000
 
-func newBooksGauges(store ledger.Store, logger *slog.Logger) *booksGauges {
+func newBooksGauges(store booksStore, logger *slog.Logger) *booksGauges {
 	return &booksGauges{store: store, logger: logger, riskKeys: map[[2]string]bool{},
 		lastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "reconcile_last_successful_run_timestamp_seconds",
 			Help: "Unix time at which the latest finished reconcile run of the provider finished (0: none yet)."}, []string{"provider"}),
@@ -288,7 +288,7 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // scrape time; every (known provider, kind, status) is exported, at zero
 // when there are none.
 type findingsCollector struct {
-	store     ledger.Store
+	store     findingsCounter
 	providers []string
 }
 

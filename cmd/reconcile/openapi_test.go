@@ -30,6 +30,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 )
 
@@ -232,16 +233,17 @@ func TestOpenAPI(t *testing.T) {
 				}
 			}()
 			var public, admin string
-			for deadline := time.Now().Add(30 * time.Second); public == "" || admin == ""; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("not serving:\n%s", logs)
-				}
+			err := poll.Until(t.Context(), 30*time.Second, poll.Interval, func() (bool, error) {
 				if m := publicAddr.FindStringSubmatch(logs.String()); m != nil {
 					public = "http://" + m[1]
 				}
 				if m := adminAddrs.FindStringSubmatch(logs.String()); m != nil {
 					admin = "http://" + m[1]
 				}
+				return public != "" && admin != "", nil
+			})
+			if err != nil {
+				t.Fatalf("not serving: %v\n%s", err, logs)
 			}
 			c.documented(s)
 			exerciseIntents(t, c, public)

@@ -15,6 +15,7 @@ import (
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -122,11 +123,8 @@ providers:
 			resp.Body.Close()
 		}
 	})
-	for deadline := time.Now().Add(60 * time.Second); len(fake.Pushes()) < 5; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no STK pushes:\n%s", srv.output())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := poll.Until(ctx, 60*time.Second, poll.Interval, func() (bool, error) { return len(fake.Pushes()) >= 5, nil }); err != nil {
+		t.Fatalf("no STK pushes: %v\n%s", err, srv.output())
 	}
 	srv.term()
 	time.Sleep(200 * time.Millisecond)
@@ -159,30 +157,25 @@ providers:
 	// A restart finishes everything; every customer is prompted once.
 	again := startProc(t, "serve-again", env, "serve", "--config", cfg)
 	again.url()
-	for deadline := time.Now().Add(60 * time.Second); len(fake.Pushes()) < n; {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d pushes after restart:\n%s", len(fake.Pushes()), n, again.output())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := poll.Until(ctx, 60*time.Second, 50*time.Millisecond, func() (bool, error) { return len(fake.Pushes()) >= n, nil }); err != nil {
+		t.Fatalf("only %d of %d pushes after restart: %v\n%s", len(fake.Pushes()), n, err, again.output())
 	}
 	if err := fake.SettleAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		open := 0
+	open := 0
+	err = poll.Until(ctx, 60*time.Second, 100*time.Millisecond, func() (bool, error) {
+		open = 0
 		for i := range n {
 			in, _ := store.GetIntent(ctx, fmt.Sprintf("charge:order-%d", i))
 			if !in.State.Final() && in.State != ledger.StateUnknown {
 				open++
 			}
 		}
-		if open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d intents still open after restart:\n%s", open, again.output())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return open == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("%d intents still open after restart: %v\n%s", open, err, again.output())
 	}
 	again.term()
 	perRef := map[string]int{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/internal/faultproxy"
+	"github.com/reconcilehq/reconcile/internal/poll"
 )
 
 // echo serves lines back to their sender.
@@ -63,12 +64,8 @@ func setup(t *testing.T) (*faultproxy.Proxy, net.Conn) {
 	// The dial returns once the kernel has the connection; wait until the
 	// proxy has accepted it too, so a fault set next applies to later
 	// connections only.
-	deadline := time.Now().Add(5 * time.Second)
-	for p.Stats().Conns < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the proxy never accepted the first connection")
-		}
-		time.Sleep(time.Millisecond)
+	if err := poll.Until(t.Context(), 5*time.Second, time.Millisecond, func() (bool, error) { return p.Stats().Conns >= 1, nil }); err != nil {
+		t.Fatalf("the proxy never accepted the first connection: %v", err)
 	}
 	return p, c
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -33,7 +34,7 @@ type Row struct {
 // returns an error when the file as a whole is unusable: empty, not CSV, or
 // a header with unknown, duplicate or missing columns.
 func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.ParseError, []byte) error) error {
-	cr := csv.NewReader(stripBOM(r))
+	cr := csv.NewReader(rawcsv.StripBOM(r))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -208,32 +209,4 @@ func isBlank(rec []string) bool {
 		}
 	}
 	return true
-}
-
-func stripBOM(r io.Reader) io.Reader {
-	br := &bomReader{r: r}
-	return br
-}
-
-type bomReader struct {
-	r       io.Reader
-	checked bool
-}
-
-func (b *bomReader) Read(p []byte) (int, error) {
-	if b.checked {
-		return b.r.Read(p)
-	}
-	b.checked = true
-	var head [3]byte
-	n, err := io.ReadFull(b.r, head[:])
-	rest := head[:n]
-	if n == 3 && head == [3]byte{0xEF, 0xBB, 0xBF} {
-		rest = nil
-	}
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return 0, err
-	}
-	b.r = io.MultiReader(bytes.NewReader(rest), b.r)
-	return b.r.Read(p)
 }

@@ -5,7 +5,8 @@
 // and a Parser turns each row into a provider transaction sighting.
 //
 // It also owns Reader, the CSV reading every statement parser shares:
-// header by name, line numbers, the raw bytes of each record, a UTF-8
+// header by name, line numbers, the raw bytes of each record (read through
+// internal/rawcsv, as every CSV reader of outside input is), a UTF-8
 // byte-order mark and CRLF endings.
 //
 // It must not guess: a column the mapping names but the header lacks, a

@@ -2,10 +2,7 @@ package csvfile
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +10,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -82,41 +77,12 @@ func renderSightings(ss []providers.Sighting) string {
 	return b.String()
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the output (run with -update to accept):\n--- want\n%s--- got\n%s", path, want, got)
-	}
-}
-
+// checkSighting asserts what every sighting must have (providertest) and
+// that its source is the statement line, received at the test's clock.
 func checkSighting(t testing.TB, s providers.Sighting) {
 	t.Helper()
-	x := s.Txn
-	if err := ledger.ValidateTxn(x); err != nil {
-		t.Fatalf("emitted an invalid transaction %+v: %v", x, err)
-	}
-	exp, err := money.Exponent(x.Amount.Currency)
-	if err != nil {
-		t.Fatalf("emitted currency %q: %v", x.Amount.Currency, err)
-	}
-	if !x.Amount.Value.Equal(x.Amount.Value.Truncate(exp)) {
-		t.Fatalf("emitted %s with more than %d decimals", x.Amount.Value, exp)
-	}
-	if y := x.OccurredAt.Year(); y < 1900 || y > 9999 || x.OccurredAt.Location() != time.UTC {
-		t.Fatalf("emitted time %v is implausible or not UTC", x.OccurredAt)
-	}
-	if s.Source.Channel != ChannelStatement || s.Source.Ref != x.ID || !s.Source.ReceivedAt.Equal(T0) {
+	providertest.CheckSighting(t, s)
+	if s.Source.Channel != ChannelStatement || s.Source.Ref != s.Txn.ID || !s.Source.ReceivedAt.Equal(T0) {
 		t.Fatalf("source %+v", s.Source)
 	}
 }

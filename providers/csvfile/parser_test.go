@@ -1,6 +1,8 @@
 package csvfile
 
 import (
+	"github.com/reconcilehq/reconcile/internal/golden"
+
 	"errors"
 	"os"
 	"strings"
@@ -27,7 +29,7 @@ func TestParserGolden(t *testing.T) {
 		for _, s := range got.sightings {
 			checkSighting(t, s)
 		}
-		golden(t, strings.TrimSuffix(tc.file, ".csv")+".golden", renderSightings(got.sightings))
+		golden.Assert(t, "testdata/"+strings.TrimSuffix(tc.file, ".csv")+".golden", renderSightings(got.sightings))
 	}
 }
 

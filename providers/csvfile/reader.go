@@ -1,7 +1,6 @@
 package csvfile
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -17,11 +17,9 @@ import (
 // and quarantined exactly as it was.
 type Reader struct {
 	file   string
-	cr     *csv.Reader
-	rec    *recorder
+	rd     *rawcsv.Reader
 	header []string
 	index  map[string][]int
-	prev   int64
 	// headerLine is the line of the header row.
 	headerLine int
 }
@@ -44,26 +42,19 @@ func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 	if comma == 0 {
 		comma = ','
 	}
-	br := bufio.NewReader(r)
-	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
-		_, _ = br.Discard(3)
-	}
-	rec := &recorder{r: br}
-	cr := csv.NewReader(rec)
-	cr.Comma = comma
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = false
-	rd := &Reader{file: file, cr: cr, rec: rec, index: map[string][]int{}}
-	header, err := cr.Read()
+	cr := rawcsv.NewReader(r)
+	cr.CSV.Comma = comma
+	cr.CSV.FieldsPerRecord = -1
+	cr.CSV.ReuseRecord = false
+	rd := &Reader{file: file, rd: cr, index: map[string][]int{}}
+	header, _, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, &ledger.ParseError{File: file, Line: 1, Err: errors.New("empty file: no header row")}
 	}
 	if err != nil {
 		return nil, &ledger.ParseError{File: file, Line: csvLine(err, 1), Err: fmt.Errorf("header row: %w", csvCause(err))}
 	}
-	rd.prev = cr.InputOffset()
-	rec.discard(rd.prev)
-	line, _ := cr.FieldPos(0)
+	line, _ := cr.CSV.FieldPos(0)
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		header[i] = h
@@ -108,14 +99,11 @@ func (r *Reader) Column(name string) (int, error) {
 // error means the input failed and reading must stop.
 func (r *Reader) Next() (Record, error) {
 	for {
-		fields, err := r.cr.Read()
+		fields, raw, err := r.rd.Read()
 		if errors.Is(err, io.EOF) {
 			return Record{}, io.EOF
 		}
-		off := r.cr.InputOffset()
-		raw := bytes.Trim(r.rec.slice(r.prev, off), "\r\n")
-		r.prev = off
-		r.rec.discard(off)
+		raw = bytes.Trim(raw, "\r\n")
 		if err != nil {
 			var pe *csv.ParseError
 			if !errors.As(err, &pe) {
@@ -125,7 +113,7 @@ func (r *Reader) Next() (Record, error) {
 			line := csvLine(err, 0)
 			return Record{Line: line, Raw: raw}, &ledger.ParseError{File: r.file, Line: line, Err: csvCause(err)}
 		}
-		line, _ := r.cr.FieldPos(0)
+		line, _ := r.rd.CSV.FieldPos(0)
 		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
 			continue
 		}
@@ -163,39 +151,4 @@ func csvCause(err error) error {
 		return fmt.Errorf("not valid CSV: %w", pe.Err)
 	}
 	return err
-}
-
-// recorder keeps the bytes the CSV reader has consumed but whose records
-// have not been handed out yet, so a record's raw text can be cut out by
-// input offset.
-type recorder struct {
-	r    io.Reader
-	buf  []byte
-	base int64 // input offset of buf[0]
-}
-
-func (c *recorder) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.buf = append(c.buf, p[:n]...)
-	return n, err
-}
-
-func (c *recorder) slice(from, to int64) []byte {
-	lo, hi := from-c.base, to-c.base
-	if lo < 0 || hi > int64(len(c.buf)) || lo > hi {
-		return nil
-	}
-	return append([]byte(nil), c.buf[lo:hi]...)
-}
-
-func (c *recorder) discard(upTo int64) {
-	n := upTo - c.base
-	if n <= 0 {
-		return
-	}
-	if n > int64(len(c.buf)) {
-		n = int64(len(c.buf))
-	}
-	c.buf = append(c.buf[:0], c.buf[n:]...)
-	c.base += n
 }

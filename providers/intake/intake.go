@@ -15,7 +15,7 @@ import (
 
 // Processor stores and interprets callbacks.
 type Processor struct {
-	Store   ledger.Store
+	Store   Store
 	Applier providers.OutcomeApplier
 	Clock   func() time.Time
 	Logger  *slog.Logger

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 )
@@ -43,7 +44,7 @@ func TestCallbackFixturesGolden(t *testing.T) {
 		b.WriteString("== " + filepath.Base(f) + "\n")
 		b.WriteString(renderEvidence(ev))
 	}
-	golden(t, "callbacks.golden", b.String())
+	golden.Assert(t, "testdata/golden/callbacks.golden", b.String())
 }
 
 func TestCallbackFixtures(t *testing.T) {

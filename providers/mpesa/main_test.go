@@ -1,10 +1,7 @@
 package mpesa
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,32 +11,8 @@ import (
 	"github.com/reconcilehq/reconcile/providers"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// golden compares got with testdata/golden/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 func renderTxn(b *strings.Builder, t ledger.ProviderTxn) {

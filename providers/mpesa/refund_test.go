@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa/mpesafake"
@@ -186,12 +187,12 @@ func TestRefundRequestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := b.sent.last(mpesafake.PathReversal)
-	golden(t, "reversal_request.golden", strings.ReplaceAll(b.redacted(t, body), receipt, "<receipt>"))
+	golden.Assert(t, "testdata/golden/reversal_request.golden", strings.ReplaceAll(b.redacted(t, body), receipt, "<receipt>"))
 	if _, err := b.charger.QueryRefundStatus(ctx, refundReq(t, receipt, "1500"), res.ProviderRef); err != nil {
 		t.Fatal(err)
 	}
 	body = b.sent.last(mpesafake.PathTransactionStatus)
-	golden(t, "status_request.golden", strings.NewReplacer(receipt, "<receipt>", res.ProviderRef, "<reversal>").Replace(b.redacted(t, body)))
+	golden.Assert(t, "testdata/golden/status_request.golden", strings.NewReplacer(receipt, "<receipt>", res.ProviderRef, "<reversal>").Replace(b.redacted(t, body)))
 }
 
 // TestRefundRefusedBeforeSending: a refund that can never be valid fails as

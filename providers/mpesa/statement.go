@@ -1,7 +1,6 @@
 package mpesa
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -113,13 +113,8 @@ func findHeader(rec []string) (header, bool) {
 // ParseStatement implements providers.StatementParser.
 func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(providers.Sighting) error,
 	reject func(perr *ledger.ParseError, raw []byte) error) error {
-	br := bufio.NewReader(r)
-	if bom, err := br.Peek(3); err == nil && bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
-		_, _ = br.Discard(3)
-	}
-	rec := &recorder{r: br}
-	cr := csv.NewReader(rec)
-	cr.FieldsPerRecord = -1
+	cr := rawcsv.NewReader(r)
+	cr.CSV.FieldsPerRecord = -1
 	now := time.Now
 	if sp.Clock != nil {
 		now = sp.Clock
@@ -131,14 +126,11 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		lines int
 	)
 	for {
-		start := cr.InputOffset()
-		fields, err := cr.Read()
-		end := cr.InputOffset()
+		fields, consumed, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
-		raw := bytes.Clone(bytes.TrimRight(rec.take(start, end), "\r\n"))
-		rec.discard(end)
+		raw := bytes.TrimRight(consumed, "\r\n")
 		lines++
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
@@ -148,7 +140,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 			if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: fmt.Errorf("bad CSV: %w", pe.Err)}, raw); rerr != nil {
 				return rerr
 			}
-			if end == start {
+			if len(consumed) == 0 {
 				return fmt.Errorf("mpesa: read statement %s: no progress after line %d", file, pe.StartLine)
 			}
 			continue
@@ -156,7 +148,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		if err != nil {
 			return fmt.Errorf("mpesa: read statement %s: %w", file, err)
 		}
-		line, _ := cr.FieldPos(0)
+		line, _ := cr.CSV.FieldPos(0)
 		if !found {
 			h, found = findHeader(fields)
 			continue
@@ -366,35 +358,4 @@ func statementAmount(s string) (money.Amount, error) {
 		s = strings.ReplaceAll(s, ",", "")
 	}
 	return money.Parse(s, Currency)
-}
-
-// recorder keeps the bytes read through it from a base offset on, so that
-// the raw text of each CSV record can be kept for the quarantine.
-type recorder struct {
-	r    io.Reader
-	buf  []byte
-	base int64
-}
-
-func (rc *recorder) Read(p []byte) (int, error) {
-	n, err := rc.r.Read(p)
-	rc.buf = append(rc.buf, p[:n]...)
-	return n, err
-}
-
-func (rc *recorder) take(from, to int64) []byte {
-	lo, hi := from-rc.base, to-rc.base
-	if lo < 0 || hi > int64(len(rc.buf)) || lo > hi {
-		return nil
-	}
-	return rc.buf[lo:hi]
-}
-
-func (rc *recorder) discard(upto int64) {
-	k := upto - rc.base
-	if k <= 0 || k > int64(len(rc.buf)) {
-		return
-	}
-	rc.buf = append(rc.buf[:0], rc.buf[k:]...)
-	rc.base = upto
 }

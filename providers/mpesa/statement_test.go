@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 )
@@ -56,7 +57,7 @@ func TestStatementFixturesGolden(t *testing.T) {
 			renderSighting(&b, s)
 		}
 	}
-	golden(t, "statements.golden", b.String())
+	golden.Assert(t, "testdata/golden/statements.golden", b.String())
 }
 
 func TestStatementQuirks(t *testing.T) {

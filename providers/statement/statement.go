@@ -20,7 +20,9 @@ const maxKeptFile = 1 << 20
 
 // Importer applies statement files to a store.
 type Importer struct {
-	Store ledger.Store
+	// Store receives each file in transactions of its own; a ledger.Store
+	// is one.
+	Store ledger.Transactor
 	// Clock stamps sightings that carry no receipt time and quarantine
 	// items; time.Now when nil.
 	Clock func() time.Time

@@ -1,11 +1,8 @@
 package stripe
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +12,9 @@ import (
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/providertest"
 	"github.com/reconcilehq/reconcile/providers/stripe/stripefake"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -89,54 +85,12 @@ func renderSightings(ss []providers.Sighting) string {
 	return b.String()
 }
 
-// golden compares got with testdata/<name>, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the output (run with -update to accept):\n--- want\n%s--- got\n%s", path, want, got)
-	}
-}
-
-// checkSighting asserts the properties every emitted sighting must have: a
-// known currency, a UTC time, an amount at its currency's scale and a
-// transaction the ledger accepts.
+// checkSighting asserts what every sighting must have (providertest) and
+// that an undocumented line counts as other.
 func checkSighting(t testing.TB, s providers.Sighting) {
 	t.Helper()
-	x := s.Txn
-	if err := ledger.ValidateTxn(x); err != nil {
-		t.Fatalf("emitted an invalid transaction %+v: %v", x, err)
-	}
-	exp, err := money.Exponent(x.Amount.Currency)
-	if err != nil {
-		t.Fatalf("emitted currency %q: %v", x.Amount.Currency, err)
-	}
-	if !x.Amount.Value.Equal(x.Amount.Value.Truncate(exp)) {
-		t.Fatalf("emitted %s with more than %d decimals", x.Amount.Value, exp)
-	}
-	if y := x.OccurredAt.Year(); y < 1970 || y > 9999 || x.OccurredAt.Location() != time.UTC {
-		t.Fatalf("emitted time %v is implausible or not UTC", x.OccurredAt)
-	}
-	if s.Source.Channel == "" || s.Source.Ref == "" {
-		t.Fatalf("emitted a sighting without a source: %+v", s.Source)
-	}
-	if st := x.Settlement; !st.IsZero() {
-		exp, err := money.Exponent(st.Currency)
-		if err != nil || !st.Value.Equal(st.Value.Truncate(exp)) || st.Value.IsNegative() || st.Currency == x.Amount.Currency {
-			t.Fatalf("emitted settlement %s %s (presented %s): %v", st.Value, st.Currency, x.Amount.Currency, err)
-		}
-	}
-	if x.Type == ledger.TxnOther && s.Category != "" && s.Category != CategoryOther {
+	providertest.CheckSighting(t, s)
+	if s.Txn.Type == ledger.TxnOther && s.Category != "" && s.Category != CategoryOther {
 		t.Fatalf("an undocumented line counts as %q", s.Category)
 	}
 }

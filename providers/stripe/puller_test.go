@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/stripe/stripefake"
@@ -58,7 +59,7 @@ func TestPullPagesThroughTheWindow(t *testing.T) {
 	for _, s := range got {
 		checkSighting(t, s)
 	}
-	golden(t, "pull_window.golden", renderSightings(got))
+	golden.Assert(t, "testdata/pull_window.golden", renderSightings(got))
 
 	ids := map[string]providers.Sighting{}
 	for _, s := range got {
@@ -260,7 +261,7 @@ func TestNormaliseFixtures(t *testing.T) {
 	for _, x := range got {
 		checkSighting(t, x)
 	}
-	golden(t, "api/fixtures.golden", renderSightings(got))
+	golden.Assert(t, "testdata/api/fixtures.golden", renderSightings(got))
 }
 
 // TestPullQuarantinesObjectsBeyondTheLimits: with OnReject, an object

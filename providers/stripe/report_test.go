@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -61,7 +62,7 @@ func TestReportGolden(t *testing.T) {
 				t.Errorf("%s: source %+v", tc.file, s.Source)
 			}
 		}
-		golden(t, "report/"+strings.TrimSuffix(tc.file, ".csv")+".golden", renderSightings(got.sightings))
+		golden.Assert(t, "testdata/report/"+strings.TrimSuffix(tc.file, ".csv")+".golden", renderSightings(got.sightings))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
@@ -72,7 +73,7 @@ func TestEventParserFixtures(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "== %s\n%s", n, renderEvidence(ev))
 	}
-	golden(t, "events/events.golden", out.String())
+	golden.Assert(t, "testdata/events/events.golden", out.String())
 }
 
 // A re-delivery carries another pending_webhooks count: a different body

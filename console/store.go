@@ -1,0 +1,27 @@
+package console
+
+import (
+	"context"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// Store is what the console reads and acts through; a ledger.Store has it.
+type Store interface {
+	// Findings, with their evidence and history, and the manual links
+	// people made (a person's action runs in a transaction).
+	ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
+	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
+	FindingHistory(ctx context.Context, id string) ([]ledger.HistoryEvent, error)
+	GetIntent(ctx context.Context, key string) (ledger.Intent, error)
+	ListAttempts(ctx context.Context, intentKey string) ([]ledger.Attempt, error)
+	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error)
+	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
+	ledger.Transactor
+
+	// Runs and the quarantine.
+	ListRuns(ctx context.Context, provider string, limit int) ([]ledger.Run, error)
+	ListQuarantine(ctx context.Context, source string, limit int) ([]ledger.QuarantineItem, error)
+	GetQuarantine(ctx context.Context, id int64) (ledger.QuarantineItem, error)
+	UpdateQuarantine(ctx context.Context, u ledger.QuarantineUpdate) (ledger.QuarantineItem, error)
+}
