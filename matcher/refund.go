@@ -85,13 +85,17 @@ func (m *Matcher) linkRefund(id, reference string, minor int64, cur uint8, at in
 	if reference == "" {
 		return noIdx, Unlinked
 	}
-	ref := strings.ToUpper(strings.TrimSpace(reference))
-	m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
-		if m.isRefund(j) && string(m.ref(m.intents.ptr(j))) == ref {
-			best = m.better(best, j, minor, cur, at)
-		}
-		return true
-	})
+	// The echoed reference is compared as a charge's is: in normal form
+	// unless references are exact.
+	ref := m.echoed(reference)
+	if ref != "" {
+		m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
+			if m.isRefund(j) && string(m.ref(m.intents.ptr(j))) == ref {
+				best = m.better(best, j, minor, cur, at)
+			}
+			return true
+		})
+	}
 	if best == noIdx {
 		key := strings.TrimSpace(reference)
 		if j := m.lookupKey(key, maphash.String(m.seed, key)); j != noIdx && m.isRefund(j) {
