@@ -92,20 +92,31 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 	if !m.txns.at(first).owned {
 		return // the window of the dispute judges it
 	}
+	ok := true
 	for _, j := range live {
 		t := m.txns.at(j)
 		if t.cur != cur {
 			continue
 		}
-		disputed += t.minor
+		var in bool
+		disputed, in = addSaturated(disputed, t.minor)
+		ok = ok && in
 		if t.status == tsSucceeded {
-			withdrawn += t.minor
+			withdrawn, _ = addSaturated(withdrawn, t.minor) // at most disputed
 		}
 	}
 	for _, j := range g.reversals {
 		if t := m.txns.at(j); t.status == tsSucceeded && t.cur == cur {
-			returned += t.minor
+			var in bool
+			returned, in = addSaturated(returned, t.minor)
+			ok = ok && in
 		}
+	}
+	if !ok {
+		t := m.txns.at(first)
+		m.skipTxn(string(m.id(&t)), m.curs[cur], m.time(t.at),
+			fmt.Errorf("the disputes of charge %s sum beyond the matcher's range of ±%d minor units", g.charge, int64(maxSum)))
+		return
 	}
 	if withdrawn > 0 && returned >= withdrawn {
 		return // won: the funds came back

@@ -17,7 +17,7 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 	var orphans []int32
 	for i := range m.txns.len() {
 		t := m.txns.at(int32(i))
-		if t.intent == noIdx && len(m.cp(&t)) > 0 && m.successful(int32(i), refunded) {
+		if t.intent == noIdx && len(m.cp(&t)) > 0 && !m.overflow[int32(i)] && m.successful(int32(i), refunded) {
 			orphans = append(orphans, int32(i))
 		}
 	}

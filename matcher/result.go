@@ -165,30 +165,27 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 				m.rf.charge[m.kids[k].txn] = int32(i)
 			}
 			if c.status == tsSucceeded && c.cur == t.cur {
-				var d int64
+				// Money back (refunds, reversals) and money given back
+				// again (refund failures) are summed apart, each up to
+				// just beyond the range, so that the sums, and whether
+				// they overflowed, do not depend on the input's order.
+				var ok bool
 				switch {
 				case refund:
-					d = c.minor
+					refunded[int32(i)], ok = addSaturated(refunded[int32(i)], c.minor)
 				case c.typ == tyReversal:
 					// A reversal (a partial capture's uncaptured part, a
 					// failed charge) takes back part of the charge itself.
-					d = c.minor
-					rev, ok := addChecked(m.reversed[int32(i)], c.minor)
-					if !ok {
-						m.markOverflow(int32(i))
-						rev = 0
-					}
-					m.reversed[int32(i)] = rev
+					refunded[int32(i)], ok = addSaturated(refunded[int32(i)], c.minor)
+					m.reversed[int32(i)], _ = addSaturated(m.reversed[int32(i)], c.minor)
 				case c.typ == tyRefundFailure:
-					d = -c.minor
-					m.rf.failedBack[int32(i)] += c.minor
+					m.rf.failedBack[int32(i)], ok = addSaturated(m.rf.failedBack[int32(i)], c.minor)
+				default:
+					ok = true
 				}
-				sum, ok := addChecked(refunded[int32(i)], d)
 				if !ok {
 					m.markOverflow(int32(i))
-					sum = 0
 				}
-				refunded[int32(i)] = sum
 			}
 			// A refund linked to its refund intent stays there; any other
 			// child belongs to the charge's intent.
@@ -202,6 +199,10 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		if c.intent != noIdx && !m.refundLike(c.typ) {
 			m.chain(c, k.txn)
 		}
+	}
+	// A refund failure gives a refund's money back.
+	for i, back := range m.rf.failedBack {
+		refunded[i] -= back
 	}
 	return refunded
 }
