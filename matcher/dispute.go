@@ -72,7 +72,10 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 		if t.status == tsFailed {
 			continue // an inquiry closed without a chargeback
 		}
-		if first == noIdx || t.at < m.txns.at(first).at {
+		// The first dispute: the earliest, the smallest id among equals,
+		// whatever order they came in.
+		if first == noIdx || t.at < m.txns.at(first).at ||
+			t.at == m.txns.at(first).at && string(m.id(&t)) < string(m.id(m.txns.ptr(first))) {
 			first = j
 		}
 		cur = m.txns.at(first).cur
