@@ -10,7 +10,8 @@
 // intent key); then, only when Options.Fuzzy is set, amount + currency +
 // masked customer inside the boundary tolerance with exactly one candidate
 // on each side, marked fuzzy. Refunds, reversals and fees that name a charge
-// (LinkedID) belong to that charge's intent; refunds and reversals net
+// (LinkedID) belong to that charge's intent, however the charge linked
+// (fuzzy included); refunds and reversals net
 // against it (a refund failure undoes its refund), so a fully reversed
 // charge is not a successful one. A charge is compared with its intent net
 // of its reversals (the released part of a partial capture), never of its

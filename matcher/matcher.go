@@ -207,6 +207,8 @@ type prefRec struct {
 type child struct {
 	txn    int32
 	linked sref
+	// charge is the charge named, noIdx until found (sumChildren).
+	charge int32
 }
 
 // Matcher links intents and provider transactions of one window. Add every
@@ -674,7 +676,7 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 		if err != nil {
 			return err
 		}
-		m.kids = append(m.kids, child{txn: idx, linked: s})
+		m.kids = append(m.kids, child{txn: idx, linked: s, charge: noIdx})
 		if t.typ == tyDispute || t.typ == tyDisputeReversal {
 			m.disputeOf[idx] = s
 		}

@@ -71,12 +71,14 @@ func (m *Matcher) Result() (*Result, error) {
 	if err := m.flush(); err != nil {
 		return nil, err
 	}
-	refunded := m.resolveChildren()
-	m.linkRefunds()
+	refunded := m.sumChildren()
 	res := &Result{}
 	if m.opt.Fuzzy {
 		res.Fuzzy = m.fuzzy(refunded)
 	}
+	// Children follow their charge, however it linked (fuzzy included).
+	m.attachChildren()
+	m.linkRefunds()
 	ev := evaluator{m: m, refunded: refunded, res: res}
 	for i := range m.intents.len() {
 		ev.intent(int32(i))
@@ -136,10 +138,9 @@ func kindRank(k ledger.Kind) int {
 	return len(ledger.Kinds)
 }
 
-// resolveChildren attaches refunds, reversals and fees to the charges they
-// name, nets refunds and reversals against those charges, and chains every
-// child that has an intent.
-func (m *Matcher) resolveChildren() map[int32]int64 {
+// sumChildren finds the charge each refund, reversal, fee or dispute
+// names and nets refunds and reversals against it.
+func (m *Matcher) sumChildren() map[int32]int64 {
 	refunded := map[int32]int64{}
 	if len(m.kids) == 0 {
 		return refunded
@@ -159,6 +160,7 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 			continue
 		}
 		for _, k := range kids {
+			m.kids[k].charge = int32(i)
 			c := m.txns.ptr(m.kids[k].txn)
 			refund := m.refundLike(c.typ)
 			if refund {
@@ -187,17 +189,6 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 					m.markOverflow(int32(i))
 				}
 			}
-			// A refund linked to its refund intent stays there; any other
-			// child belongs to the charge's intent.
-			if t.intent != noIdx && !(refund && c.intent != noIdx && m.isRefund(c.intent)) {
-				c.intent, c.method = t.intent, ByCharge
-			}
-		}
-	}
-	for _, k := range m.kids {
-		c := m.txns.ptr(k.txn)
-		if c.intent != noIdx && !m.refundLike(c.typ) {
-			m.chain(c, k.txn)
 		}
 	}
 	// A refund failure gives a refund's money back.
@@ -205,6 +196,23 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 		refunded[i] -= back
 	}
 	return refunded
+}
+
+// attachChildren gives every child the intent of the charge it names, and
+// chains every child that has an intent but refunds (linkRefunds chains
+// those). A refund linked to its refund intent stays there.
+func (m *Matcher) attachChildren() {
+	for _, k := range m.kids {
+		c := m.txns.ptr(k.txn)
+		if k.charge != noIdx {
+			if t := m.txns.ptr(k.charge); t.intent != noIdx && !(m.refundLike(c.typ) && c.intent != noIdx && m.isRefund(c.intent)) {
+				c.intent, c.method = t.intent, ByCharge
+			}
+		}
+		if c.intent != noIdx && !m.refundLike(c.typ) {
+			m.chain(c, k.txn)
+		}
+	}
 }
 
 func (m *Matcher) net(i int32, refunded map[int32]int64) int64 {
