@@ -46,11 +46,11 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 		for _, ii := range cands[fkey(t.cur, t.minor, string(m.cp(&t)))] {
 			if absDiff(m.intents.at(ii).created, t.at) <= uint64(m.tolerance) {
 				one, n = ii, n+1
+				claims[ii]++ // a candidate of this charge, whether or not it has others
 			}
 		}
 		if n == 1 {
 			pairs = append(pairs, pair{ti, one})
-			claims[one]++
 		}
 	}
 	slices.SortFunc(pairs, func(a, b pair) int { return cmp.Compare(a.txn, b.txn) })

@@ -341,6 +341,19 @@ func TestRules(t *testing.T) {
 			unlinked: 2,
 		},
 		{
+			// R2 could pay k1 only, but R1 could pay k1 or k2: k1 has two
+			// candidates, so nothing is linked by guess.
+			name: "fuzzy refuses an intent that is the candidate of another charge too",
+			opt:  matcher.Options{Fuzzy: true},
+			intents: []in{intent(t, "k1", ledger.StateSucceeded, "1500", 10*h),
+				intent(t, "k2", ledger.StateSucceeded, "1500", 13*h)},
+			txns: []tx{charge(t, "R1", ledger.TxnSucceeded, "1500", 11*h+30*time.Minute, "typo", ""),
+				charge(t, "R2", ledger.TxnSucceeded, "1500", 9*h, "typo", "")},
+			want: []string{"unknown_charge  [R2] medium", "unknown_charge  [R1] medium", "missing_at_provider k1 [] medium",
+				"missing_at_provider k2 [] medium"},
+			unlinked: 2,
+		},
+		{
 			// A fuzzy link is made once the charges are netted of their
 			// refunds; the refunds and disputes of the charge then follow
 			// it to its intent, as they follow a charge linked otherwise.
