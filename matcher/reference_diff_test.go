@@ -3,7 +3,9 @@ package matcher_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,13 +140,20 @@ func compareWithReference(sc matchCase) string {
 }
 
 // TestMatcherAgainstReference compares the matcher with the reference on a
-// few thousand random matchings (a few hundred with -short), in four
-// parallel parts.
+// few thousand random matchings (a few hundred with -short;
+// MATCH_REFERENCE_N for a longer run), in four parallel parts.
 func TestMatcherAgainstReference(t *testing.T) {
 	t.Parallel()
 	n := uint64(3000)
 	if testing.Short() {
 		n = 400
+	}
+	if s := os.Getenv("MATCH_REFERENCE_N"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("MATCH_REFERENCE_N: %v", err)
+		}
+		n = v
 	}
 	const parts = 4
 	for p := range uint64(parts) {
