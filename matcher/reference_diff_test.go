@@ -41,6 +41,49 @@ func fastMatch(sc matchCase) (*matcher.Result, error) {
 	return m.Result()
 }
 
+// fastMatchRows runs the matcher on a matching case through the row path
+// (AddIntentRow, AddProviderRef, AddTxnRow), as a reconcile feeds it from
+// the store's scans.
+func fastMatchRows(sc matchCase) (*matcher.Result, error) {
+	opt := sc.opt
+	opt.KeepLinks = true
+	m, err := matcher.New(opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range sc.intents {
+		r := &ledger.IntentRow{Key: []byte(in.Key), Reference: []byte(in.Reference), Customer: []byte(in.Customer),
+			Currency: in.Amount.Currency, State: in.State, CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
+			LeaseExpiresAt: in.LeaseExpiresAt, RefundOf: []byte(in.RefundOf)}
+		r.Minor, r.Bad = in.Amount.Minor()
+		if err := m.AddIntentRow(r); err != nil {
+			return nil, err
+		}
+	}
+	for _, in := range sc.intents {
+		for _, p := range in.ProviderRefs {
+			if err := m.AddProviderRef([]byte(in.Key), []byte(p)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, l := range sc.manual {
+		if _, err := m.AddManualLink(l[0], l[1]); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range sc.txns {
+		r := &ledger.TxnRow{ID: []byte(t.ID), Reference: []byte(t.Reference), ProviderRef: []byte(t.ProviderRef),
+			Counterparty: []byte(t.Counterparty), LinkedID: []byte(t.LinkedID), Type: t.Type, Status: t.Status,
+			Currency: t.Amount.Currency, OccurredAt: t.OccurredAt}
+		r.Minor, r.Bad = t.Amount.Minor()
+		if err := m.AddTxnRow(r); err != nil {
+			return nil, err
+		}
+	}
+	return m.Result()
+}
+
 func showAmount(a money.Amount) string { return a.Currency + " " + a.Value.String() }
 
 // findingLine renders what the two matchers must agree on about a finding:
@@ -83,6 +126,26 @@ func compareWithReference(sc matchCase) string {
 	}
 	want := refMatch(sc)
 	var b strings.Builder
+	// Both of the matcher's input paths decide the same.
+	rows, err := fastMatchRows(sc)
+	if err != nil {
+		return fmt.Sprintf("matcher, rows: %v\n%s", err, sc.describe())
+	}
+	var fl, rl []string
+	for k, res := range []*matcher.Result{got, rows} {
+		for _, f := range res.Findings {
+			l := findingLine(f, true)
+			if k == 0 {
+				fl = append(fl, l)
+			} else {
+				rl = append(rl, l)
+			}
+		}
+	}
+	if !slices.Equal(fl, rl) || !slices.Equal(got.Links, rows.Links) || !slices.Equal(got.Settlements, rows.Settlements) ||
+		got.Summary != rows.Summary {
+		fmt.Fprintf(&b, "  the row path decides otherwise:\n    values %q\n    rows   %q\n", fl, rl)
+	}
 	var gl, wl []string
 	for _, f := range got.Findings {
 		gl = append(gl, findingLine(f, true))
