@@ -54,7 +54,8 @@
 // linked to them as charge intents are against their charges (amount and
 // currency mismatches, missing_at_provider, status_mismatch). A refund
 // links to a refund intent by the refund id its attempts recorded, then by
-// its reference, then through the charge it names to one of that charge
+// its reference (compared as a charge's is, in normal form) or the refund
+// intent's key, then through the charge it names to one of that charge
 // intent's refund intents not yet taken. A charge refunded in full is
 // compared as paid, never a status mismatch.
 //
