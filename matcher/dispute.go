@@ -72,7 +72,10 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 		if t.status == tsFailed {
 			continue // an inquiry closed without a chargeback
 		}
-		if first == noIdx || t.at < m.txns.at(first).at {
+		// The first dispute: the earliest, the smallest id among equals,
+		// whatever order they came in.
+		if first == noIdx || t.at < m.txns.at(first).at ||
+			t.at == m.txns.at(first).at && string(m.id(&t)) < string(m.id(m.txns.ptr(first))) {
 			first = j
 		}
 		cur = m.txns.at(first).cur
@@ -92,20 +95,31 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 	if !m.txns.at(first).owned {
 		return // the window of the dispute judges it
 	}
+	ok := true
 	for _, j := range live {
 		t := m.txns.at(j)
 		if t.cur != cur {
 			continue
 		}
-		disputed += t.minor
+		var in bool
+		disputed, in = addSaturated(disputed, t.minor)
+		ok = ok && in
 		if t.status == tsSucceeded {
-			withdrawn += t.minor
+			withdrawn, _ = addSaturated(withdrawn, t.minor) // at most disputed
 		}
 	}
 	for _, j := range g.reversals {
 		if t := m.txns.at(j); t.status == tsSucceeded && t.cur == cur {
-			returned += t.minor
+			var in bool
+			returned, in = addSaturated(returned, t.minor)
+			ok = ok && in
 		}
+	}
+	if !ok {
+		t := m.txns.at(first)
+		m.skipTxn(string(m.id(&t)), m.curs[cur], m.time(t.at),
+			fmt.Errorf("the disputes of charge %s sum beyond the matcher's range of ±%d minor units", g.charge, int64(maxSum)))
+		return
 	}
 	if withdrawn > 0 && returned >= withdrawn {
 		return // won: the funds came back

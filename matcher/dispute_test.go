@@ -160,3 +160,27 @@ func TestDisputeIDIsStable(t *testing.T) {
 		t.Fatalf("opened %+v\nwithdrawn %+v", open, took)
 	}
 }
+
+// TestDisputesAtTheSameTime: of two disputes of one charge at the same
+// time, the one with the smaller id is the first (its counterparty shown,
+// its currency counted), whatever order the input comes in.
+func TestDisputesAtTheSameTime(t *testing.T) {
+	t.Parallel()
+	k1 := stripeIntent(t, "k1", "40.00", "USD", "pi_1")
+	ch := stx(t, "ch_1", ledger.TxnCharge, ledger.TxnSucceeded, "40.00", "USD", "", "pi_1", time.Minute)
+	dpA := stx(t, "dp_a", ledger.TxnDispute, ledger.TxnSucceeded, "40.00", "USD", "ch_1", "", time.Hour)
+	dpA.Counterparty = "a***@example.com"
+	dpB := stx(t, "dp_b", ledger.TxnDispute, ledger.TxnSucceeded, "30.00", "EUR", "ch_1", "", time.Hour)
+	dpB.Counterparty = "b***@example.com"
+	for _, txns := range [][]tx{{ch, dpA, dpB}, {ch, dpB, dpA}} {
+		res := run(t, matcher.Options{Provider: "stripe"}, []in{k1}, txns)
+		if len(res.Findings) != 1 {
+			t.Fatalf("findings %q", brief(res.Findings))
+		}
+		f := res.Findings[0]
+		if f.Kind != ledger.KindDisputedCharge || f.Counterparty != "a***@example.com" || f.Actual.Currency != "USD" {
+			t.Errorf("input %s, %s: finding %s shows %q and %v, want the first dispute dp_a's", txns[1].ID, txns[2].ID,
+				f.Kind, f.Counterparty, f.Actual)
+		}
+	}
+}

@@ -10,7 +10,8 @@
 // intent key); then, only when Options.Fuzzy is set, amount + currency +
 // masked customer inside the boundary tolerance with exactly one candidate
 // on each side, marked fuzzy. Refunds, reversals and fees that name a charge
-// (LinkedID) belong to that charge's intent; refunds and reversals net
+// (LinkedID) belong to that charge's intent, however the charge linked
+// (fuzzy included); refunds and reversals net
 // against it (a refund failure undoes its refund), so a fully reversed
 // charge is not a successful one. A charge is compared with its intent net
 // of its reversals (the released part of a partial capture), never of its
@@ -53,7 +54,8 @@
 // linked to them as charge intents are against their charges (amount and
 // currency mismatches, missing_at_provider, status_mismatch). A refund
 // links to a refund intent by the refund id its attempts recorded, then by
-// its reference, then through the charge it names to one of that charge
+// its reference (compared as a charge's is, in normal form) or the refund
+// intent's key, then through the charge it names to one of that charge
 // intent's refund intents not yet taken. A charge refunded in full is
 // compared as paid, never a status mismatch.
 //

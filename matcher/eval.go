@@ -279,12 +279,17 @@ func (e *evaluator) unknownCharges() {
 	m := e.m
 	for i := range m.txns.len() {
 		t := m.txns.at(int32(i))
-		if t.intent != noIdx || !t.owned || !m.successful(int32(i), e.refunded) {
+		if t.intent != noIdx || !t.owned {
 			continue
 		}
-		if m.overflow[int32(i)] {
+		// Whether a charge whose refunds overflowed is still successful
+		// cannot be told.
+		if m.overflow[int32(i)] && t.typ == tyCharge && t.status == tsSucceeded {
 			m.skipTxn(string(m.id(&t)), m.curs[t.cur], m.time(t.at),
 				fmt.Errorf("its refunds sum beyond the matcher's range of ±%d minor units", int64(maxSum)))
+			continue
+		}
+		if !m.successful(int32(i), e.refunded) {
 			continue
 		}
 		id := string(m.id(&t))

@@ -17,7 +17,7 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 	var orphans []int32
 	for i := range m.txns.len() {
 		t := m.txns.at(int32(i))
-		if t.intent == noIdx && len(m.cp(&t)) > 0 && m.successful(int32(i), refunded) {
+		if t.intent == noIdx && len(m.cp(&t)) > 0 && !m.overflow[int32(i)] && m.successful(int32(i), refunded) {
 			orphans = append(orphans, int32(i))
 		}
 	}
@@ -46,11 +46,11 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 		for _, ii := range cands[fkey(t.cur, t.minor, string(m.cp(&t)))] {
 			if absDiff(m.intents.at(ii).created, t.at) <= uint64(m.tolerance) {
 				one, n = ii, n+1
+				claims[ii]++ // a candidate of this charge, whether or not it has others
 			}
 		}
 		if n == 1 {
 			pairs = append(pairs, pair{ti, one})
-			claims[one]++
 		}
 	}
 	slices.SortFunc(pairs, func(a, b pair) int { return cmp.Compare(a.txn, b.txn) })

@@ -206,7 +206,10 @@ func TestErrors(t *testing.T) {
 		!strings.Contains(res.Findings[0].Detail, "R1") {
 		t.Fatalf("over-precise amount: %v %+v", err, res)
 	}
-	for _, o := range []matcher.Options{{From: day, To: next, Now: now}, {Provider: "p", From: next, To: day, Now: now}, {Provider: "p", From: day, To: next}} {
+	// 250 years added to a time of 2024 in Unix nanoseconds wraps around int64.
+	ages := 250 * 365 * 24 * time.Hour
+	for _, o := range []matcher.Options{{From: day, To: next, Now: now}, {Provider: "p", From: next, To: day, Now: now}, {Provider: "p", From: day, To: next},
+		{Provider: "p", From: day, To: next, Now: now, Grace: ages}, {Provider: "p", From: day, To: next, Now: now, Tolerance: ages}} {
 		if _, err := matcher.New(o); err == nil {
 			t.Fatalf("options %+v accepted", o)
 		}

@@ -207,6 +207,8 @@ type prefRec struct {
 type child struct {
 	txn    int32
 	linked sref
+	// charge is the charge named, noIdx until found (sumChildren).
+	charge int32
 }
 
 // Matcher links intents and provider transactions of one window. Add every
@@ -674,7 +676,7 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 		if err != nil {
 			return err
 		}
-		m.kids = append(m.kids, child{txn: idx, linked: s})
+		m.kids = append(m.kids, child{txn: idx, linked: s, charge: noIdx})
 		if t.typ == tyDispute || t.typ == tyDisputeReversal {
 			m.disputeOf[idx] = s
 		}
@@ -738,13 +740,7 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 	if reference == "" {
 		return noIdx, Unlinked
 	}
-	var ref string
-	if m.opt.ExactReferences {
-		ref = strings.ToUpper(strings.TrimSpace(reference))
-	} else {
-		m.norm = appendNormal(m.norm[:0], reference)
-		ref = view(m.norm)
-	}
+	ref := m.echoed(reference)
 	best := noIdx
 	if ref != "" {
 		m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
@@ -769,6 +765,18 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 		return best, ByReference
 	}
 	return noIdx, Unlinked
+}
+
+// echoed returns an echoed reference in the form intents' references are
+// indexed in: its normal form, or trimmed and upper-cased with
+// ExactReferences. The result aliases m.norm: it is valid until the next
+// call.
+func (m *Matcher) echoed(reference string) string {
+	if m.opt.ExactReferences {
+		return strings.ToUpper(strings.TrimSpace(reference))
+	}
+	m.norm = appendNormal(m.norm[:0], reference)
+	return view(m.norm)
 }
 
 // better chooses between two candidate intents for one transaction,

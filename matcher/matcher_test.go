@@ -103,6 +103,12 @@ func brief(fs []ledger.Finding) []string {
 func TestRules(t *testing.T) {
 	t.Parallel()
 	h := time.Hour
+	// child is a refund, dispute or other transaction of charge of.
+	child := func(id string, typ ledger.TxnType, amount string, at time.Duration, of string) tx {
+		x := charge(t, id, ledger.TxnSucceeded, amount, at, "", "")
+		x.Type, x.LinkedID = typ, of
+		return x
+	}
 	k1ref := ledger.DeriveReference("k1")
 	cases := []struct {
 		name     string
@@ -333,6 +339,32 @@ func TestRules(t *testing.T) {
 				charge(t, "R2", ledger.TxnSucceeded, "1500", 10*h+2*time.Minute, "typo", "")},
 			want:     []string{"unknown_charge  [R1] medium", "unknown_charge  [R2] medium", "missing_at_provider k1 [] medium"},
 			unlinked: 2,
+		},
+		{
+			// R2 could pay k1 only, but R1 could pay k1 or k2: k1 has two
+			// candidates, so nothing is linked by guess.
+			name: "fuzzy refuses an intent that is the candidate of another charge too",
+			opt:  matcher.Options{Fuzzy: true},
+			intents: []in{intent(t, "k1", ledger.StateSucceeded, "1500", 10*h),
+				intent(t, "k2", ledger.StateSucceeded, "1500", 13*h)},
+			txns: []tx{charge(t, "R1", ledger.TxnSucceeded, "1500", 11*h+30*time.Minute, "typo", ""),
+				charge(t, "R2", ledger.TxnSucceeded, "1500", 9*h, "typo", "")},
+			want: []string{"unknown_charge  [R2] medium", "unknown_charge  [R1] medium", "missing_at_provider k1 [] medium",
+				"missing_at_provider k2 [] medium"},
+			unlinked: 2,
+		},
+		{
+			// A fuzzy link is made once the charges are netted of their
+			// refunds; the refunds and disputes of the charge then follow
+			// it to its intent, as they follow a charge linked otherwise.
+			name:    "the refund and the dispute of a fuzzy-linked charge follow it",
+			opt:     matcher.Options{Fuzzy: true},
+			intents: []in{intent(t, "k1", ledger.StateSucceeded, "1500", 10*h)},
+			txns: []tx{charge(t, "R1", ledger.TxnSucceeded, "1500", 10*h+time.Minute, "typo", ""),
+				child("RF1", ledger.TxnRefund, "500", 12*h, "R1"), child("DP1", ledger.TxnDispute, "1500", 13*h, "R1")},
+			want:    []string{"disputed_charge k1 [DP1,R1] high", "unrecorded_refund k1 [RF1] medium"},
+			links:   map[string]string{"R1": "k1 fuzzy", "RF1": "k1 charge", "DP1": "k1 charge"},
+			matched: 3,
 		},
 		{
 			name:    "a shared reference goes to the intent with the same amount",

@@ -8,6 +8,9 @@ import (
 // DefaultTolerance is the boundary tolerance on each side of a window.
 const DefaultTolerance = 2 * time.Hour
 
+// maxSpan bounds the tolerance and the grace.
+const maxSpan = 100 * 365 * 24 * time.Hour
+
 // Options configure one matching of a provider and window.
 type Options struct {
 	Provider string
@@ -59,6 +62,10 @@ func (o Options) validate() (Options, error) {
 		return o, errors.New("matcher: now is empty")
 	case o.Tolerance < 0 || o.Grace < 0:
 		return o, errors.New("matcher: negative tolerance or grace")
+	case o.Tolerance > maxSpan || o.Grace > maxSpan:
+		// Times are added in Unix nanoseconds: a span of centuries would
+		// wrap around int64.
+		return o, errors.New("matcher: tolerance or grace beyond 100 years")
 	}
 	if o.Tolerance == 0 {
 		o.Tolerance = DefaultTolerance

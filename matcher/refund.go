@@ -85,13 +85,17 @@ func (m *Matcher) linkRefund(id, reference string, minor int64, cur uint8, at in
 	if reference == "" {
 		return noIdx, Unlinked
 	}
-	ref := strings.ToUpper(strings.TrimSpace(reference))
-	m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
-		if m.isRefund(j) && string(m.ref(m.intents.ptr(j))) == ref {
-			best = m.better(best, j, minor, cur, at)
-		}
-		return true
-	})
+	// The echoed reference is compared as a charge's is: in normal form
+	// unless references are exact.
+	ref := m.echoed(reference)
+	if ref != "" {
+		m.byRef.each(maphash.String(m.seed, ref), func(j int32) bool {
+			if m.isRefund(j) && string(m.ref(m.intents.ptr(j))) == ref {
+				best = m.better(best, j, minor, cur, at)
+			}
+			return true
+		})
+	}
 	if best == noIdx {
 		key := strings.TrimSpace(reference)
 		if j := m.lookupKey(key, maphash.String(m.seed, key)); j != noIdx && m.isRefund(j) {
@@ -248,21 +252,28 @@ func (e *evaluator) refundIntent(i int32) {
 	}
 }
 
-func (e *evaluator) refundSum(cur uint8) int64 {
-	var s int64
+// refundSum adds the successful refunds in currency cur; ok is false when
+// the sum leaves the matcher's range.
+func (e *evaluator) refundSum(cur uint8) (s int64, ok bool) {
 	for _, j := range e.succ {
 		if t := e.m.txns.at(j); t.cur == cur {
-			s += t.minor
+			if s, ok = addChecked(s, t.minor); !ok {
+				return 0, false
+			}
 		}
 	}
-	return s
+	return s, true
 }
 
 func (e *evaluator) duplicateRefund(in intentRec) {
 	m := e.m
 	p := e.first(e.succ)
 	cur := m.txns.at(p).cur
-	total := e.refundSum(cur)
+	total, ok := e.refundSum(cur)
+	if !ok {
+		e.overflowed(in)
+		return
+	}
 	expected, actual := m.amountOf(in.minor, in.cur), m.amountOf(total, cur)
 	e.add(ledger.KindDuplicateRefund, ledger.SeverityHigh, in, e.succ, expected, actual, m.amountOf(total-m.txns.at(p).minor, cur), p,
 		fmt.Sprintf("%d provider refunds for one refund intent: %s to refund, %s refunded", len(e.succ), show(expected), show(actual)))
@@ -295,7 +306,12 @@ func (e *evaluator) refundedAnyway(in intentRec) {
 	m := e.m
 	p := e.first(e.succ)
 	cur := m.txns.at(p).cur
-	expected, actual := m.amountOf(in.minor, in.cur), m.amountOf(e.refundSum(cur), cur)
+	total, ok := e.refundSum(cur)
+	if !ok {
+		e.overflowed(in)
+		return
+	}
+	expected, actual := m.amountOf(in.minor, in.cur), m.amountOf(total, cur)
 	e.add(ledger.KindStatusMismatch, ledger.SeverityHigh, in, e.succ, expected, actual, actual, p,
 		fmt.Sprintf("refund is %s locally but the provider refunded %s", stateNames[in.state], show(actual)))
 }
@@ -313,7 +329,9 @@ func (e *evaluator) unrecordedRefunds() {
 			continue
 		}
 		ch, hasCharge := m.rf.charge[j]
-		if hasCharge && (m.rf.dupCharge[ch] || t.intent == noIdx) {
+		// A refund of a charge whose refunds sum beyond the range is left
+		// out with that charge (an unreadable record).
+		if hasCharge && (m.rf.dupCharge[ch] || t.intent == noIdx || m.overflow[ch]) {
 			continue
 		}
 		if hasCharge && m.rf.failedBack[ch] >= t.minor {

@@ -185,3 +185,31 @@ func mpesaRefund(t testing.TB, key, of, amount string, at time.Duration) in {
 	r.Kind, r.RefundOf = ledger.IntentRefund, of
 	return r
 }
+
+// TestRefundReferenceNormalForm: a refund that echoes its refund intent's
+// reference links to it when the reference is typed with other separators
+// or case: it is compared in normal form, as a charge's reference is (or as
+// given, case aside, with exact references).
+func TestRefundReferenceNormalForm(t *testing.T) {
+	t.Parallel()
+	k1 := stripeIntent(t, "k1", "40.00", "USD", "pi_1")
+	r1 := stripeRefund(t, "refund:k1:1", "k1", "10.00")
+	r1.Reference = "RF-1001"
+	// r2 is created later than r1: through the charge alone, the refund
+	// would be given to r1, the nearest.
+	r2 := stripeRefund(t, "refund:k1:2", "k1", "10.00")
+	r2.Reference = "RF-2002"
+	r2.CreatedAt, r2.UpdatedAt = r2.CreatedAt.Add(3*time.Hour), r2.UpdatedAt.Add(3*time.Hour)
+	ch := stx(t, "ch_1", ledger.TxnCharge, ledger.TxnSucceeded, "40.00", "USD", "", "pi_1", time.Minute)
+	for _, c := range []struct {
+		exact bool
+		ref   string
+	}{{false, "rf 2002"}, {false, "ＲＦ-２００２"}, {false, "RF-2002"}, {true, " rf-2002 "}} {
+		re := refundTxn(t, "re_1", "ch_1", "10.00", "USD", c.ref, time.Hour)
+		res := run(t, matcher.Options{Provider: "stripe", ExactReferences: c.exact}, []in{k1, r1, r2}, []tx{ch, re})
+		want := matcher.Link{TxnID: "re_1", IntentKey: "refund:k1:2", Method: matcher.ByReference}
+		if i := slices.IndexFunc(res.Links, func(l matcher.Link) bool { return l.TxnID == "re_1" }); i < 0 || res.Links[i] != want {
+			t.Errorf("reference %q (exact %v): links %+v, want %+v", c.ref, c.exact, res.Links, want)
+		}
+	}
+}

@@ -71,12 +71,14 @@ func (m *Matcher) Result() (*Result, error) {
 	if err := m.flush(); err != nil {
 		return nil, err
 	}
-	refunded := m.resolveChildren()
-	m.linkRefunds()
+	refunded := m.sumChildren()
 	res := &Result{}
 	if m.opt.Fuzzy {
 		res.Fuzzy = m.fuzzy(refunded)
 	}
+	// Children follow their charge, however it linked (fuzzy included).
+	m.attachChildren()
+	m.linkRefunds()
 	ev := evaluator{m: m, refunded: refunded, res: res}
 	for i := range m.intents.len() {
 		ev.intent(int32(i))
@@ -136,10 +138,9 @@ func kindRank(k ledger.Kind) int {
 	return len(ledger.Kinds)
 }
 
-// resolveChildren attaches refunds, reversals and fees to the charges they
-// name, nets refunds and reversals against those charges, and chains every
-// child that has an intent.
-func (m *Matcher) resolveChildren() map[int32]int64 {
+// sumChildren finds the charge each refund, reversal, fee or dispute
+// names and nets refunds and reversals against it.
+func (m *Matcher) sumChildren() map[int32]int64 {
 	refunded := map[int32]int64{}
 	if len(m.kids) == 0 {
 		return refunded
@@ -159,51 +160,59 @@ func (m *Matcher) resolveChildren() map[int32]int64 {
 			continue
 		}
 		for _, k := range kids {
+			m.kids[k].charge = int32(i)
 			c := m.txns.ptr(m.kids[k].txn)
 			refund := m.refundLike(c.typ)
 			if refund {
 				m.rf.charge[m.kids[k].txn] = int32(i)
 			}
 			if c.status == tsSucceeded && c.cur == t.cur {
-				var d int64
+				// Money back (refunds, reversals) and money given back
+				// again (refund failures) are summed apart, each up to
+				// just beyond the range, so that the sums, and whether
+				// they overflowed, do not depend on the input's order.
+				var ok bool
 				switch {
 				case refund:
-					d = c.minor
+					refunded[int32(i)], ok = addSaturated(refunded[int32(i)], c.minor)
 				case c.typ == tyReversal:
 					// A reversal (a partial capture's uncaptured part, a
 					// failed charge) takes back part of the charge itself.
-					d = c.minor
-					rev, ok := addChecked(m.reversed[int32(i)], c.minor)
-					if !ok {
-						m.markOverflow(int32(i))
-						rev = 0
-					}
-					m.reversed[int32(i)] = rev
+					refunded[int32(i)], ok = addSaturated(refunded[int32(i)], c.minor)
+					m.reversed[int32(i)], _ = addSaturated(m.reversed[int32(i)], c.minor)
 				case c.typ == tyRefundFailure:
-					d = -c.minor
-					m.rf.failedBack[int32(i)] += c.minor
+					m.rf.failedBack[int32(i)], ok = addSaturated(m.rf.failedBack[int32(i)], c.minor)
+				default:
+					ok = true
 				}
-				sum, ok := addChecked(refunded[int32(i)], d)
 				if !ok {
 					m.markOverflow(int32(i))
-					sum = 0
 				}
-				refunded[int32(i)] = sum
-			}
-			// A refund linked to its refund intent stays there; any other
-			// child belongs to the charge's intent.
-			if t.intent != noIdx && !(refund && c.intent != noIdx && m.isRefund(c.intent)) {
-				c.intent, c.method = t.intent, ByCharge
 			}
 		}
 	}
+	// A refund failure gives a refund's money back.
+	for i, back := range m.rf.failedBack {
+		refunded[i] -= back
+	}
+	return refunded
+}
+
+// attachChildren gives every child the intent of the charge it names, and
+// chains every child that has an intent but refunds (linkRefunds chains
+// those). A refund linked to its refund intent stays there.
+func (m *Matcher) attachChildren() {
 	for _, k := range m.kids {
 		c := m.txns.ptr(k.txn)
+		if k.charge != noIdx {
+			if t := m.txns.ptr(k.charge); t.intent != noIdx && !(m.refundLike(c.typ) && c.intent != noIdx && m.isRefund(c.intent)) {
+				c.intent, c.method = t.intent, ByCharge
+			}
+		}
 		if c.intent != noIdx && !m.refundLike(c.typ) {
 			m.chain(c, k.txn)
 		}
 	}
-	return refunded
 }
 
 func (m *Matcher) net(i int32, refunded map[int32]int64) int64 {

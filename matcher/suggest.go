@@ -3,7 +3,9 @@ package matcher
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/ledger"
 )
@@ -187,8 +189,25 @@ func lookAlike(c byte) byte {
 }
 
 // oneEdit reports whether a and b differ by one insertion, deletion or
-// substitution, or by one swap of adjacent characters.
+// substitution of a character, or by one swap of adjacent characters.
+// Characters, not bytes: a non-ASCII letter is one character.
 func oneEdit(a, b string) bool {
+	if isASCII(a) && isASCII(b) {
+		return oneEditOf([]byte(a), []byte(b))
+	}
+	return oneEditOf([]rune(a), []rune(b))
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func oneEditOf[T byte | rune](a, b []T) bool {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
@@ -201,16 +220,16 @@ func oneEdit(a, b string) bool {
 		if i == len(a) {
 			return false
 		}
-		if a[i+1:] == b[i+1:] {
+		if slices.Equal(a[i+1:], b[i+1:]) {
 			return true
 		}
-		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && slices.Equal(a[i+2:], b[i+2:])
 	case 1:
 		i := 0
 		for i < len(a) && a[i] == b[i] {
 			i++
 		}
-		return a[i:] == b[i+1:]
+		return slices.Equal(a[i:], b[i+1:])
 	}
 	return false
 }

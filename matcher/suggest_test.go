@@ -35,6 +35,13 @@ func TestSuggestions(t *testing.T) {
 			map[string]string{"k1": "", "T1": ""}, ""},
 		{"adjacent swap", []in{mk("k1", "INV1021", "100", "254711111111")}, []tx{pay("T1", "inv-1201", "100", "2547****2222")},
 			map[string]string{"k1": "T1", "T1": "k1"}, "one typo"},
+		// A non-ASCII letter is one character, though several bytes.
+		{"swap with a non-ASCII letter", []in{mk("k1", "Ö2L", "100", "254711111111")}, []tx{pay("T1", "2_öl", "100", "2547****2222")},
+			map[string]string{"k1": "T1", "T1": "k1"}, "one typo"},
+		{"non-ASCII letter added", []in{mk("k1", "INV1001", "100", "254711111111")}, []tx{pay("T1", "INV1001Ж", "100", "2547****2222")},
+			map[string]string{"k1": "T1", "T1": "k1"}, "one typo"},
+		{"non-ASCII letter changed", []in{mk("k1", "ÅB12", "100", "254711111111")}, []tx{pay("T1", "ЖB12", "100", "2547****2222")},
+			map[string]string{"k1": "T1", "T1": "k1"}, "one typo"},
 		{"look-alike", []in{mk("k1", "INV1001", "100", "254711111111")}, []tx{pay("T1", "inv 1O01", "100", "2547****2222")},
 			map[string]string{"k1": "T1", "T1": "k1"}, "look-alike"},
 		{"other amount", []in{mk("k1", "INV1001", "100", "254711111111")}, []tx{pay("T1", "INV1011", "101", "2547****1111")},

@@ -14,8 +14,14 @@ import (
 // A record the matcher cannot evaluate (an amount beyond int64 minor units,
 // or beyond maxMinor) does not stop the run: it becomes an
 // unreadable_record finding of its own, and the rest of the window is
-// matched. Sums over many transactions are checked: one that would leave
-// maxSum makes its intent unreadable instead of wrapping around.
+// matched. Every sum over many transactions is checked: one that would
+// leave maxSum makes what it is about unreadable instead of wrapping around
+// or depending on the order of the input. The charges of an intent, the
+// refunds of a refund intent and the refunds (or refund failures) of a
+// charge linked to an intent make the intent unreadable; the refunds of a
+// charge that links to no intent make the charge unreadable, and the
+// refunds are left out with it; the disputes of a charge make its first
+// dispute unreadable.
 const (
 	// maxMinor bounds one amount the matcher takes, in minor units: the
 	// ceiling of the limits at the edge.
@@ -88,4 +94,19 @@ func addChecked(a, b int64) (int64, bool) {
 	}
 	s := a + b
 	return s, s <= maxSum && s >= -maxSum
+}
+
+// addSaturated adds b, an amount within ±maxMinor, to a, a sum of such
+// amounts of one sign; ok is false when the sum leaves ±maxSum, and the
+// sum then stays just beyond it, so that a sum of amounts of one sign and
+// whether it overflowed do not depend on the order they are added in.
+func addSaturated(a, b int64) (int64, bool) {
+	s := a + b
+	switch {
+	case s > maxSum:
+		return maxSum + 1, false
+	case s < -maxSum:
+		return -maxSum - 1, false
+	}
+	return s, a <= maxSum && a >= -maxSum
 }
