@@ -223,6 +223,13 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 		}
 	}
 	span := ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}
+	txns := ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}
+	scanTxns := r.store.ScanProviderTxns
+	if cs, ok := r.store.(concurrentScanner); ok && cs.ConcurrentScans() {
+		pf := prefetchTxns(ctx, r.store, txns, prefetchRows, prefetchBatches)
+		defer pf.stop()
+		scanTxns = func(_ context.Context, _ ledger.TxnFilter, fn func(*ledger.TxnRow) error) error { return pf.each(fn) }
+	}
 	err := r.store.ScanIntents(ctx, span, func(row *ledger.IntentRow) error {
 		tick("intents")
 		return m.AddIntentRow(row)
@@ -263,7 +270,7 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 		return nil, err
 	}
 	var disputes []ledger.ProviderTxn
-	err = r.store.ScanProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(row *ledger.TxnRow) error {
+	err = scanTxns(ctx, txns, func(row *ledger.TxnRow) error {
 		tick("transactions")
 		if row.Type == ledger.TxnDispute || row.Type == ledger.TxnDisputeReversal {
 			t, err := row.Txn()

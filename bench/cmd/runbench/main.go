@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -49,6 +50,8 @@ func run(ctx context.Context) error {
 	n := flag.Int("n", 1_000_000, "intents (about as many provider transactions)")
 	seed := flag.Uint64("seed", 42, "generator seed")
 	keep := flag.Bool("keep", false, "keep the schema afterwards")
+	reuse := flag.String("reuse", "", "time on this schema, loaded and kept by an earlier -keep run, without loading or checking counts")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first dry run to this file")
 	repeat := flag.Int("repeat", 3, "times each contender is timed, after one load")
 	parallel := flag.Bool("parallel", false, "let PostgreSQL use parallel workers (their CPU is not counted)")
 	flag.Parse()
@@ -58,15 +61,20 @@ func run(ctx context.Context) error {
 	bk := scenario.Bulk{Seed: *seed, Provider: "mpesa", From: time.Date(2024, 2, 6, 0, 0, 0, 0, time.UTC), N: *n}
 
 	schema := "bench_" + randomHex(6)
+	if *reuse != "" {
+		schema = *reuse
+	}
 	admin, err := pgx.Connect(ctx, *base)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer admin.Close(context.WithoutCancel(ctx))
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return err
+	if *reuse == "" {
+		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+			return err
+		}
 	}
-	if !*keep {
+	if !*keep && *reuse == "" {
 		defer admin.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
 	}
 	u, err := url.Parse(*base)
@@ -81,7 +89,7 @@ func run(ctx context.Context) error {
 	app := "runbench_" + schema
 	q.Set("application_name", app)
 	if !*parallel {
-		q.Set("options", "-c max_parallel_workers_per_gather=0")
+		q.Set("max_parallel_workers_per_gather", "0") // a run-time parameter at connection start
 	}
 	u.RawQuery = q.Encode()
 
@@ -96,16 +104,20 @@ func run(ctx context.Context) error {
 	pg := store.(*pgstore.Store)
 
 	fmt.Printf("runbench: %s intents, seed %d, schema %s, GOMAXPROCS %d\n", count(*n), *seed, schema, runtime.GOMAXPROCS(0))
-	t0 := time.Now()
-	rows, err := load(ctx, pg, bk)
-	if err != nil {
-		return fmt.Errorf("load: %w", err)
+	if *reuse == "" {
+		t0 := time.Now()
+		rows, err := load(ctx, pg, bk)
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		if _, err := pg.Pool().Exec(ctx, "VACUUM ANALYZE"); err != nil {
+			return err
+		}
+		fmt.Printf("load: %s intents, %s attempts, %s provider transactions with COPY in %s\n",
+			count(rows[0]), count(rows[1]), count(rows[2]), time.Since(t0).Round(time.Millisecond))
+	} else {
+		fmt.Println("reusing a loaded schema: counts are not checked (earlier runs recorded findings and settled intents)")
 	}
-	if _, err := pg.Pool().Exec(ctx, "VACUUM ANALYZE"); err != nil {
-		return err
-	}
-	fmt.Printf("load: %s intents, %s attempts, %s provider transactions with COPY in %s\n",
-		count(rows[0]), count(rows[1]), count(rows[2]), time.Since(t0).Round(time.Millisecond))
 
 	from, to := bk.Window()
 	lo, hi := from.Add(-reconciler.DefaultTolerance), to.Add(reconciler.DefaultTolerance)
@@ -152,7 +164,9 @@ func run(ctx context.Context) error {
 			heapDry = heapDuring(func() {
 				p := params
 				p.DryRun = true
+				stop := profile(*cpuprofile, r)
 				dry, err = rec.Run(ctx, p)
+				stop()
 			})
 			return err
 		}); err != nil {
@@ -217,7 +231,7 @@ func run(ctx context.Context) error {
 		span("dry-run/SQL "+kind, 2, 1, cpu, 0.7)
 		span("run/SQL "+kind, 3, 1, cpu, 0.7)
 	}
-	if !ok {
+	if !ok && *reuse == "" {
 		return errors.New("the runs, the SQL and the planted counts disagree")
 	}
 	return nil
@@ -257,6 +271,24 @@ type countingDiscard struct{ n *int64 }
 func (c countingDiscard) Write(p []byte) (int, error) { *c.n += int64(len(p)); return len(p), nil }
 
 var _ io.Writer = countingDiscard{}
+
+// profile starts a CPU profile into file on the first repeat; the returned
+// function stops it.
+func profile(file string, repeat int) func() {
+	if file == "" || repeat > 0 {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runbench: cpuprofile:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "runbench: cpuprofile:", err)
+		return func() { f.Close() }
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
 
 func heapDuring(fn func()) uint64 {
 	var before, after runtime.MemStats
