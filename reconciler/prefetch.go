@@ -17,7 +17,9 @@ import (
 // the scan waits for the matcher.
 const (
 	prefetchRows    = 4096
-	prefetchBatches = 32
+	prefetchBatches = 8
+	// prefetchBytes is a batch's first room for the rows' bytes, per row.
+	prefetchBytes = 64
 )
 
 // concurrentScanner is implemented by stores whose scans may run two at a
@@ -56,7 +58,7 @@ func startPrefetch[R any](ctx context.Context, rows, batches int, add func(*batc
 	ctx, cancel := context.WithCancel(ctx)
 	p := &prefetch[R]{full: make(chan *batch[R], batches), free: make(chan *batch[R], batches), cancel: cancel}
 	for range batches {
-		p.free <- &batch[R]{rows: make([]R, 0, rows)}
+		p.free <- &batch[R]{rows: make([]R, 0, rows), buf: make([]byte, 0, rows*prefetchBytes)}
 	}
 	go func() {
 		defer close(p.full)
