@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Benchmarks a reconcile run against PostgreSQL, in one go:
-#   (a) a reconcile run end to end (bench/cmd/runbench, through the reconciler package),
+#   (a) a reconcile run end to end and (d) one with --dry-run (bench/cmd/runbench,
+#       through the reconciler package),
 #   (b) a hand-written SQL FULL OUTER JOIN computing the same finding counts,
 #   (c) COPY ... TO STDOUT (FORMAT binary) of the run's inputs (the statements
-#       the store's scans run; c0: those of its former row-by-row listings),
+#       the store's scans run),
 # on a bulk day of N intents and about as many provider transactions (0.1% of
-# each anomaly), printing the times and the ratios a/b and a/c. Before that,
+# each anomaly), printing wall and CPU times and the ratios (bench/run.sh does
+# only this part, repeated). Before that,
 # the in-memory matcher alone (go test -bench: BenchmarkMatchRows is fed the
 # store's compact rows as a run is, BenchmarkMatch ledger structs) and its
 # peak memory on a large run.
@@ -62,5 +64,5 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
 fi
 
 echo "== reconcile run vs SQL vs COPY (N=$N)"
-go run ./bench/cmd/runbench -n "$N"
+go run ./bench/cmd/runbench -n "$N" -repeat "${REPEAT:-1}"
 

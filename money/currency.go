@@ -2,6 +2,8 @@ package money
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -50,3 +52,6 @@ func Exponent(code string) (int32, error) {
 	}
 	return e, nil
 }
+
+// Codes returns the known ISO 4217 codes, sorted.
+func Codes() []string { return slices.Sorted(maps.Keys(exponents)) }

@@ -224,14 +224,25 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 		}
 	}
 	span := ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}
-	err := r.store.ScanIntents(ctx, span, func(row *ledger.IntentRow) error {
+	txns := ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}
+	// The transactions are read from the start when the store takes a
+	// second scan at once, else once the intents are in.
+	var pt *prefetch[ledger.TxnRow]
+	if cs, ok := r.store.(concurrentScanner); ok && cs.ConcurrentScans() {
+		pt = prefetchTxns(ctx, r.store, txns, prefetchRows, prefetchBatches)
+		defer pt.stop()
+	}
+	err := prefetchIntents(ctx, r.store, span, prefetchRows, prefetchBatches).each(func(row *ledger.IntentRow) error {
 		tick("intents")
 		return m.AddIntentRow(row)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := r.store.ScanProviderRefs(ctx, span, m.AddProviderRef); err != nil {
+	err = prefetchRefs(ctx, r.store, span, prefetchRows, prefetchBatches).each(func(ref *refRow) error {
+		return m.AddProviderRef(ref.key, ref.ref)
+	})
+	if err != nil {
 		return nil, err
 	}
 	// Open intents of any age: those outside the span are added (their
@@ -253,7 +264,11 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 		return nil, err
 	}
 	var disputes []ledger.ProviderTxn
-	err = r.store.ScanProviderTxns(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(row *ledger.TxnRow) error {
+	if pt == nil {
+		pt = prefetchTxns(ctx, r.store, txns, prefetchRows, prefetchBatches)
+		defer pt.stop()
+	}
+	err = pt.each(func(row *ledger.TxnRow) error {
 		tick("transactions")
 		if row.Type == ledger.TxnDispute || row.Type == ledger.TxnDisputeReversal {
 			t, err := row.Txn()

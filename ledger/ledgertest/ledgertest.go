@@ -31,6 +31,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("ClaimAndFinish", func(t *testing.T) { t.Parallel(); exerciseClaimAndFinish(t, newStore) })
 	t.Run("Tx", func(t *testing.T) { t.Parallel(); exerciseTx(t, newStore) })
 	t.Run("Scan", func(t *testing.T) { t.Parallel(); exerciseScan(t, newStore) })
+	t.Run("ScanAmounts", func(t *testing.T) { t.Parallel(); exerciseScanAmounts(t, newStore) })
 	t.Run("Settlement", func(t *testing.T) { t.Parallel(); exerciseSettlement(t, newStore) })
 	t.Run("BatchGets", func(t *testing.T) { t.Parallel(); exerciseBatchGets(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); exerciseConcurrency(t, newStore) })

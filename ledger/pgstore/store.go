@@ -63,6 +63,11 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	return &Store{executor: executor{db: pool}, pool: pool}, nil
 }
 
+// ConcurrentScans reports whether the pool has room for two scans at once
+// beside other statements: a reconcile then reads the provider transactions
+// while it takes the intents.
+func (s *Store) ConcurrentScans() bool { return s.pool.Config().MaxConns >= 4 }
+
 // Pool returns the underlying pool, for River and migrations.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
