@@ -1,0 +1,334 @@
+package charge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/fake"
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+// createRefund creates, through the service, a refund of amount KES of the
+// charge intent of.
+func (b *bundle) createRefund(t *testing.T, key, of, amount string) (ledger.Intent, error) {
+	t.Helper()
+	a, err := money.Parse(amount, "KES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _, err := b.svc.CreateIntent(context.Background(), ledger.NewIntent{IntentParams: ledger.IntentParams{
+		Key: key, Kind: ledger.IntentRefund, RefundOf: of, Provider: "fake", Amount: a, Customer: "254712340845"}})
+	return in, err
+}
+
+// charged creates a charge intent and works it to succeeded.
+func (b *bundle) charged(t *testing.T, key, amount string) {
+	t.Helper()
+	b.create(t, key, amount)
+	b.work(t, b.final(t, key))
+	if s := b.state(t, key); s != ledger.StateSucceeded {
+		t.Fatalf("charge %s: %s", key, s)
+	}
+}
+
+func (b *bundle) jobs(t *testing.T, kind string) []*rivertype.JobRow {
+	t.Helper()
+	res, err := b.q.List(context.Background(), river.NewJobListParams().Kinds(kind).States(
+		rivertype.JobStateAvailable, rivertype.JobStateCompleted, rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+		rivertype.JobStateRunning, rivertype.JobStateCancelled, rivertype.JobStateDiscarded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Jobs
+}
+
+func fieldOf(err error) string {
+	var fe *ledger.FieldError
+	if errors.As(err, &fe) {
+		return fe.Field
+	}
+	return ""
+}
+
+// TestRefundJob: a refund of a succeeded charge is created with its job in
+// one transaction, sent once under the refund key for the charge the
+// charge's attempt recorded, and announced by refund.succeeded.
+func TestRefundJob(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		b := setup(t, newStore, setupOpts{fake: fake.Options{HonourKeys: false}})
+		ctx := context.Background()
+		b.charged(t, "charge:order-1", "100")
+		// Created in a transaction that rolls back: no refund, no job.
+		boom := errors.New("the caller failed later in its transaction")
+		err := b.store.InTx(ctx, func(tx ledger.Tx) error {
+			a, _ := money.Parse("40", "KES")
+			if _, _, err := b.svc.CreateIntentTx(ctx, tx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: "refund:order-1:1",
+				Kind: ledger.IntentRefund, RefundOf: "charge:order-1", Provider: "fake", Amount: a, Customer: "254712340845"}}); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) || len(b.jobs(t, "refund")) != 0 {
+			t.Fatalf("rolled back refund: %v, %d refund jobs", err, len(b.jobs(t, "refund")))
+		}
+		for range 2 { // a replay enqueues nothing more
+			if _, err := b.createRefund(t, "refund:order-1:1", "charge:order-1", "40"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := len(b.jobs(t, "refund")); n != 1 {
+			t.Fatalf("%d refund jobs, want 1", n)
+		}
+		b.work(t, b.final(t, "refund:order-1:1"))
+		if s := b.state(t, "refund:order-1:1"); s != ledger.StateSucceeded {
+			t.Fatalf("refund %s", s)
+		}
+		charges, refunds := b.fake.Charges("charge:order-1"), b.fake.Refunds("refund:order-1:1")
+		if len(charges) != 1 || len(refunds) != 1 || refunds[0].ChargeID != charges[0].ID || refunds[0].Amount != "40.00" {
+			t.Fatalf("provider holds charges %+v, refunds %+v", charges, refunds)
+		}
+		attempts, _ := b.store.ListAttempts(ctx, "refund:order-1:1")
+		if len(attempts) != 1 || attempts[0].Outcome != ledger.OutcomeSucceeded || attempts[0].ProviderRef != refunds[0].ID {
+			t.Fatalf("attempts %+v", attempts)
+		}
+		ev, err := b.store.GetEvent(ctx, ledger.EventID(ledger.EventRefundSucceeded, "refund:order-1:1"))
+		if err != nil {
+			t.Fatalf("no refund.succeeded event: %v", err)
+		}
+		var payload struct {
+			Type string `json:"type"`
+			Data struct {
+				RefundOf string `json:"refund_of"`
+				Amount   string `json:"amount"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(ev.Payload, &payload); err != nil || payload.Type != "refund.succeeded" ||
+			payload.Data.RefundOf != "charge:order-1" || payload.Data.Amount != "40.00" {
+			t.Fatalf("payload %s (%v)", ev.Payload, err)
+		}
+		if _, err := b.store.GetEvent(ctx, ledger.EventID(ledger.EventChargeSucceeded, "refund:order-1:1")); !errors.Is(err, ledger.ErrNotFound) {
+			t.Fatalf("a refund announced as a charge: %v", err)
+		}
+		if got := testutil.ToFloat64(b.metrics.RefundOutcomes.WithLabelValues("fake", "succeeded")); got != 1 {
+			t.Fatalf("refund outcomes = %v", got)
+		}
+		// Over what remains (100 - 40): refused at create, no job.
+		if _, err := b.createRefund(t, "refund:order-1:2", "charge:order-1", "60.01"); fieldOf(err) != "amount" {
+			t.Fatalf("over-refund: %v", err)
+		}
+		if _, err := b.store.GetIntent(ctx, "refund:order-1:2"); !errors.Is(err, ledger.ErrNotFound) {
+			t.Fatalf("refused refund stored: %v", err)
+		}
+		if n := len(b.jobs(t, "refund")); n != 1 {
+			t.Fatalf("%d refund jobs after a refused refund, want 1", n)
+		}
+	})
+}
+
+// TestRefundOfUnsucceededChargeRefused: a refund of a charge that is not
+// succeeded is refused at create; a refund job that finds its charge not
+// succeeded fails the refund without calling the provider.
+func TestRefundOfUnsucceededChargeRefused(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		b := setup(t, newStore, setupOpts{fake: fake.Options{HonourKeys: true, Fail: func(key string, _ int) fake.Failure {
+			if key == "charge:declined" {
+				return fake.Decline
+			}
+			return fake.None
+		}}})
+		ctx := context.Background()
+		b.create(t, "charge:declined", "100")
+		b.work(t, b.final(t, "charge:declined"))
+		b.create(t, "charge:pending", "100") // its job is queued, not worked
+		for _, of := range []string{"charge:declined", "charge:pending"} {
+			if _, err := b.createRefund(t, "refund:"+of, of, "10"); fieldOf(err) != "refund_of" {
+				t.Fatalf("refund of %s: %v", of, err)
+			}
+			if _, err := b.store.GetIntent(ctx, "refund:"+of); !errors.Is(err, ledger.ErrNotFound) {
+				t.Fatalf("refused refund of %s stored: %v", of, err)
+			}
+		}
+		if n := len(b.jobs(t, "refund")); n != 0 {
+			t.Fatalf("%d refund jobs", n)
+		}
+		// Written past the service (an import, another tool), then a
+		// refund job: the job checks again.
+		a, _ := money.Parse("10", "KES")
+		if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{CreatedAt: time.Now(), IntentParams: ledger.IntentParams{Key: "refund:x",
+			Kind: ledger.IntentRefund, RefundOf: "charge:declined", Provider: "fake", Amount: a}}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.q.Insert(ctx, charge.RefundArgs{IntentKey: "refund:x"}, &river.InsertOpts{Queue: queue.QueueCharges})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.work(t, func() bool {
+			j, err := b.q.Get(ctx, res.Job.ID)
+			return err == nil && j.State == rivertype.JobStateCompleted
+		})
+		if s := b.state(t, "refund:x"); s != ledger.StateFailed {
+			t.Fatalf("refund of a failed charge: %s", s)
+		}
+		if n := b.fake.Requests("refund:x"); n != 0 {
+			t.Fatalf("the provider was asked %d times", n)
+		}
+		if _, err := b.store.GetEvent(ctx, ledger.EventID(ledger.EventRefundFailed, "refund:x")); err != nil {
+			t.Fatalf("no refund.failed event: %v", err)
+		}
+	})
+}
+
+// TestRefundResumesAfterCrash: a worker died holding a refund whose
+// attempt it had recorded (its lease runs out). With a provider that
+// honours keys the next worker sends the same refund key (one refund);
+// without, the refund is never sent again blind: it ends unknown, announced
+// by refund.unknown, for evidence to settle.
+func TestRefundResumesAfterCrash(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		for _, honour := range []bool{true, false} {
+			// The first refund request is made and its answer lost.
+			b := setup(t, newStore, setupOpts{fake: fake.Options{HonourKeys: honour, Fail: func(key string, n int) fake.Failure {
+				if key == "refund:drop" && n == 1 {
+					return fake.ChargeThenDrop
+				}
+				return fake.None
+			}}})
+			ctx := context.Background()
+			b.charged(t, "charge:a", "100")
+			b.charged(t, "charge:b", "100")
+			if _, err := b.createRefund(t, "refund:drop", "charge:a", "100"); err != nil {
+				t.Fatal(err)
+			}
+			// A worker that died after recording its attempt, before the
+			// call: the claim's lease is all that is left of it.
+			if _, err := b.createRefund(t, "refund:died", "charge:b", "25"); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := b.store.ClaimAndStart(ctx, ledger.ClaimParams{Key: "refund:died", Owner: "dead-worker", Lease: time.Second, Now: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			b.work(t, b.final(t, "refund:drop", "refund:died"))
+			want, wantRequests := ledger.StateSucceeded, 2
+			if !honour {
+				want, wantRequests = ledger.StateUnknown, 1
+			}
+			if s, n, r := b.state(t, "refund:drop"), len(b.fake.Refunds("refund:drop")), b.fake.Requests("refund:drop"); s != want || n != 1 || r != wantRequests {
+				t.Fatalf("honour=%v, answer lost: %s, %d refunds, %d requests; want %s, 1, %d", honour, s, n, r, want, wantRequests)
+			}
+			diedRefunds := 1
+			if !honour {
+				diedRefunds = 0 // nothing can tell whether the dead try reached the provider
+			}
+			if s, n := b.state(t, "refund:died"), len(b.fake.Refunds("refund:died")); s != want || n != diedRefunds {
+				t.Fatalf("honour=%v, worker died: %s, %d refunds; want %s, %d", honour, s, n, want, diedRefunds)
+			}
+			if !honour {
+				for _, k := range []string{"refund:drop", "refund:died"} {
+					if _, err := b.store.GetEvent(ctx, ledger.EventID(ledger.EventRefundUnknown, k)); err != nil {
+						t.Fatalf("%s: no refund.unknown event: %v", k, err)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestRefundOutcomesAndSettle: a provider's verdict by callback settles a
+// refund waiting on it, and evidence settles an unknown refund, each with
+// its refund.* event.
+func TestRefundOutcomesAndSettle(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		b := setup(t, newStore, setupOpts{})
+		ctx := context.Background()
+		a, _ := money.Parse("100", "KES")
+		ten, _ := money.Parse("10", "KES")
+		now := time.Now()
+		if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded, CreatedAt: now,
+			IntentParams: ledger.IntentParams{Key: "charge:c", Provider: "fake", Amount: a}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"refund:cb", "refund:ev", "refund:no"} {
+			if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateUnknown, CreatedAt: now,
+				IntentParams: ledger.IntentParams{Key: k, Kind: ledger.IntentRefund, RefundOf: "charge:c", Provider: "fake", Amount: ten}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.store.StartAttempt(ctx, ledger.AttemptParams{IntentKey: k, ProviderRef: "conv-" + k, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := b.store.InTx(ctx, func(tx ledger.Tx) error {
+			if err := b.svc.ApplyOutcome(ctx, tx, "fake", providers.AttemptOutcome{ProviderRef: "conv-refund:cb", Status: providers.StatusSucceeded, TxnID: "R1"}); err != nil {
+				return err
+			}
+			if err := b.svc.ApplyOutcome(ctx, tx, "fake", providers.AttemptOutcome{ProviderRef: "conv-refund:no", Status: providers.StatusFailed, Code: "R000002"}); err != nil {
+				return err
+			}
+			in, err := tx.GetIntent(ctx, "refund:ev")
+			if err != nil {
+				return err
+			}
+			return b.svc.Settle(ctx, tx, in, ledger.ProviderTxn{ID: "R2", Type: ledger.TxnReversal}, now)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range map[string]string{"refund:cb": ledger.EventRefundSucceeded, "refund:ev": ledger.EventRefundSucceeded, "refund:no": ledger.EventRefundFailed} {
+			if s := b.state(t, k); string(s)+"" != want[len("refund."):] {
+				t.Errorf("%s: %s", k, s)
+			}
+			if _, err := b.store.GetEvent(ctx, ledger.EventID(want, k)); err != nil {
+				t.Errorf("%s: no %s event: %v", k, want, err)
+			}
+		}
+	})
+}
+
+// TestJobOfTheOtherKind: a charge job for a refund intent (or a refund job
+// for a charge) sends nothing and leaves the intent to its own job.
+func TestJobOfTheOtherKind(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		b := setup(t, newStore, setupOpts{fake: fake.Options{HonourKeys: false}})
+		ctx := context.Background()
+		b.charged(t, "charge:k", "100")
+		a, _ := money.Parse("10", "KES")
+		if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{CreatedAt: time.Now(), IntentParams: ledger.IntentParams{Key: "refund:k",
+			Kind: ledger.IntentRefund, RefundOf: "charge:k", Provider: "fake", Amount: a}}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.q.Insert(ctx, charge.ChargeArgs{IntentKey: "refund:k"}, &river.InsertOpts{Queue: queue.QueueCharges})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.work(t, func() bool {
+			j, err := b.q.Get(ctx, res.Job.ID)
+			return err == nil && j.State == rivertype.JobStateCancelled
+		})
+		if s, n := b.state(t, "refund:k"), b.fake.Requests("refund:k"); s != ledger.StatePending || n != 0 {
+			t.Fatalf("after a charge job: %s, %d requests", s, n)
+		}
+		// Its own job then sends it once, as if nothing had happened.
+		if _, err := b.q.Insert(ctx, charge.RefundArgs{IntentKey: "refund:k"}, &river.InsertOpts{Queue: queue.QueueCharges}); err != nil {
+			t.Fatal(err)
+		}
+		b.work(t, b.final(t, "refund:k"))
+		if s, n := b.state(t, "refund:k"), len(b.fake.Refunds("refund:k")); s != ledger.StateSucceeded || n != 1 {
+			t.Fatalf("after its refund job: %s, %d refunds", s, n)
+		}
+	})
+}
