@@ -79,20 +79,14 @@ func (s *Service) refundAction(ctx context.Context, in ledger.Intent, charger pr
 	if !ok {
 		return action{}, fmt.Errorf("refund %s: provider %q: %w", in.Key, in.Provider, errCannotRefund)
 	}
-	ch, err := s.store.GetIntent(ctx, in.RefundOf)
-	if err != nil {
-		return action{}, fmt.Errorf("refund %s: charge %s: %w", in.Key, in.RefundOf, err)
-	}
-	if ch.State != ledger.StateSucceeded {
-		return action{}, &refundRefused{msg: fmt.Sprintf("charge %s is %s: only a succeeded charge can be refunded", ch.Key, ch.State)}
-	}
-	ref, txnID, err := s.chargeIDs(ctx, ch)
+	base, err := s.RefundRequest(ctx, in)
 	if err != nil {
 		return action{}, err
 	}
 	req := func(n int) providers.RefundRequest {
-		return providers.RefundRequest{RefundKey: in.Key, ChargeKey: ch.Key, ChargeRef: ref, ChargeTxnID: txnID,
-			Amount: in.Amount, Reason: in.Metadata["reason"], Metadata: in.Metadata, Attempt: n}
+		r := base
+		r.Attempt = n
+		return r
 	}
 	a := action{name: string(ledger.IntentRefund),
 		send: func(ctx context.Context, n int) (providers.ChargeResult, error) { return refunder.Refund(ctx, req(n)) }}
@@ -105,6 +99,27 @@ func (s *Service) refundAction(ctx context.Context, in ledger.Intent, charger pr
 		a.find = func(ctx context.Context) (providers.ChargeResult, bool, error) { return f.FindRefund(ctx, req(1)) }
 	}
 	return a, nil
+}
+
+// RefundRequest is the request a refund job sends for the refund intent in
+// (attempt 1): the refund key, amount and metadata (its "reason" entry as
+// the reason), and the charge as the charge's succeeded attempt and
+// provider transaction name it. A charge that has not succeeded fails it
+// with an error saying so.
+func (s *Service) RefundRequest(ctx context.Context, in ledger.Intent) (providers.RefundRequest, error) {
+	ch, err := s.store.GetIntent(ctx, in.RefundOf)
+	if err != nil {
+		return providers.RefundRequest{}, fmt.Errorf("refund %s: charge %s: %w", in.Key, in.RefundOf, err)
+	}
+	if ch.State != ledger.StateSucceeded {
+		return providers.RefundRequest{}, &refundRefused{msg: fmt.Sprintf("charge %s is %s: only a succeeded charge can be refunded", ch.Key, ch.State)}
+	}
+	ref, txnID, err := s.chargeIDs(ctx, ch)
+	if err != nil {
+		return providers.RefundRequest{}, err
+	}
+	return providers.RefundRequest{RefundKey: in.Key, ChargeKey: ch.Key, ChargeRef: ref, ChargeTxnID: txnID,
+		Amount: in.Amount, Reason: in.Metadata["reason"], Metadata: in.Metadata, Attempt: 1}, nil
 }
 
 // chargeIDs returns how the provider knows the succeeded charge ch: the
