@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -329,6 +330,58 @@ func TestJobOfTheOtherKind(t *testing.T) {
 		b.work(t, b.final(t, "refund:k"))
 		if s, n := b.state(t, "refund:k"), len(b.fake.Refunds("refund:k")); s != ledger.StateSucceeded || n != 1 {
 			t.Fatalf("after its refund job: %s, %d refunds", s, n)
+		}
+	})
+}
+
+// TestRefundRequestNamesTheCharge: the request of a refund names the charge
+// by its succeeded attempt's reference and, when the books hold it, the
+// receipt of the provider transaction with that reference (what an M-Pesa
+// reversal needs).
+func TestRefundRequestNamesTheCharge(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		b := setup(t, newStore, setupOpts{})
+		ctx := context.Background()
+		now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+		kes := func(s string) money.Amount { a, _ := money.Parse(s, "KES"); return a }
+		for _, k := range []string{"charge:stk", "charge:bare"} {
+			if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded, CreatedAt: now,
+				IntentParams: ledger.IntentParams{Key: k, Provider: "fake", Amount: kes("1500")}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// An attempt that failed, then the one that succeeded.
+		for i, o := range []ledger.Outcome{ledger.OutcomeFailed, ledger.OutcomeSucceeded} {
+			if _, err := b.store.StartAttempt(ctx, ledger.AttemptParams{IntentKey: "charge:stk", ProviderRef: fmt.Sprintf("ws_CO_%d", i),
+				Outcome: o, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, id := range []string{"SKX0FAILED", "SKX1RCPT"} {
+			st := ledger.TxnFailed
+			if i == 1 {
+				st = ledger.TxnSucceeded
+			}
+			if _, err := b.store.UpsertProviderTxn(ctx, ledger.ProviderTxn{Provider: "fake", ID: id, Type: ledger.TxnCharge, Status: st,
+				Amount: kes("1500"), OccurredAt: now.Add(time.Minute), ProviderRef: fmt.Sprintf("ws_CO_%d", i)},
+				ledger.Source{Channel: "stk_callback", Ref: id, ReceivedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for of, want := range map[string]providers.RefundRequest{
+			"charge:stk":  {ChargeRef: "ws_CO_1", ChargeTxnID: "SKX1RCPT"},
+			"charge:bare": {}, // nothing recorded: the provider says whether it can do without
+		} {
+			in, err := b.createRefund(t, "refund:"+of, of, "500")
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := b.svc.RefundRequest(ctx, in)
+			if err != nil || req.RefundKey != in.Key || req.ChargeKey != of || req.ChargeRef != want.ChargeRef ||
+				req.ChargeTxnID != want.ChargeTxnID || req.Amount.Text() != "500.00" || req.Attempt != 1 {
+				t.Errorf("%s: request %+v, %v", of, req, err)
+			}
 		}
 	})
 }
