@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/fake"
+	"github.com/reconcilehq/reconcile/providers/stripe"
+	"github.com/reconcilehq/reconcile/providers/stripe/stripefake"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -384,4 +388,92 @@ func TestRefundRequestNamesTheCharge(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestStripeRefundAfterKeyRetention: a Stripe refund whose answer was lost
+// is not sent again once Stripe may have forgotten its key: the refund job
+// finds it among the charge's refunds by the refund key in its metadata.
+func TestStripeRefundAfterKeyRetention(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		store := newStore(t)
+		var now atomic.Pointer[time.Time]
+		start := time.Now().UTC()
+		now.Store(&start)
+		clock := func() time.Time { return *now.Load() }
+		sf := stripefake.New(clock)
+		url := sf.Start()
+		// No connection is reused: net/http would replay the lost request
+		// by itself on a reused one (it carries an Idempotency-Key), which
+		// Stripe answers safely but which would hide the loss here.
+		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		t.Cleanup(func() { hc.CloseIdleConnections(); sf.Close() })
+		sc, err := stripe.New(stripe.Config{APIKey: "sk_test_refunds", BaseURL: url, HTTPClient: hc, PaymentMethod: stripefake.PaymentMethodVisa, Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := charge.New(charge.Deps{Store: store, Clock: clock, Chargers: map[string]providers.Charger{"stripe": sc}},
+			charge.Config{Lease: 5 * time.Second, MaxAttempts: 1})
+		workers := river.NewWorkers()
+		charge.AddWorkers(workers, svc)
+		q, err := queue.New(store, queue.Config{Workers: workers, Queues: map[string]int{queue.QueueCharges: 1},
+			FetchPollInterval: 50 * time.Millisecond, JobTimeout: 4 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.UseQueue(q)
+		b := &bundle{store: store, svc: svc, q: q}
+		ctx := context.Background()
+		usd := func(s string) money.Amount { a, _ := money.Parse(s, "USD"); return a }
+		if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: "charge:s-1", Provider: "stripe", Amount: usd("20.00")}}); err != nil {
+			t.Fatal(err)
+		}
+		b.work(t, b.final(t, "charge:s-1"))
+		if s := b.state(t, "charge:s-1"); s != ledger.StateSucceeded {
+			t.Fatalf("charge %s", s)
+		}
+		sf.InjectFault(stripefake.Fault{Method: "POST", Path: "/v1/refunds", Mode: stripefake.DropAfter})
+		if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: "refund:s-1:1", Kind: ledger.IntentRefund,
+			RefundOf: "charge:s-1", Provider: "stripe", Amount: usd("5.00")}}); err != nil {
+			t.Fatal(err)
+		}
+		var job *rivertype.JobRow
+		b.work(t, func() bool { // one try, its answer lost: the job is discarded
+			if js := b.jobs(t, "refund"); len(js) == 1 && js[0].State == rivertype.JobStateDiscarded {
+				job = js[0]
+			}
+			return job != nil
+		})
+		if n := len(sf.Refunds()); n != 1 || b.state(t, "refund:s-1:1") == ledger.StateSucceeded {
+			t.Fatalf("after the lost answer: %d refunds, %s", n, b.state(t, "refund:s-1:1"))
+		}
+		// A day and more later Stripe has forgotten the key; the job is
+		// retried by hand.
+		later := start.Add(stripe.KeyRetention + time.Hour)
+		now.Store(&later)
+		sf.ExpireIdempotencyKeys()
+		if _, err := q.Retry(ctx, job.ID); err != nil {
+			t.Fatal(err)
+		}
+		b.work(t, b.final(t, "refund:s-1:1"))
+		refunds := sf.Refunds()
+		attempts, _ := store.ListAttempts(ctx, "refund:s-1:1")
+		if s := b.state(t, "refund:s-1:1"); s != ledger.StateSucceeded || len(refunds) != 1 || len(attempts) != 1 ||
+			attempts[0].ProviderRef != refunds[0].ID {
+			t.Fatalf("after the retry: %s, refunds %+v, attempts %+v", s, refunds, attempts)
+		}
+		if n := countRequests(sf, "POST", "/v1/refunds"); n != 1 {
+			t.Errorf("%d refund requests, want 1 (then a look-up)", n)
+		}
+	})
+}
+
+func countRequests(sf *stripefake.Server, method, path string) int {
+	n := 0
+	for _, r := range sf.Requests() {
+		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
 }
