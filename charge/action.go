@@ -92,7 +92,15 @@ func (s *Service) refundAction(ctx context.Context, in ledger.Intent, charger pr
 		send: func(ctx context.Context, n int) (providers.ChargeResult, error) { return refunder.Refund(ctx, req(n)) }}
 	if q, ok := charger.(providers.RefundStatusQuerier); ok {
 		a.query = func(ctx context.Context, providerRef string) (providers.ChargeResult, error) {
-			return q.QueryRefundStatus(ctx, req(1), providerRef)
+			res, err := q.QueryRefundStatus(ctx, req(1), providerRef)
+			if err == nil && res.Status == providers.StatusUnknown {
+				// The question is sent and the answer comes by callback
+				// (M-Pesa Transaction Status): the refund waits for it, as
+				// an accepted one does, until PendingGiveUp turns it
+				// unknown. It is never sent again meanwhile.
+				res.Status = providers.StatusPending
+			}
+			return res, err
 		}
 	}
 	if f, ok := charger.(providers.RefundFinder); ok {

@@ -477,3 +477,91 @@ func countRequests(sf *stripefake.Server, method, path string) int {
 	}
 	return n
 }
+
+// asyncRefunder answers like M-Pesa's Reversal API: a refund is accepted
+// (pending) and its verdict comes by callback; a status query only sends
+// the question (unknown).
+type asyncRefunder struct {
+	refunds, queries atomic.Int64
+}
+
+func (*asyncRefunder) Charge(context.Context, providers.ChargeRequest) (providers.ChargeResult, error) {
+	return providers.ChargeResult{}, errors.New("not used")
+}
+
+func (r *asyncRefunder) Refund(_ context.Context, req providers.RefundRequest) (providers.ChargeResult, error) {
+	r.refunds.Add(1)
+	return providers.ChargeResult{ProviderRef: "AG_" + req.RefundKey, Status: providers.StatusPending}, nil
+}
+
+func (r *asyncRefunder) QueryRefundStatus(context.Context, providers.RefundRequest, string) (providers.ChargeResult, error) {
+	r.queries.Add(1)
+	return providers.ChargeResult{Status: providers.StatusUnknown}, nil
+}
+
+// TestAsyncRefundWaitsForItsCallback: an accepted refund whose verdict comes
+// by callback waits for it, asking the provider meanwhile and never sending
+// the refund again; the callback settles it (refund.succeeded, no
+// refund.unknown). One whose callback never comes turns unknown after
+// PendingGiveUp.
+func TestAsyncRefundWaitsForItsCallback(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		store := newStore(t)
+		ctx := context.Background()
+		ar := &asyncRefunder{}
+		svc := charge.New(charge.Deps{Store: store, Chargers: map[string]providers.Charger{"async": ar}},
+			charge.Config{Lease: 5 * time.Second, PendingPoll: 100 * time.Millisecond, PendingGiveUp: 3 * time.Second})
+		workers := river.NewWorkers()
+		charge.AddWorkers(workers, svc)
+		q, err := queue.New(store, queue.Config{Workers: workers, Queues: map[string]int{queue.QueueCharges: 2},
+			FetchPollInterval: 50 * time.Millisecond, JobTimeout: 4 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.UseQueue(q)
+		b := &bundle{store: store, svc: svc, q: q}
+		kes := func(s string) money.Amount { a, _ := money.Parse(s, "KES"); return a }
+		if _, _, err := store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded, CreatedAt: time.Now(),
+			IntentParams: ledger.IntentParams{Key: "charge:m", Provider: "async", Amount: kes("1000")}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"refund:m:answered", "refund:m:silent"} {
+			if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: k, Kind: ledger.IntentRefund,
+				RefundOf: "charge:m", Provider: "async", Amount: kes("100")}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		answered := false
+		b.work(t, func() bool {
+			if !answered && ar.queries.Load() >= 2 {
+				// The reversal result callback arrives.
+				if err := store.InTx(ctx, func(tx ledger.Tx) error {
+					return svc.ApplyOutcome(ctx, tx, "async", providers.AttemptOutcome{ProviderRef: "AG_refund:m:answered",
+						Status: providers.StatusSucceeded, TxnID: "RV1"})
+				}); err != nil {
+					t.Fatal(err)
+				}
+				answered = true
+			}
+			return answered && b.final(t, "refund:m:answered", "refund:m:silent")()
+		})
+		if s := b.state(t, "refund:m:answered"); s != ledger.StateSucceeded {
+			t.Errorf("answered refund: %s", s)
+		}
+		if s := b.state(t, "refund:m:silent"); s != ledger.StateUnknown {
+			t.Errorf("refund without a callback: %s", s)
+		}
+		if n := ar.refunds.Load(); n != 2 {
+			t.Errorf("%d refund requests for 2 refunds", n)
+		}
+		if _, err := store.GetEvent(ctx, ledger.EventID(ledger.EventRefundUnknown, "refund:m:answered")); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("the answered refund was announced unknown: %v", err)
+		}
+		for k, typ := range map[string]string{"refund:m:answered": ledger.EventRefundSucceeded, "refund:m:silent": ledger.EventRefundUnknown} {
+			if _, err := store.GetEvent(ctx, ledger.EventID(typ, k)); err != nil {
+				t.Errorf("%s: no %s: %v", k, typ, err)
+			}
+		}
+	})
+}
