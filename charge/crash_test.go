@@ -87,11 +87,13 @@ func TestCrash(t *testing.T) {
 	if *crashFull {
 		p = crashPlan{intents: 1000, rounds: 40, restartEvery: 5, minCharged: 50, minBefore: 20}
 	}
-	for i, honour := range []bool{true, false} {
-		t.Run(fmt.Sprintf("honour_keys=%v", honour), func(t *testing.T) {
-			t.Parallel()
-			crash(t, p, honour, rand.New(rand.NewPCG(seed, uint64(i))))
-		})
+	for i, kind := range []string{"charge", "refund"} {
+		for j, honour := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/honour_keys=%v", kind, honour), func(t *testing.T) {
+				t.Parallel()
+				crash(t, p, kind, honour, rand.New(rand.NewPCG(seed, uint64(2*i+j))))
+			})
+		}
 	}
 }
 
@@ -104,6 +106,9 @@ type crashRig struct {
 	store  ledger.Store
 	db     *probe
 	honour bool
+	// kind is what the run's jobs do: "charge", or "refund" (of charges
+	// made before the run).
+	kind string
 	// workerURL and workerFake, when set, are where the worker processes
 	// reach the database and the provider instead (through a proxy).
 	workerURL, workerFake string
@@ -194,9 +199,9 @@ type killTally struct {
 	parkedBefore  bool     // the fault point held tries before the call, not answers after it
 }
 
-func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
+func crash(t *testing.T, p crashPlan, kind string, honour bool, rnd *rand.Rand) {
 	ctx := context.Background()
-	r := &crashRig{t: t, honour: honour}
+	r := &crashRig{t: t, honour: honour, kind: kind}
 	if p.restartEvery > 0 {
 		r.pg = startThrowawayPG(t)
 		r.url = r.pg.url
@@ -215,6 +220,11 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 	r.db = newProbe(t, r.url)
 
 	keys := r.createIntents(p.intents)
+	if kind == "refund" {
+		// The charges are made first, by a worker nobody kills; then
+		// every one of them is refunded, in part, under the kills.
+		keys = r.createRefunds(r.chargeAll(keys))
+	}
 
 	var (
 		kills         []killTally
@@ -227,8 +237,8 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 		// Kill only while there is work for every worker slot, so that the
 		// worker is busy at whatever instant it dies. (Jobs a killed worker
 		// had fetched wait for River's rescue and do not count.)
-		if ready := r.db.count(`SELECT count(*) FROM river_job WHERE kind = 'charge' AND state = 'available'`); ready < 2*crashConcurrency {
-			t.Logf("round %d: %d charge jobs left ready to run; no more kills", round, ready)
+		if ready := r.db.count(`SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, kind); ready < 2*crashConcurrency {
+			t.Logf("round %d: %d %s jobs left ready to run; no more kills", round, ready, kind)
 			break
 		}
 		var k killTally
@@ -313,12 +323,14 @@ func crash(t *testing.T, p crashPlan, honour bool, rnd *rand.Rand) {
 	w.stop()
 
 	f := r.checkAgainstProvider(keys)
-	t.Logf("honour_keys=%v: %d intents, %d kills, %d PostgreSQL restarts; distinct intents caught: %d before the provider charged, %d charged but not recorded; "+
-		"%d succeeded, %d unknown (%d of them charged, to be settled by evidence), %d failed; charged twice: %d, lost: %d, "+
-		"failed although charged: %d, pushed again without keys: %d",
-		honour, p.intents, len(kills), restarts, len(caughtBefore), len(caughtCharged),
+	// "charged" is "refunded" in a refund run: the provider moved the money.
+	done := map[string]string{"charge": "charged", "refund": "executed"}[kind]
+	t.Logf("%s run, honour_keys=%v: %d intents, %d kills, %d PostgreSQL restarts; distinct intents caught: %d before the provider acted, %d acted on but not recorded; "+
+		"%d succeeded, %d unknown (%d of them done at the provider, to be settled by evidence), %d failed; %ss %s twice: %d, lost: %d, "+
+		"failed although done: %d, sent again without keys: %d",
+		kind, honour, len(keys), len(kills), restarts, len(caughtBefore), len(caughtCharged),
 		f.states[ledger.StateSucceeded], f.states[ledger.StateUnknown], f.unknownCharged, f.states[ledger.StateFailed],
-		f.twice, f.lost, f.failedCharged, f.repushed)
+		kind, done, f.twice, f.lost, f.failedCharged, f.repushed)
 	if !honour {
 		// Nothing recorded what the provider answered, and nothing can ask
 		// it without a reference: each such intent waits, unknown, for
@@ -356,6 +368,69 @@ func (r *crashRig) createIntents(n int) []string {
 		}
 	}
 	return keys
+}
+
+// chargeAll charges the intents keys with one worker that is left alone,
+// and returns them once all have succeeded, each charged once.
+func (r *crashRig) chargeAll(keys []string) []string {
+	r.t.Helper()
+	w := r.start(-1)
+	poll.WaitErr(r.t, 5*time.Minute, "every charge to succeed", func() (bool, error) {
+		n, err := r.db.countErr(`SELECT count(*) FROM intents WHERE state IN ('pending', 'processing')`)
+		return n == 0, err
+	})
+	w.stop()
+	ctx := context.Background()
+	for _, k := range keys {
+		in, err := r.store.GetIntent(ctx, k)
+		if err != nil || in.State != ledger.StateSucceeded || len(r.srv.Charges(k)) != 1 {
+			r.t.Fatalf("%s: %s, %d charges (%v) before the refund run", k, in.State, len(r.srv.Charges(k)), err)
+		}
+	}
+	return keys
+}
+
+// createRefunds creates, through the service, a refund of part of each
+// charge, each with its refund job, and returns their keys.
+func (r *crashRig) createRefunds(charges []string) []string {
+	r.t.Helper()
+	ctx := context.Background()
+	q, err := queue.New(r.store, queue.Config{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	svc := charge.New(charge.Deps{Store: r.store, Chargers: map[string]providers.Charger{"fake": &fake.Charger{}}}, charge.Config{MaxAttempts: 25})
+	svc.UseQueue(q)
+	amount, _ := money.Parse("200", "KES")
+	keys := make([]string, len(charges))
+	for i, of := range charges {
+		keys[i] = "refund:" + of + ":1"
+		if _, _, err := svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: keys[i], Kind: ledger.IntentRefund,
+			RefundOf: of, Provider: "fake", Amount: amount}}); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	if n := r.db.count(`SELECT count(*) FROM river_job WHERE kind = 'refund' AND state = 'available'`); n != len(keys) {
+		r.t.Fatalf("%d refund jobs for %d refunds", n, len(keys))
+	}
+	return keys
+}
+
+// done returns the provider's own record of what it did for key: the
+// charges, or in a refund run the refunds, made under it.
+func (r *crashRig) done(key string) []fake.Charge {
+	if r.kind == "refund" {
+		return r.srv.Refunds(key)
+	}
+	return r.srv.Charges(key)
+}
+
+// doneCounts is done for every key the provider knows.
+func (r *crashRig) doneCounts() map[string]int {
+	if r.kind == "refund" {
+		return r.srv.RefundCounts()
+	}
+	return r.srv.ChargeCounts()
 }
 
 // collectParked waits until the fault point holds want answers (or fewer, if
@@ -417,7 +492,7 @@ func (r *crashRig) tally(k *killTally, w *worker) {
 			WHERE i.state = 'processing' AND i.claim_owner LIKE $1 AND a.outcome IN ('started', 'unknown', 'pending')`, w.owner+"%")
 		return err == nil, err
 	})
-	counts := r.srv.ChargeCounts()
+	counts := r.doneCounts()
 	inWindow := map[string]bool{}
 	for _, key := range held {
 		if counts[key] > 0 {
@@ -452,10 +527,10 @@ func (r *crashRig) checkAgainstProvider(keys []string) providerCheck {
 			t.Fatal(err)
 		}
 		f.states[in.State]++
-		charges := r.srv.Charges(k)
+		charges := r.done(k)
 		if len(charges) > 1 {
 			f.twice++
-			t.Errorf("%s charged %d times", k, len(charges))
+			t.Errorf("%s executed %d times at the provider", k, len(charges))
 		}
 		switch in.State {
 		case ledger.StateSucceeded:
@@ -475,7 +550,7 @@ func (r *crashRig) checkAgainstProvider(keys []string) providerCheck {
 		case ledger.StateFailed:
 			if len(charges) > 0 {
 				f.failedCharged++
-				t.Errorf("%s marked failed although the provider charged it (%s)", k, charges[0].ID)
+				t.Errorf("%s marked failed although the provider executed it (%s)", k, charges[0].ID)
 			}
 		case ledger.StateUnknown:
 			if len(charges) == 1 {
@@ -493,10 +568,10 @@ func (r *crashRig) checkAgainstProvider(keys []string) providerCheck {
 			t.Errorf("%s was pushed %d times to a provider without idempotency keys", k, r.srv.Requests(k))
 		}
 	}
-	for k := range r.srv.ChargeCounts() {
+	for k := range r.doneCounts() {
 		if !ours[k] {
 			f.stray++
-			t.Errorf("the provider charged %s, which is no intent of ours", k)
+			t.Errorf("the provider executed %s, which is no intent of ours", k)
 		}
 	}
 	return f

@@ -3,6 +3,7 @@ package charge
 import (
 	"github.com/riverqueue/river"
 
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -14,6 +15,26 @@ type ChargeArgs struct {
 // Kind implements river.JobArgs.
 func (ChargeArgs) Kind() string { return "charge" }
 
+// RefundArgs is the job that sends one refund intent to its provider.
+type RefundArgs struct {
+	IntentKey string `json:"intent_key"`
+}
+
+// Kind implements river.JobArgs.
+func (RefundArgs) Kind() string { return "refund" }
+
+// intentArgs are the jobs that act on one intent at its provider.
+type intentArgs interface {
+	river.JobArgs
+	intentKey() string
+	intentKind() ledger.IntentKind
+}
+
+func (a ChargeArgs) intentKey() string           { return a.IntentKey }
+func (ChargeArgs) intentKind() ledger.IntentKind { return ledger.IntentCharge }
+func (a RefundArgs) intentKey() string           { return a.IntentKey }
+func (RefundArgs) intentKind() ledger.IntentKind { return ledger.IntentRefund }
+
 func (s *Service) chargeOpts() *river.InsertOpts {
 	// Unique by intent key within River's retention of its jobs (completed
 	// ones are kept 24 hours): a second enqueue of the same intent is a no-op
@@ -22,6 +43,10 @@ func (s *Service) chargeOpts() *river.InsertOpts {
 	return &river.InsertOpts{Queue: queue.QueueCharges, MaxAttempts: s.cfg.MaxAttempts,
 		UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
+
+// refundOpts are chargeOpts: refunds share the charges' queue, its
+// concurrency and its capped retries.
+func (s *Service) refundOpts() *river.InsertOpts { return s.chargeOpts() }
 
 // DeliverEventArgs is the job that delivers one event to one endpoint.
 type DeliverEventArgs struct {
@@ -32,8 +57,9 @@ type DeliverEventArgs struct {
 // Kind implements river.JobArgs.
 func (DeliverEventArgs) Kind() string { return "deliver_event" }
 
-// AddWorkers registers the charge and event-delivery workers.
+// AddWorkers registers the charge, refund and event-delivery workers.
 func AddWorkers(w *river.Workers, s *Service) {
-	river.AddWorker(w, &chargeWorker{svc: s})
+	river.AddWorker(w, &intentWorker[ChargeArgs]{svc: s})
+	river.AddWorker(w, &intentWorker[RefundArgs]{svc: s})
 	river.AddWorker(w, &eventWorker{svc: s})
 }

@@ -13,7 +13,7 @@ import (
 var _ providers.OutcomeApplier = (*Service)(nil)
 
 // ApplyOutcome applies a provider's verdict on one of our attempts (an STK
-// callback) to its intent inside the caller's transaction: success or
+// callback, or a reversal result for a refund) to its intent inside the caller's transaction: success or
 // failure settles a pending, processing or unknown intent; a verdict that
 // contradicts a final state is kept as evidence and changes nothing (the
 // reconciler reports it). A verdict for an attempt we never made is evidence
@@ -70,13 +70,14 @@ func (s *Service) ApplyOutcome(ctx context.Context, tx ledger.Tx, provider strin
 	if err != nil {
 		return err
 	}
-	s.metrics.Outcomes.WithLabelValues(in.Provider, string(to)).Inc()
+	s.countOutcome(in, to)
 	return s.emit(ctx, tx, in, now)
 }
 
 // Settle moves an unknown intent to succeeded on the evidence of txn (a
-// provider transaction showing the money was taken), inside the caller's
-// transaction, with its event. The reconciler calls it.
+// provider transaction showing the money was taken, or for a refund given
+// back), inside the caller's transaction, with its event (charge.succeeded
+// or refund.succeeded). The reconciler calls it.
 func (s *Service) Settle(ctx context.Context, tx ledger.Tx, in ledger.Intent, txn ledger.ProviderTxn, now time.Time) error {
 	in, err := tx.TransitionIntent(ctx, ledger.TransitionParams{Key: in.Key, From: []ledger.State{ledger.StateUnknown},
 		To: ledger.StateSucceeded, Now: now})
@@ -86,7 +87,7 @@ func (s *Service) Settle(ctx context.Context, tx ledger.Tx, in ledger.Intent, tx
 	if err != nil {
 		return err
 	}
-	s.metrics.Outcomes.WithLabelValues(in.Provider, string(ledger.StateSucceeded)).Inc()
+	s.countOutcome(in, ledger.StateSucceeded)
 	s.logger.Info("unknown intent settled by evidence", "intent", in.Key, "provider_txn", txn.ID)
 	return s.emit(ctx, tx, in, now)
 }
@@ -101,6 +102,8 @@ type eventPayload struct {
 
 type eventData struct {
 	IntentKey string `json:"intent_key"`
+	// RefundOf is, in refund.* events, the key of the refunded charge.
+	RefundOf  string `json:"refund_of,omitempty"`
 	Provider  string `json:"provider"`
 	Amount    string `json:"amount"`
 	Currency  string `json:"currency"`
@@ -126,24 +129,31 @@ func (s *Service) emit(ctx context.Context, tx ledger.Tx, in ledger.Intent, now 
 // not announced.
 func (s *Service) event(in ledger.Intent, state ledger.State, now time.Time) (*ledger.Event, error) {
 	var typ string
-	switch state {
+	switch refund := in.IsRefund(); state {
 	case ledger.StateSucceeded:
-		typ = ledger.EventChargeSucceeded
+		typ = pick(refund, ledger.EventRefundSucceeded, ledger.EventChargeSucceeded)
 	case ledger.StateFailed:
-		typ = ledger.EventChargeFailed
+		typ = pick(refund, ledger.EventRefundFailed, ledger.EventChargeFailed)
 	case ledger.StateUnknown:
-		typ = ledger.EventChargeUnknown
+		typ = pick(refund, ledger.EventRefundUnknown, ledger.EventChargeUnknown)
 	default:
 		return nil, nil
 	}
 	id := ledger.EventID(typ, in.Key)
 	body, err := json.Marshal(eventPayload{ID: id, Type: typ, CreatedAt: now.UTC().Truncate(time.Millisecond), Data: eventData{
-		IntentKey: in.Key, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
+		IntentKey: in.Key, RefundOf: in.RefundOf, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
 		Reference: in.Reference, State: string(state)}})
 	if err != nil {
 		return nil, err
 	}
 	return &ledger.Event{ID: id, Type: typ, IntentKey: in.Key, Payload: body, CreatedAt: now}, nil
+}
+
+func pick(refund bool, ifRefund, ifCharge string) string {
+	if refund {
+		return ifRefund
+	}
+	return ifCharge
 }
 
 // deliver enqueues the delivery of event id to every endpoint, in tx.

@@ -114,8 +114,10 @@ func New(d Deps, cfg Config) *Service {
 func (s *Service) UseQueue(q Enqueuer) { s.queue = q }
 
 // CreateIntentTx creates the intent inside the caller's transaction and, when
-// it is new and pending, enqueues its charge job in the same transaction: the
-// job exists exactly when the intent does. A replay of the same request
+// it is new and pending, enqueues its job in the same transaction: the job
+// exists exactly when the intent does. A charge gets a charge job; a refund
+// gets a refund job when its provider can send refunds, and is refused
+// unless the charge it names has succeeded. A replay of the same request
 // returns the existing intent and enqueues nothing.
 func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.NewIntent) (ledger.Intent, bool, error) {
 	if s.queue == nil {
@@ -125,9 +127,11 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 		n.CreatedAt = s.clock()
 	}
 	in, created, err := tx.CreateIntent(ctx, n)
-	if err != nil || !created || in.State != ledger.StatePending || in.IsRefund() {
-		// A refund is never charged: no charge job is enqueued for it.
+	if err != nil || !created || in.State != ledger.StatePending {
 		return in, created, err
+	}
+	if in.IsRefund() {
+		return s.refundCreatedTx(ctx, tx, in)
 	}
 	if _, ok := s.chargers[in.Provider]; !ok {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", in.Key,
@@ -137,6 +141,37 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 		return ledger.Intent{}, false, fmt.Errorf("charge: enqueue %s: %w", in.Key, err)
 	}
 	return in, true, nil
+}
+
+// refundCreatedTx completes the creation of the pending refund in, inside
+// tx: a refund of a charge that has not succeeded is refused (a
+// *ledger.FieldError on refund_of; the caller's transaction rolls back), and
+// when the provider can send refunds the refund job is enqueued with it.
+// Otherwise the refund is recorded only, for the reconciler to match with
+// the refund made elsewhere.
+func (s *Service) refundCreatedTx(ctx context.Context, tx ledger.Tx, in ledger.Intent) (ledger.Intent, bool, error) {
+	ch, err := tx.GetIntent(ctx, in.RefundOf)
+	if err != nil {
+		return ledger.Intent{}, false, fmt.Errorf("charge: refund %s: charge %s: %w", in.Key, in.RefundOf, err)
+	}
+	if ch.State != ledger.StateSucceeded {
+		return ledger.Intent{}, false, ledger.Wrap("create refund", in.Key, &ledger.FieldError{Field: "refund_of",
+			Err: fmt.Errorf("charge %q is %s: only a succeeded charge can be refunded", ch.Key, ch.State)})
+	}
+	if !s.CanRefund(in.Provider) {
+		return in, true, nil
+	}
+	if _, err := s.queue.InsertTx(ctx, tx, RefundArgs{IntentKey: in.Key}, s.refundOpts()); err != nil {
+		return ledger.Intent{}, false, fmt.Errorf("charge: enqueue refund %s: %w", in.Key, err)
+	}
+	return in, true, nil
+}
+
+// CanRefund reports whether provider has a charger that sends refunds
+// (providers.Refunder).
+func (s *Service) CanRefund(provider string) bool {
+	_, ok := s.chargers[provider].(providers.Refunder)
+	return ok
 }
 
 // CheckIntent asks the provider's charger, when it can tell, whether p could

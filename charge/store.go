@@ -14,6 +14,10 @@ type Store interface {
 	StartAttempt(ctx context.Context, p ledger.AttemptParams) (ledger.Attempt, error)
 	ListAttempts(ctx context.Context, intentKey string) ([]ledger.Attempt, error)
 	TransitionIntent(ctx context.Context, p ledger.TransitionParams) (ledger.Intent, error)
+	// GetIntent and ListProviderTxns name the charge a refund gives money
+	// back for (its provider reference and money-level id).
+	GetIntent(ctx context.Context, key string) (ledger.Intent, error)
+	ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn func(ledger.ProviderTxn) error) error
 	// GetEvent reads an outgoing event to deliver.
 	GetEvent(ctx context.Context, id string) (ledger.Event, error)
 	ledger.Transactor

@@ -13,33 +13,48 @@ import (
 	"github.com/reconcilehq/reconcile/queue"
 )
 
-// chargeWorker runs the charge steps docs/design.md describes. Every step
-// that could be interrupted leaves a record the next delivery resumes from:
+// intentWorker runs the steps docs/design.md describes for one job kind:
+// charge jobs charge their intent, refund jobs send their refund intent.
+// Both go through the same steps, and every step that could be interrupted
+// leaves a record the next delivery resumes from:
 //   - the claim (with a lease) fences out any other worker;
 //   - the attempt is recorded before the provider call;
 //   - the outcome, the state change, the event and the job's completion
 //     commit in one transaction.
-type chargeWorker struct {
-	river.WorkerDefaults[ChargeArgs]
+type intentWorker[A intentArgs] struct {
+	river.WorkerDefaults[A]
 	svc *Service
 }
 
 // Timeout keeps one try inside the lease.
-func (w *chargeWorker) Timeout(*river.Job[ChargeArgs]) time.Duration {
+func (w *intentWorker[A]) Timeout(*river.Job[A]) time.Duration {
 	return w.svc.cfg.Lease * 3 / 4
 }
 
-func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) error {
-	s := w.svc
-	key := job.Args.IntentKey
+func (w *intentWorker[A]) Work(ctx context.Context, job *river.Job[A]) error {
+	return w.svc.work(ctx, jobRef{id: job.ID, try: job.Attempt, args: job.Args,
+		complete: func(ctx context.Context, tx ledger.Tx) error { return queue.CompleteTx(ctx, tx, job) }})
+}
+
+// jobRef is what the steps need of the River job they run in, whatever
+// its kind.
+type jobRef struct {
+	id       int64
+	try      int
+	args     intentArgs
+	complete func(ctx context.Context, tx ledger.Tx) error
+}
+
+func (s *Service) work(ctx context.Context, job jobRef) error {
+	key, kind := job.args.intentKey(), job.args.intentKind()
 	now := s.clock()
-	owner := fmt.Sprintf("%s/job-%d/try-%d", s.cfg.Owner, job.ID, job.Attempt)
+	owner := fmt.Sprintf("%s/job-%d/try-%d", s.cfg.Owner, job.id, job.try)
 	// The claim and, on an intent's first claim, its first attempt commit
 	// together: one round trip to the disk before the provider call.
 	in, first, err := s.store.ClaimAndStart(ctx, ledger.ClaimParams{Key: key, Owner: owner, Lease: s.cfg.Lease, Now: now})
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
-		return river.JobCancel(fmt.Errorf("charge %s: %w", key, err))
+		return river.JobCancel(fmt.Errorf("%s %s: %w", kind, key, err))
 	case errors.Is(err, ledger.ErrNotClaimable):
 		if in.State.Final() || in.State == ledger.StateUnknown {
 			s.metrics.Claims.WithLabelValues("final").Inc()
@@ -56,25 +71,47 @@ func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) err
 		return err
 	}
 	s.metrics.Claims.WithLabelValues("won").Inc()
-	if in.IsRefund() {
-		// Never enqueued for a refund; should one arrive, the refund is
-		// not charged. What the claim recorded stays for evidence.
-		return river.JobCancel(fmt.Errorf("charge %s: the intent is a refund of %s, not a charge", key, in.RefundOf))
+	c := &call{svc: s, job: job, in: in}
+	if got := in.Kind; got != kind && !(got == "" && kind == ledger.IntentCharge) {
+		// A job of the other kind (never enqueued so): nothing is sent,
+		// and the intent is left as its own job expects to find it.
+		cause := fmt.Errorf("%s %s: the intent is a %s", kind, key, got)
+		if in.IsRefund() {
+			cause = fmt.Errorf("%s %s: the intent is a refund of %s, not a charge", kind, key, in.RefundOf)
+		}
+		return river.JobCancel(c.giveBack(ctx, first, cause))
 	}
 	charger, ok := s.chargers[in.Provider]
 	if !ok {
-		cause := fmt.Errorf("charge %s: no charger is configured for provider %q", key, in.Provider)
-		c := &call{svc: s, job: job, in: in}
-		if first.ID != 0 {
-			_ = c.release(ctx, first, ledger.OutcomeFailed, cause)
-		} else {
-			_ = c.retryLater(ctx, ledger.Attempt{}, cause)
-		}
-		return river.JobCancel(cause)
+		return river.JobCancel(c.giveBack(ctx, first, fmt.Errorf("%s %s: no charger is configured for provider %q", kind, key, in.Provider)))
 	}
-	c := &call{svc: s, job: job, in: in, charger: charger}
+	c.charger = charger
+	if in.IsRefund() {
+		act, err := s.refundAction(ctx, in, charger)
+		var refused *refundRefused
+		switch {
+		case errors.As(err, &refused):
+			// Nothing was ever sent for a refund of a charge that never
+			// succeeded (a succeeded charge stays succeeded): it fails.
+			a := first
+			if a.ID == 0 {
+				if a, err = c.unsettledOrNew(ctx); err != nil {
+					return err
+				}
+			}
+			return c.finish(ctx, a, ledger.StateFailed, providers.ChargeResult{}, refused.Error())
+		case errors.Is(err, errCannotRefund):
+			return river.JobCancel(c.giveBack(ctx, first, err))
+		case err != nil:
+			// Nothing was sent: the try is given back and River retries.
+			return c.giveBack(ctx, first, err)
+		}
+		c.act = act
+	} else {
+		c.act = s.chargeAction(in, charger)
+	}
 	if first.ID != 0 {
-		return c.charge(ctx, first)
+		return c.send(ctx, first)
 	}
 	attempts, err := s.store.ListAttempts(ctx, key)
 	if err != nil {
@@ -84,6 +121,31 @@ func (w *chargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) err
 		return c.resume(ctx, last, firstSent(attempts))
 	}
 	return c.fresh(ctx)
+}
+
+// giveBack undoes a claim that will send nothing: the claim's first attempt
+// (if it recorded one) failed without reaching the provider; otherwise the
+// lease is given back with the attempts as they were. It returns cause.
+func (c *call) giveBack(ctx context.Context, first ledger.Attempt, cause error) error {
+	if first.ID != 0 {
+		_ = c.release(ctx, first, ledger.OutcomeFailed, cause)
+	} else {
+		_ = c.retryLater(ctx, ledger.Attempt{}, cause)
+	}
+	return cause
+}
+
+// unsettledOrNew returns the attempt to close: the latest unsettled one, or
+// a new one.
+func (c *call) unsettledOrNew(ctx context.Context) (ledger.Attempt, error) {
+	attempts, err := c.svc.store.ListAttempts(ctx, c.in.Key)
+	if err != nil {
+		return ledger.Attempt{}, err
+	}
+	if last, ok := lastUnsettled(attempts); ok {
+		return last, nil
+	}
+	return c.svc.store.StartAttempt(ctx, ledger.AttemptParams{IntentKey: c.in.Key, ClaimToken: c.in.ClaimToken, Now: c.svc.clock()})
 }
 
 // firstSent is when the intent key first went to the provider: its age is
@@ -125,19 +187,15 @@ var beforeProviderCall func(intentKey string)
 // call is one claimed try at an intent.
 type call struct {
 	svc     *Service
-	job     *river.Job[ChargeArgs]
+	job     jobRef
 	in      ledger.Intent
 	charger providers.Charger
+	act     action
 }
 
 func (c *call) honoursKeys() bool {
 	kh, ok := c.charger.(providers.KeyHonourer)
 	return ok && kh.HonoursIdempotencyKeys()
-}
-
-func (c *call) request(attempt int) providers.ChargeRequest {
-	return providers.ChargeRequest{IntentKey: c.in.Key, Amount: c.in.Amount, Customer: c.in.Customer,
-		Reference: c.in.Reference, Metadata: c.in.Metadata, Attempt: attempt}
 }
 
 // fresh records a new attempt, then calls the provider.
@@ -149,31 +207,36 @@ func (c *call) fresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.charge(ctx, a)
+	return c.send(ctx, a)
 }
 
-func (c *call) charge(ctx context.Context, a ledger.Attempt) error {
+// send makes the provider call of a recorded attempt (a charge or a refund)
+// and records what it answered.
+func (c *call) send(ctx context.Context, a ledger.Attempt) error {
+	return c.sendAgain(ctx, a, false)
+}
+
+func (c *call) sendAgain(ctx context.Context, a ledger.Attempt, resumed bool) error {
 	if beforeProviderCall != nil {
 		beforeProviderCall(c.in.Key)
 	}
-	res, err := c.charger.Charge(ctx, c.request(a.Number))
+	res, err := c.act.send(ctx, a.Number)
 	if afterProviderCall != nil {
 		afterProviderCall(c.in.Key)
 	}
-	c.svc.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "charge", resultLabel(res, err)).Inc()
-	return c.record(ctx, a, res, err, false)
+	c.svc.metrics.ProviderCalls.WithLabelValues(c.in.Provider, c.act.name, resultLabel(res, err)).Inc()
+	return c.record(ctx, a, res, err, resumed)
 }
 
 // resume continues after a try whose outcome was never recorded. It never
-// re-initiates a charge at a provider that does not honour keys.
+// re-sends a charge or a refund to a provider that does not honour keys.
 func (c *call) resume(ctx context.Context, last ledger.Attempt, firstSent time.Time) error {
 	s := c.svc
 	now := s.clock()
-	q, canQuery := c.charger.(providers.StatusQuerier)
-	if last.ProviderRef != "" && canQuery {
+	if last.ProviderRef != "" && c.act.query != nil {
 		// The provider knows the attempt by its reference: ask.
-		res, err := q.QueryStatus(ctx, last.ProviderRef)
-		s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "status", resultLabel(res, err)).Inc()
+		res, err := c.act.query(ctx, last.ProviderRef)
+		s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, c.act.callName("status"), resultLabel(res, err)).Inc()
 		switch {
 		case err != nil && providers.KindOf(err) == providers.Permanent && !c.honoursKeys():
 			return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{}, "status query refused: "+err.Error())
@@ -191,20 +254,19 @@ func (c *call) resume(ctx context.Context, last ledger.Attempt, firstSent time.T
 	}
 	if !c.honoursKeys() {
 		// The previous try may or may not have reached the provider, and
-		// nothing can tell: a new push could charge twice.
+		// nothing can tell: sending again could move the money twice.
 		return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{},
 			"the previous attempt's outcome cannot be learned; evidence will settle it")
 	}
 	if kr, ok := c.charger.(providers.KeyRetention); ok && now.Sub(firstSent) >= kr.IdempotencyKeyRetention() {
 		// The provider may have forgotten the key: look the payment up
 		// before sending the key again.
-		finder, ok := c.charger.(providers.ChargeFinder)
-		if !ok {
+		if c.act.find == nil {
 			return c.finish(ctx, last, ledger.StateUnknown, providers.ChargeResult{},
 				"the idempotency key has expired and the provider cannot be searched")
 		}
-		res, found, err := finder.FindCharge(ctx, c.in.Key)
-		s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "find", resultLabel(res, err)).Inc()
+		res, found, err := c.act.find(ctx)
+		s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, c.act.callName("find"), resultLabel(res, err)).Inc()
 		if err != nil {
 			return c.retryLater(ctx, last, err)
 		}
@@ -212,16 +274,8 @@ func (c *call) resume(ctx context.Context, last ledger.Attempt, firstSent time.T
 			return c.record(ctx, last, res, nil, true)
 		}
 	}
-	s.logger.Info("resuming charge with the same idempotency key", "intent", c.in.Key, "attempt", last.Number)
-	if beforeProviderCall != nil {
-		beforeProviderCall(c.in.Key)
-	}
-	res, err := c.charger.Charge(ctx, c.request(last.Number))
-	if afterProviderCall != nil {
-		afterProviderCall(c.in.Key)
-	}
-	s.metrics.ProviderCalls.WithLabelValues(c.in.Provider, "charge", resultLabel(res, err)).Inc()
-	return c.record(ctx, last, res, err, true)
+	s.logger.Info("resuming with the same idempotency key", "intent", c.in.Key, "kind", c.act.name, "attempt", last.Number)
+	return c.sendAgain(ctx, last, true)
 }
 
 // record turns a provider answer into the intent's next state. resumed says
@@ -289,7 +343,7 @@ func (c *call) finish(ctx context.Context, a ledger.Attempt, state ledger.State,
 				return err
 			}
 		}
-		return queue.CompleteTx(ctx, tx, c.job)
+		return c.job.complete(ctx, tx)
 	})
 	if errors.Is(err, ledger.ErrConflict) {
 		// The claim was taken over or a callback settled the intent first:
@@ -299,8 +353,8 @@ func (c *call) finish(ctx context.Context, a ledger.Attempt, state ledger.State,
 	if err != nil {
 		return err
 	}
-	s.metrics.Outcomes.WithLabelValues(c.in.Provider, string(state)).Inc()
-	s.logger.Info("charge finished", "intent", c.in.Key, "provider", c.in.Provider, "state", state,
+	s.countOutcome(c.in, state)
+	s.logger.Info(c.act.name+" finished", "intent", c.in.Key, "provider", c.in.Provider, "state", state,
 		"attempt", a.Number, "provider_ref", ledger.MaskMSISDNs(res.ProviderRef), "reason", reason)
 	return nil
 }
@@ -327,7 +381,7 @@ func (c *call) release(ctx context.Context, a ledger.Attempt, outcome ledger.Out
 	if err != nil && !errors.Is(err, ledger.ErrConflict) {
 		return err
 	}
-	return fmt.Errorf("charge %s attempt %d: %w", c.in.Key, a.Number, cause)
+	return fmt.Errorf("%s %s attempt %d: %w", kindOf(c.in), c.in.Key, a.Number, cause)
 }
 
 // retryLater gives the lease back without touching the attempt: its outcome
@@ -341,7 +395,7 @@ func (c *call) retryLater(ctx context.Context, a ledger.Attempt, cause error) er
 	if err != nil && !errors.Is(err, ledger.ErrConflict) {
 		return err
 	}
-	return fmt.Errorf("charge %s attempt %d: %w", c.in.Key, a.Number, cause)
+	return fmt.Errorf("%s %s attempt %d: %w", kindOf(c.in), c.in.Key, a.Number, cause)
 }
 
 // wait records an accepted, not yet final charge and asks again later; a
@@ -370,14 +424,14 @@ func (c *call) wait(ctx context.Context, a ledger.Attempt, res providers.ChargeR
 }
 
 // completeOnly completes a job that has nothing left to do.
-func (s *Service) completeOnly(ctx context.Context, job *river.Job[ChargeArgs]) error {
-	return s.store.InTx(ctx, func(tx ledger.Tx) error { return queue.CompleteTx(ctx, tx, job) })
+func (s *Service) completeOnly(ctx context.Context, job jobRef) error {
+	return s.store.InTx(ctx, func(tx ledger.Tx) error { return job.complete(ctx, tx) })
 }
 
 // skip logs and counts a delivery that changes nothing.
-func (s *Service) skip(job *river.Job[ChargeArgs], in ledger.Intent, why string) {
-	s.metrics.SkippedDuplicates.WithLabelValues("charge_job").Inc()
-	s.logger.Info("skipped duplicate delivery", "intent", in.Key, "job", job.ID, "try", job.Attempt, "reason", why)
+func (s *Service) skip(job jobRef, in ledger.Intent, why string) {
+	s.metrics.SkippedDuplicates.WithLabelValues(string(job.args.intentKind()) + "_job").Inc()
+	s.logger.Info("skipped duplicate delivery", "intent", in.Key, "job", job.id, "try", job.try, "reason", why)
 }
 
 func resultLabel(res providers.ChargeResult, err error) string {

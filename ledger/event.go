@@ -13,6 +13,9 @@ const (
 	EventChargeSucceeded = "charge.succeeded"
 	EventChargeFailed    = "charge.failed"
 	EventChargeUnknown   = "charge.unknown"
+	EventRefundSucceeded = "refund.succeeded"
+	EventRefundFailed    = "refund.failed"
+	EventRefundUnknown   = "refund.unknown"
 )
 
 // Event is an outgoing notification about an intent. Its ID is stable for

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
 )
 
 // exerciseRefundsAPI runs against the server of TestOpenAPI after
-// exerciseIntents created charge:order-5501 (USD 15.00 through Stripe); every
-// response is checked against the description.
-func exerciseRefundsAPI(t *testing.T, c *apiChecker, base string) {
+// exerciseIntents created charge:order-5501 (USD 15.00 through Stripe,
+// pending: no job runs); every response is checked against the description.
+func exerciseRefundsAPI(t *testing.T, c *apiChecker, base string, store ledger.Store) {
 	auth := http.Header{"Authorization": {"Bearer " + testAPIToken}, "Content-Type": {"application/json"}}
 	keyed := func(key string) http.Header {
 		h := auth.Clone()
@@ -18,6 +22,17 @@ func exerciseRefundsAPI(t *testing.T, c *apiChecker, base string) {
 		return h
 	}
 	body := []byte(`{"refund_of":"charge:order-5501","amount":"5.00","metadata":{"reason":"wrong size"}}`)
+	// Money that was never taken cannot be given back.
+	if e := c.do(base, http.MethodPost, "/v1/refunds", body, keyed("refund:order-5501:1")); e.code != http.StatusUnprocessableEntity ||
+		!strings.Contains(e.body, `"field":"refund_of"`) || !strings.Contains(e.body, "only a succeeded charge can be refunded") {
+		t.Fatalf("refund of a pending charge: %d %s", e.code, e.body)
+	}
+	// The charge succeeds (as its job would make it).
+	ctx := context.Background()
+	if _, err := store.TransitionIntent(ctx, ledger.TransitionParams{Key: "charge:order-5501", From: []ledger.State{ledger.StatePending},
+		To: ledger.StateSucceeded, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	e := c.do(base, http.MethodPost, "/v1/refunds", body, keyed("refund:order-5501:1"))
 	if e.code != http.StatusCreated || e.reqErr != nil {
 		t.Fatalf("create refund: %d %s %v", e.code, e.body, e.reqErr)

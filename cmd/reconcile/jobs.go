@@ -92,7 +92,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&states, "state", nil, "states to list (available, running, retryable, scheduled, discarded, cancelled, completed, pending)")
-	f.StringSliceVar(&kinds, "kind", nil, "job kinds to list (charge, deliver_event, alerts.deliver, reconcile_tick, reconcile_run)")
+	f.StringSliceVar(&kinds, "kind", nil, "job kinds to list (charge, refund, deliver_event, alerts.deliver, reconcile_tick, reconcile_run)")
 	f.IntVar(&limit, "limit", 100, "at most this many")
 	f.StringVar(&format, "format", "text", "text, json or csv")
 	return cmd

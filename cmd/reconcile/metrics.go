@@ -27,7 +27,7 @@ var (
 	runResults       = []string{"finished", "failed", "busy", "skipped"}
 	callbackResults  = []string{"stored", "duplicate", "quarantined", "error"}
 	claimResults     = []string{"won", "held", "final"}
-	skippedWhat      = []string{"charge_job", "verdict"}
+	skippedWhat      = []string{"charge_job", "refund_job", "verdict"}
 	chargeCallResult = []string{"succeeded", "failed", "pending", "unknown", "retryable", "permanent", "ambiguous"}
 	outcomeStates    = []ledger.State{ledger.StateSucceeded, ledger.StateFailed, ledger.StateUnknown}
 	eventResults     = []string{"delivered", "retry", "refused", "error"}
@@ -131,6 +131,7 @@ func initialise(k known, sm *serveMetrics, cm *charge.Metrics, am *alerts.Metric
 		}
 		for _, s := range outcomeStates {
 			cm.Outcomes.WithLabelValues(p, string(s))
+			cm.RefundOutcomes.WithLabelValues(p, string(s))
 		}
 	}
 	if am != nil {

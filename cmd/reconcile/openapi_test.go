@@ -247,7 +247,7 @@ func TestOpenAPI(t *testing.T) {
 			}
 			c.documented(s)
 			exerciseIntents(t, c, public)
-			exerciseRefundsAPI(t, c, public)
+			exerciseRefundsAPI(t, c, public, s.store)
 			exerciseMpesa(t, c, public)
 			exerciseStripe(t, c, public)
 			exerciseFindings(t, c, public, seed)

@@ -86,6 +86,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		{"Creating a day of intents (each with its charge job, in one transaction)", d.createIntents},
 		{"Simulating a worker that dies right after calling the provider", d.crash},
 		{"Charging through the queue", d.charge},
+		{"Refunding a Stripe payment through the queue; its worker dies mid-refund", d.refund},
 		{"M-Pesa customers answer their phones: callbacks arrive (some twice, some never)", d.callbacks},
 		{"Evidence that does not fit the books arrives", d.anomalies},
 		{"Importing the M-Pesa portal statement", d.importStatement},

@@ -122,6 +122,65 @@ func (d *demo) charge(ctx context.Context) error {
 	return nil
 }
 
+// refund issues a refund of part of the last succeeded Stripe payment
+// through the queue, its job enqueued with it. A worker claims it, records
+// its attempt, sends the refund and dies before recording the answer; the
+// refund job resumes after the lease with the same refund key, and Stripe
+// replays the first refund instead of making a second one.
+func (d *demo) refund(ctx context.Context) error {
+	pis := d.succeededStripe()
+	if len(pis) < 6 {
+		return fmt.Errorf("expected 6 succeeded Stripe payments, found %d", len(pis))
+	}
+	pi := pis[len(pis)-1]
+	of := pi.Metadata["intent_key"]
+	amount, err := money.FromMinor(pi.Amount/4, strings.ToUpper(pi.Currency))
+	if err != nil {
+		return err
+	}
+	key := "refund:" + strings.TrimPrefix(of, "stripe:") + ":1"
+	var in ledger.Intent
+	// The refund, its job and the dying worker's claim and attempt commit
+	// together, so that the claim comes first.
+	err = d.opt.Store.InTx(ctx, func(tx ledger.Tx) error {
+		r, _, err := d.svc.CreateIntentTx(ctx, tx, ledger.NewIntent{CreatedAt: d.clk.now(), IntentParams: ledger.IntentParams{Key: key,
+			Kind: ledger.IntentRefund, RefundOf: of, Provider: "stripe", Amount: amount,
+			Metadata: map[string]string{"reason": "requested_by_customer"}}})
+		if err != nil {
+			return err
+		}
+		if in, err = tx.ClaimIntent(ctx, ledger.ClaimParams{Key: r.Key, Owner: "refund-worker-that-dies", Lease: time.Second, Now: d.clk.now()}); err != nil {
+			return err
+		}
+		_, err = tx.StartAttempt(ctx, ledger.AttemptParams{IntentKey: key, ClaimToken: in.ClaimToken, Now: d.clk.now()})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	req, err := d.svc.RefundRequest(ctx, in)
+	if err != nil {
+		return err
+	}
+	res, err := d.stripe.Refund(ctx, req)
+	if err != nil {
+		return err
+	}
+	d.say("%s: %s of %s sent to Stripe (%s, %s), then the worker died before recording it", key, amount, of, res.ProviderRef, res.Status)
+	if err := d.waitState(ctx, key, ledger.StateSucceeded, 20*time.Second); err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range d.sfake.Refunds() {
+		if r.Metadata["intent_key"] == key {
+			n++
+		}
+	}
+	d.say("the refund job took over after the lease and sent the same idempotency key: Stripe replayed the first refund;")
+	d.say("%s is %s, and Stripe holds %d refund(s) for it", key, ledger.StateSucceeded, n)
+	return nil
+}
+
 func (d *demo) waitState(ctx context.Context, key string, want ledger.State, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {

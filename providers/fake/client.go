@@ -33,6 +33,9 @@ var (
 	_ providers.Charger       = (*Charger)(nil)
 	_ providers.KeyHonourer   = (*Charger)(nil)
 	_ providers.StatusQuerier = (*Charger)(nil)
+
+	_ providers.Refunder            = (*Charger)(nil)
+	_ providers.RefundStatusQuerier = (*Charger)(nil)
 )
 
 // HonoursIdempotencyKeys reports the server's mode.
@@ -51,12 +54,30 @@ func (c *Charger) http() *http.Client {
 
 // Charge posts one charge under the intent key.
 func (c *Charger) Charge(ctx context.Context, req providers.ChargeRequest) (providers.ChargeResult, error) {
-	body, _ := json.Marshal(chargeRequest{Amount: req.Amount.Text(), Currency: req.Amount.Currency, Customer: req.Customer})
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/v1/charges", bytes.NewReader(body))
+	return c.post(ctx, "/v1/charges", req.IntentKey, chargeRequest{Amount: req.Amount.Text(), Currency: req.Amount.Currency, Customer: req.Customer})
+}
+
+// Refund posts one refund of the charge req.ChargeRef under the refund key.
+func (c *Charger) Refund(ctx context.Context, req providers.RefundRequest) (providers.ChargeResult, error) {
+	if req.ChargeRef == "" {
+		return providers.ChargeResult{}, &providers.Error{Provider: c.Name, Kind: providers.Permanent, Code: "invalid_request",
+			Message: "refund " + req.RefundKey + ": the charge's reference is unknown"}
+	}
+	return c.post(ctx, "/v1/refunds", req.RefundKey, chargeRequest{Amount: req.Amount.Text(), Currency: req.Amount.Currency, Charge: req.ChargeRef})
+}
+
+// QueryRefundStatus looks a refund up by its id.
+func (c *Charger) QueryRefundStatus(ctx context.Context, _ providers.RefundRequest, providerRef string) (providers.ChargeResult, error) {
+	return c.get(ctx, "/v1/refunds/"+providerRef)
+}
+
+func (c *Charger) post(ctx context.Context, path, key string, r chargeRequest) (providers.ChargeResult, error) {
+	body, _ := json.Marshal(r)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, bytes.NewReader(body))
 	if err != nil {
 		return providers.ChargeResult{}, err
 	}
-	hr.Header.Set("Idempotency-Key", req.IntentKey)
+	hr.Header.Set("Idempotency-Key", key)
 	hr.Header.Set("Content-Type", "application/json")
 	if !c.HonoursKeys {
 		// net/http re-sends a POST that carries an Idempotency-Key by itself
@@ -75,7 +96,11 @@ func (c *Charger) Charge(ctx context.Context, req providers.ChargeRequest) (prov
 
 // QueryStatus looks a charge up by its id.
 func (c *Charger) QueryStatus(ctx context.Context, providerRef string) (providers.ChargeResult, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/v1/charges/"+providerRef, nil)
+	return c.get(ctx, "/v1/charges/"+providerRef)
+}
+
+func (c *Charger) get(ctx context.Context, path string) (providers.ChargeResult, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+path, nil)
 	if err != nil {
 		return providers.ChargeResult{}, err
 	}
@@ -138,3 +163,9 @@ func (Instant) Charge(_ context.Context, req providers.ChargeRequest) (providers
 
 // HonoursIdempotencyKeys is true: replaying is free.
 func (Instant) HonoursIdempotencyKeys() bool { return true }
+
+// Refund succeeds with the refund key as reference.
+func (Instant) Refund(_ context.Context, req providers.RefundRequest) (providers.ChargeResult, error) {
+	return providers.ChargeResult{ProviderRef: "instant_" + req.RefundKey, TxnID: "instant_" + req.RefundKey,
+		Status: providers.StatusSucceeded, Amount: req.Amount}, nil
+}

@@ -41,13 +41,15 @@ type Options struct {
 	HangFor time.Duration
 }
 
-// Charge is one charge the server made.
+// Charge is one charge the server made, or one refund (then ChargeID names
+// the refunded charge).
 type Charge struct {
 	ID       string `json:"id"`
 	Key      string `json:"key"`
 	Amount   string `json:"amount"`
 	Currency string `json:"currency"`
 	Status   string `json:"status"`
+	ChargeID string `json:"charge,omitempty"`
 }
 
 // Server is the fake provider's HTTP server.
@@ -57,6 +59,7 @@ type Server struct {
 	mu       sync.Mutex
 	requests map[string]int
 	charges  map[string][]Charge
+	refunds  map[string][]Charge
 	byID     map[string]Charge
 	replies  map[string][]byte
 	seq      int
@@ -67,11 +70,13 @@ func NewServer(opts Options) *Server {
 	if opts.HangFor == 0 {
 		opts.HangFor = 30 * time.Second
 	}
-	s := &Server{opts: opts, requests: map[string]int{}, charges: map[string][]Charge{},
+	s := &Server{opts: opts, requests: map[string]int{}, charges: map[string][]Charge{}, refunds: map[string][]Charge{},
 		byID: map[string]Charge{}, replies: map[string][]byte{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/charges", s.charge)
 	mux.HandleFunc("GET /v1/charges/{id}", s.get)
+	mux.HandleFunc("POST /v1/refunds", s.charge)
+	mux.HandleFunc("GET /v1/refunds/{id}", s.get)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -100,7 +105,25 @@ func (s *Server) ChargeCounts() map[string]int {
 	return out
 }
 
-// Requests returns how many charge requests arrived per key.
+// Refunds returns the refunds made under key.
+func (s *Server) Refunds(key string) []Charge {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Charge(nil), s.refunds[key]...)
+}
+
+// RefundCounts returns how many refunds were made per key.
+func (s *Server) RefundCounts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.refunds))
+	for k, c := range s.refunds {
+		out[k] = len(c)
+	}
+	return out
+}
+
+// Requests returns how many charge (or refund) requests arrived per key.
 func (s *Server) Requests(key string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,14 +134,28 @@ type chargeRequest struct {
 	Amount   string `json:"amount"`
 	Currency string `json:"currency"`
 	Customer string `json:"customer"`
+	// Charge names the charge a refund gives money back for.
+	Charge string `json:"charge,omitempty"`
 }
 
+// charge serves a charge, or a refund of a charge the server made (the
+// same failures apply to both).
 func (s *Server) charge(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotency-Key")
+	refund := r.URL.Path == "/v1/refunds"
 	var req chargeRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || key == "" || req.Amount == "" {
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || key == "" || req.Amount == "" || refund != (req.Charge != "") {
 		http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
 		return
+	}
+	if refund {
+		s.mu.Lock()
+		ch, ok := s.byID[req.Charge]
+		s.mu.Unlock()
+		if !ok || ch.ChargeID != "" {
+			http.Error(w, `{"error":"no_such_charge"}`, http.StatusBadRequest)
+			return
+		}
 	}
 	if s.opts.Latency > 0 {
 		time.Sleep(s.opts.Latency)
@@ -160,7 +197,12 @@ func (s *Server) charge(w http.ResponseWriter, r *http.Request) {
 	}
 	s.seq++
 	c := Charge{ID: fmt.Sprintf("ch_%06d", s.seq), Key: key, Amount: req.Amount, Currency: strings.ToUpper(req.Currency), Status: "succeeded"}
-	s.charges[key] = append(s.charges[key], c)
+	if refund {
+		c.ID, c.ChargeID = fmt.Sprintf("re_%06d", s.seq), req.Charge
+		s.refunds[key] = append(s.refunds[key], c)
+	} else {
+		s.charges[key] = append(s.charges[key], c)
+	}
 	s.byID[c.ID] = c
 	body, _ := json.Marshal(c)
 	if s.opts.HonourKeys {

@@ -1,8 +1,8 @@
 // Package stripefake is a stateful stand-in for the parts of Stripe's API
 // that reconcile uses, for tests and the demo: PaymentIntent create (with
 // confirm), retrieve and search by metadata; charge, refund and balance
-// transaction lists with created filters and cursor pagination; refund
-// create. Unlike stripe-mock it keeps what it is sent: an idempotency key
+// transaction lists with created filters and cursor pagination (refunds
+// also by charge or PaymentIntent); refund create and retrieve. Unlike stripe-mock it keeps what it is sent: an idempotency key
 // replays its first response and refuses different parameters, lists page
 // with has_more and starting_after, and it can drop a connection after
 // acting, to imitate a crash between Stripe charging and the caller hearing

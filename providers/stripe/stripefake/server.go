@@ -258,6 +258,18 @@ func (s *Server) Charges() []Charge {
 	return out
 }
 
+// Refunds returns the stored refunds, oldest first.
+func (s *Server) Refunds() []Refund {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Refund, 0, len(s.refunds))
+	for _, r := range s.refunds {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
+	return out
+}
+
 func (s *Server) id(prefix string) string {
 	s.seq++
 	return fmt.Sprintf("%s_fake%06d", prefix, s.seq)
@@ -645,6 +657,13 @@ func (s *Server) dispatch(r *http.Request) (int, []byte) {
 		}
 	case r.Method == http.MethodGet && p == "/v1/refunds":
 		v, err = s.listRefunds(r.Form)
+	case r.Method == http.MethodGet && strings.HasPrefix(p, "/v1/refunds/"):
+		id := strings.TrimPrefix(p, "/v1/refunds/")
+		if re, ok := s.refunds[id]; ok {
+			v = refundJSON(re)
+		} else {
+			err = missing("refund", id)
+		}
 	case r.Method == http.MethodPost && p == "/v1/refunds":
 		v, err = s.createRefund(r.PostForm)
 	case r.Method == http.MethodGet && p == "/v1/balance_transactions":
@@ -974,6 +993,12 @@ func (s *Server) expandBalance(v url.Values, field string, m map[string]any) {
 func (s *Server) listRefunds(v url.Values) (any, *apiError) {
 	items := make([]listed, 0, len(s.refunds))
 	for _, r := range s.refunds {
+		if ch := v.Get("charge"); ch != "" && r.Charge != ch {
+			continue
+		}
+		if pi := v.Get("payment_intent"); pi != "" && r.PaymentIntent != pi {
+			continue
+		}
 		items = append(items, listed{r.ID, r.Created, r.order, func() map[string]any {
 			m := refundJSON(r)
 			s.expandBalance(v, "balance_transaction", m)
