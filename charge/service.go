@@ -170,8 +170,14 @@ func (s *Service) refundCreatedTx(ctx context.Context, tx ledger.Tx, in ledger.I
 // CanRefund reports whether provider has a charger that sends refunds
 // (providers.Refunder).
 func (s *Service) CanRefund(provider string) bool {
-	_, ok := s.chargers[provider].(providers.Refunder)
-	return ok
+	c := s.chargers[provider]
+	if _, ok := c.(providers.Refunder); !ok {
+		return false
+	}
+	if sw, ok := c.(providers.RefundSwitch); ok {
+		return sw.RefundsEnabled()
+	}
+	return true
 }
 
 // CheckIntent asks the provider's charger, when it can tell, whether p could

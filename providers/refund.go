@@ -51,3 +51,11 @@ type RefundFinder interface {
 type RefundStatusQuerier interface {
 	QueryRefundStatus(ctx context.Context, req RefundRequest, providerRef string) (ChargeResult, error)
 }
+
+// RefundSwitch is implemented by a charger that can refund only once it is
+// configured to (M-Pesa needs an initiator and its credential). While
+// RefundsEnabled is false a refund intent is recorded without a job, as for
+// a provider that cannot refund at all.
+type RefundSwitch interface {
+	RefundsEnabled() bool
+}

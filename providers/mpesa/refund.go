@@ -155,6 +155,13 @@ func (c *Charger) reversalFields(req providers.RefundRequest) (refundFields, err
 	return refundFields{receipt: rcpt, amount: json.Number(req.Amount.Value.StringFixed(0))}, nil
 }
 
+// RefundsEnabled says whether refunds can be sent: an initiator, its
+// credential and the reversal result URLs are configured. Without them a
+// refund intent is recorded and reconciled but given no job.
+func (c *Charger) RefundsEnabled() bool {
+	return c.initiatorConfigured("refund", c.d.cfg.ReversalURLs) == nil
+}
+
 // initiatorConfigured says what refunds lack, as a Retryable error: nothing
 // was sent, and a person fixes the configuration.
 func (c *Charger) initiatorConfigured(what string, urls ResultURLs) error {

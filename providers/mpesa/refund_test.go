@@ -237,6 +237,9 @@ func TestRefundRefusedBeforeSending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.RefundsEnabled() || !b.charger.RefundsEnabled() {
+		t.Errorf("RefundsEnabled: %v unconfigured, %v configured; want false, true", c.RefundsEnabled(), b.charger.RefundsEnabled())
+	}
 	_, err = c.Refund(ctx, refundReq(t, "SB62A1SVRK", "10"))
 	if providers.KindOf(err) != providers.Retryable || !strings.Contains(err.Error(), "SecurityCredential") {
 		t.Errorf("unconfigured refund: %v", err)
