@@ -217,6 +217,23 @@ func (s *Service) EnqueueChargesTx(ctx context.Context, tx ledger.Tx, keys []str
 	return n, nil
 }
 
+// EnqueueRefundsTx enqueues the refund jobs of the pending refund intents
+// keys in the caller's transaction, as EnqueueChargesTx does for charges.
+func (s *Service) EnqueueRefundsTx(ctx context.Context, tx ledger.Tx, keys []string) (int, error) {
+	if s.queue == nil {
+		return 0, errors.New("charge: no queue (call UseQueue)")
+	}
+	args := make([]river.JobArgs, len(keys))
+	for i, k := range keys {
+		args[i] = RefundArgs{IntentKey: k}
+	}
+	n, err := s.queue.InsertManyTx(ctx, tx, args, s.refundOpts())
+	if err != nil {
+		return n, fmt.Errorf("charge: enqueue %d refund(s): %w", len(keys), err)
+	}
+	return n, nil
+}
+
 // CanCharge reports whether provider has a charger.
 func (s *Service) CanCharge(provider string) bool {
 	_, ok := s.chargers[provider]

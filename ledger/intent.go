@@ -258,6 +258,9 @@ type ImportIntentsParams struct {
 	// The charge service enqueues their charges there, in the same
 	// transaction.
 	Pending func(ctx context.Context, keys []string) error
+	// PendingRefunds is Pending for the refund intents: called with the keys
+	// of the pending refunds the import names, for their refund jobs.
+	PendingRefunds func(ctx context.Context, keys []string) error
 }
 
 // ImportIntentsResult counts what a bulk import did. Every row is created,
@@ -271,6 +274,8 @@ type ImportIntentsResult struct {
 	// whose stored intent is still pending after the import: created now,
 	// or imported before and never charged.
 	Pending int
+	// PendingRefunds is Pending for refund intents.
+	PendingRefunds int
 	// Refused lists the rows refused, in no particular order: the same key
 	// with other parameters (*KeyReuseError) or an invalid row (*FieldError).
 	Refused []RefusedIntent

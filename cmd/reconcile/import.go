@@ -188,7 +188,9 @@ Nothing is charged unless --charge is given: a backfill must not send payment pr
 customers. Without it a pending intent is imported and stays pending, and the output says how
 many. With --charge, every pending intent of the file that is still pending gets its charge job
 in the same transaction, as if created through the API; its provider must have a charger
-configured. Importing the same file again with --charge charges those imported without it.`,
+configured. A pending refund (kind refund) likewise gets its refund job with --charge only,
+and its provider must be able to send refunds. Importing the same file again with --charge
+charges (and refunds) those imported without it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -217,7 +219,7 @@ configured. Importing the same file again with --charge charges those imported w
 			// refused, as the API refuses them.
 			setups := a.providerSetups()
 			opt.Check = func(r intentcsv.Row) error { return checkProvider(setups, r.Intent.Provider) }
-			enqueued := 0
+			enqueued, enqueuedRefunds := 0, 0
 			if chargeThem {
 				svc, _, err := a.chargesWithQueue(ctx)
 				if err != nil {
@@ -227,7 +229,17 @@ configured. Importing the same file again with --charge charges those imported w
 					if err := checkProvider(setups, r.Intent.Provider); err != nil {
 						return err
 					}
-					if r.Intent.State != ledger.StatePending || svc.CanCharge(r.Intent.Provider) {
+					if r.Intent.State != ledger.StatePending {
+						return nil
+					}
+					if r.Intent.Kind == ledger.IntentRefund {
+						if svc.CanRefund(r.Intent.Provider) {
+							return nil
+						}
+						return fmt.Errorf("%s line %d: --charge: provider %q cannot send refunds as configured: %s",
+							args[0], r.Line, r.Intent.Provider, refunderSetting(r.Intent.Provider))
+					}
+					if svc.CanCharge(r.Intent.Provider) {
 						return nil
 					}
 					return fmt.Errorf("%s line %d: --charge: no charger is configured for provider %q: %s",
@@ -236,6 +248,11 @@ configured. Importing the same file again with --charge charges those imported w
 				opt.Pending = func(ctx context.Context, tx ledger.Tx, keys []string) error {
 					n, err := svc.EnqueueChargesTx(ctx, tx, keys)
 					enqueued += n
+					return err
+				}
+				opt.PendingRefunds = func(ctx context.Context, tx ledger.Tx, keys []string) error {
+					n, err := svc.EnqueueRefundsTx(ctx, tx, keys)
+					enqueuedRefunds += n
 					return err
 				}
 			}
@@ -253,11 +270,31 @@ configured. Importing the same file again with --charge charges those imported w
 				fmt.Fprintf(a.stdout, "%d pending intent(s) imported and not charged: no charge jobs were enqueued. "+
 					"To charge them, import the file again with --charge.\n", res.Pending)
 			}
+			switch {
+			case chargeThem && res.PendingRefunds > 0:
+				fmt.Fprintf(a.stdout, "%d pending refund(s): %d refund job(s) enqueued, %d already queued\n",
+					res.PendingRefunds, enqueuedRefunds, res.PendingRefunds-enqueuedRefunds)
+			case res.PendingRefunds > 0:
+				fmt.Fprintf(a.stdout, "%d pending refund(s) imported and not sent: no refund jobs were enqueued. "+
+					"To send them, import the file again with --charge.\n", res.PendingRefunds)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&chargeThem, "charge", false, "enqueue the charge of every pending intent of the file (sends real payment requests)")
 	return cmd
+}
+
+// refunderSetting says what makes provider able to send refunds.
+func refunderSetting(provider string) string {
+	switch provider {
+	case "mpesa":
+		return "set providers.mpesa.initiator and " + envName("providers.mpesa.security_credential") +
+			" (with the charging settings: " + chargerSetting(provider) + ")"
+	case "stripe":
+		return chargerSetting(provider)
+	}
+	return "only mpesa and stripe can refund; import without --charge"
 }
 
 // chargerSetting says what makes provider able to charge.

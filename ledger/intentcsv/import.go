@@ -21,6 +21,8 @@ type Result struct {
 	// Pending counts the file's pending intents that are still pending
 	// (created now or by an earlier import).
 	Pending int
+	// PendingRefunds is Pending for refund intents.
+	PendingRefunds int
 }
 
 // Options tune an import. The zero value imports and enqueues nothing else.
@@ -30,6 +32,9 @@ type Options struct {
 	// --charge enqueues their charges there). Without it a pending intent
 	// is imported and nothing else happens to it.
 	Pending func(ctx context.Context, tx ledger.Tx, keys []string) error
+	// PendingRefunds is Pending for the pending refund intents (--charge
+	// enqueues their refund jobs there).
+	PendingRefunds func(ctx context.Context, tx ledger.Tx, keys []string) error
 	// Check, when set, vets each good row before it is written. A
 	// *ledger.FieldError rejects the row like a bad value (quarantined with
 	// its line and field); any other error stops the import and nothing is
@@ -102,20 +107,22 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 				return nil
 			}, reject)
 		}
-		var pending func(context.Context, []string) error
-		if opt.Pending != nil {
-			pending = func(ctx context.Context, keys []string) error {
+		inTx := func(fn func(context.Context, ledger.Tx, []string) error) func(context.Context, []string) error {
+			if fn == nil {
+				return nil
+			}
+			return func(ctx context.Context, keys []string) error {
 				if len(bad) > 0 || fail != nil {
 					return nil // rolled back anyway
 				}
-				return opt.Pending(ctx, tx, keys)
+				return fn(ctx, tx, keys)
 			}
 		}
-		out, err := tx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: rows, Pending: pending})
+		out, err := tx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: rows, Pending: inTx(opt.Pending), PendingRefunds: inTx(opt.PendingRefunds)})
 		if err != nil {
 			return err
 		}
-		res = Result{Rows: out.Rows, Created: out.Created, Existing: out.Existing, Pending: out.Pending}
+		res = Result{Rows: out.Rows, Created: out.Created, Existing: out.Existing, Pending: out.Pending, PendingRefunds: out.PendingRefunds}
 		refused = out.Refused
 		if fail != nil || len(bad) > 0 || len(refused) > 0 {
 			return errRollback

@@ -182,7 +182,7 @@ func exerciseRefunds(t *testing.T, newStore NewStore) {
 		if got := refusedLines(res); !slices.Equal(got, []int{4, 7, 8}) {
 			t.Fatalf("refused lines %v (%v), want [4 7 8]", got, res.Refused)
 		}
-		if res.Rows != 9 || res.Created != 5 || res.Existing != 1 || res.Pending != 1 || pending != nil {
+		if res.Rows != 9 || res.Created != 5 || res.Existing != 1 || res.Pending != 1 || res.PendingRefunds != 1 || pending != nil {
 			t.Fatalf("import = %+v, pending keys %v", res, pending)
 		}
 		for _, r := range res.Refused {
@@ -204,18 +204,27 @@ func exerciseRefunds(t *testing.T, newStore NewStore) {
 		if atts, err := s.ListAttempts(ctx, "refund:file:2"); err != nil || len(atts) != 0 {
 			t.Fatalf("attempts of a refused refund: %v, %v", atts, err)
 		}
-		// Without the refused rows the same file imports whole, and a
-		// pending refund is not handed over to be charged.
+		// Without the refused rows the same file imports whole. A pending
+		// refund is never handed over to be charged: the pending refunds,
+		// created now or stored before, go to PendingRefunds for their
+		// refund jobs.
 		ok := slices.DeleteFunc(slices.Clone(rows), func(r ledger.ImportIntent) bool { return slices.Contains([]int{4, 7, 8}, r.Line) })
 		ok = append(ok, refund(11, "refund:stored:3", stored.Key, "400", ledger.StatePending))
 		pending = nil
+		var pendingRefunds []string
 		err = s.InTx(ctx, func(tx ledger.Tx) (err error) {
 			res, err = tx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: slices.Values(ok),
-				Pending: func(_ context.Context, keys []string) error { pending = append(pending, keys...); return nil }})
+				Pending: func(_ context.Context, keys []string) error { pending = append(pending, keys...); return nil },
+				PendingRefunds: func(_ context.Context, keys []string) error {
+					pendingRefunds = append(pendingRefunds, keys...)
+					return nil
+				}})
 			return err
 		})
-		if err != nil || len(res.Refused) != 0 || res.Created != 1 || !slices.Equal(pending, []string{"charge:pending"}) {
-			t.Fatalf("second import = %+v, pending %v, %v", res, pending, err)
+		slices.Sort(pendingRefunds)
+		if err != nil || len(res.Refused) != 0 || res.Created != 1 || !slices.Equal(pending, []string{"charge:pending"}) ||
+			res.PendingRefunds != 2 || !slices.Equal(pendingRefunds, []string{"refund:stored:1", "refund:stored:3"}) {
+			t.Fatalf("second import = %+v, pending %v, pending refunds %v, %v", res, pending, pendingRefunds, err)
 		}
 	})
 }

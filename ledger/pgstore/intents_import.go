@@ -178,24 +178,33 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	res.Refused = append(res.Refused, refused...)
 	res.Created -= len(refused)
 	res.Existing = res.Rows - res.Created - len(res.Refused)
-	if p.Pending == nil || len(res.Refused) > 0 {
-		err = tx.QueryRow(ctx, `SELECT count(*) FROM `+pendingFrom).Scan(&res.Pending)
-		return res, err
+	for _, k := range []struct {
+		kind ledger.IntentKind
+		fn   func(context.Context, []string) error
+		n    *int
+	}{{ledger.IntentCharge, p.Pending, &res.Pending}, {ledger.IntentRefund, p.PendingRefunds, &res.PendingRefunds}} {
+		if k.fn == nil || len(res.Refused) > 0 {
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM `+pendingFrom, string(k.kind)).Scan(k.n)
+		} else {
+			*k.n, err = sendPending(ctx, tx, k.kind, k.fn)
+		}
+		if err != nil {
+			return res, err
+		}
 	}
-	res.Pending, err = sendPending(ctx, tx, p.Pending)
-	return res, err
+	return res, nil
 }
 
 // pendingFrom names the keys of the staged rows (one per key) that ask for
-// a pending intent still pending in the books.
-// Refunds are left out: they are not charged.
+// a pending intent of kind $1 still pending in the books.
 const pendingFrom = `intent_import s JOIN intents i ON i.key = s.key
-	WHERE s.state = 'pending' AND i.state = 'pending' AND i.kind = 'charge'`
+	WHERE s.state = 'pending' AND i.state = 'pending' AND i.kind = $1`
 
-// sendPending hands those keys over to fn, a page at a time, through a
-// cursor: the connection is free between pages for fn to write on.
-func sendPending(ctx context.Context, tx pgx.Tx, fn func(context.Context, []string) error) (int, error) {
-	if _, err := tx.Exec(ctx, `DECLARE intent_import_pending NO SCROLL CURSOR FOR SELECT s.key FROM `+pendingFrom); err != nil {
+// sendPending hands the keys of pending intents of kind over to fn, a page
+// at a time, through a cursor: the connection is free between pages for fn
+// to write on.
+func sendPending(ctx context.Context, tx pgx.Tx, kind ledger.IntentKind, fn func(context.Context, []string) error) (int, error) {
+	if _, err := tx.Exec(ctx, `DECLARE intent_import_pending NO SCROLL CURSOR FOR SELECT s.key FROM `+pendingFrom, string(kind)); err != nil {
 		return 0, err
 	}
 	total := 0

@@ -41,7 +41,7 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	if _, err := e.exec(ctx, `DROP TABLE IF EXISTS temp.intent_import_pending`); err != nil {
 		return imp.res, err
 	}
-	if _, err := e.exec(ctx, `CREATE TEMP TABLE intent_import_pending (key TEXT PRIMARY KEY)`); err != nil {
+	if _, err := e.exec(ctx, `CREATE TEMP TABLE intent_import_pending (key TEXT PRIMARY KEY, kind TEXT NOT NULL)`); err != nil {
 		return imp.res, err
 	}
 	if _, err := e.exec(ctx, `DROP TABLE IF EXISTS temp.intent_import_refunds`); err != nil {
@@ -90,19 +90,32 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	return imp.res, err
 }
 
-// sendPending counts the pending keys and, when asked and nothing was
-// refused, hands them over a page at a time.
+// sendPending counts the pending keys of each kind and, when asked and
+// nothing was refused, hands them over a page at a time.
 func (imp *intentImport) sendPending(ctx context.Context) error {
-	if err := imp.e.queryRow(ctx, `SELECT count(*) FROM temp.intent_import_pending`).Scan(&imp.res.Pending); err != nil {
-		return err
+	for _, k := range []struct {
+		kind ledger.IntentKind
+		fn   func(context.Context, []string) error
+		n    *int
+	}{{ledger.IntentCharge, imp.p.Pending, &imp.res.Pending}, {ledger.IntentRefund, imp.p.PendingRefunds, &imp.res.PendingRefunds}} {
+		if err := imp.e.queryRow(ctx, `SELECT count(*) FROM temp.intent_import_pending WHERE kind = ?`, string(k.kind)).Scan(k.n); err != nil {
+			return err
+		}
+		if k.fn == nil || len(imp.res.Refused) > 0 {
+			continue
+		}
+		if err := imp.sendKind(ctx, k.kind, k.fn); err != nil {
+			return err
+		}
 	}
-	if imp.p.Pending == nil || len(imp.res.Refused) > 0 {
-		return nil
-	}
+	return nil
+}
+
+func (imp *intentImport) sendKind(ctx context.Context, kind ledger.IntentKind, fn func(context.Context, []string) error) error {
 	var last int64
 	for {
-		rows, err := imp.e.query(ctx, `SELECT rowid, key FROM temp.intent_import_pending WHERE rowid > ? ORDER BY rowid LIMIT ?`,
-			last, pendingPage)
+		rows, err := imp.e.query(ctx, `SELECT rowid, key FROM temp.intent_import_pending WHERE kind = ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+			string(kind), last, pendingPage)
 		if err != nil {
 			return err
 		}
@@ -121,7 +134,7 @@ func (imp *intentImport) sendPending(ctx context.Context) error {
 		if len(keys) == 0 {
 			return nil
 		}
-		if err := imp.p.Pending(ctx, keys); err != nil {
+		if err := fn(ctx, keys); err != nil {
 			return err
 		}
 	}
@@ -168,7 +181,7 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 	}
 	var (
 		check   []ledger.ImportIntent
-		pending []string
+		pending = map[ledger.IntentKind][]string{}
 		refunds []any
 	)
 	for _, r := range batch {
@@ -180,8 +193,9 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 		imp.res.Created++
 		if r.IsRefund() {
 			refunds = append(refunds, r.Line, r.Key, r.RefundOf)
-		} else if r.State == ledger.StatePending {
-			pending = append(pending, r.Key)
+		}
+		if r.State == ledger.StatePending {
+			pending[r.Kind] = append(pending[r.Kind], r.Key)
 		}
 		for i, ref := range r.ProviderRefs {
 			imp.attempts = append(imp.attempts, r.Key, i+1, ref, ts(r.CreatedAt))
@@ -201,16 +215,18 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 			return err
 		}
 	}
-	if len(pending) > 0 {
-		_, err := imp.e.exec(ctx, `INSERT OR IGNORE INTO temp.intent_import_pending (key) SELECT value FROM json_each(?)`, jsonList(pending))
-		return err
+	for kind, keys := range pending {
+		if _, err := imp.e.exec(ctx, `INSERT OR IGNORE INTO temp.intent_import_pending (key, kind) SELECT value, ? FROM json_each(?)`,
+			string(kind), jsonList(keys)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // check compares rows whose key was already stored with the stored intent;
 // it adds to pending the rows that ask for a pending intent still pending.
-func (imp *intentImport) check(ctx context.Context, rows []ledger.ImportIntent, pending []string) ([]string, error) {
+func (imp *intentImport) check(ctx context.Context, rows []ledger.ImportIntent, pending map[ledger.IntentKind][]string) (map[ledger.IntentKind][]string, error) {
 	if len(rows) == 0 {
 		return pending, nil
 	}
@@ -237,8 +253,8 @@ func (imp *intentImport) check(ctx context.Context, rows []ledger.ImportIntent, 
 			return pending, fmt.Errorf("intent %q neither inserted nor stored", r.Key)
 		case have.Same(r.IntentParams):
 			imp.res.Existing++
-			if !r.IsRefund() && r.State == ledger.StatePending && have.State == ledger.StatePending {
-				pending = append(pending, r.Key)
+			if r.State == ledger.StatePending && have.State == ledger.StatePending {
+				pending[r.Kind] = append(pending[r.Kind], r.Key)
 			}
 		default:
 			imp.res.Refused = append(imp.res.Refused, ledger.RefusedIntent{Line: r.Line,
