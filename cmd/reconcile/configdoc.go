@@ -62,11 +62,13 @@ var configDocs = map[string]string{
 		"the intent stays pending and the reconciler reports it as stuck). With the default backoff they " +
 		"span about 40 minutes, far inside Stripe's 24-hour idempotency key retention; a setting whose " +
 		"retries would span more than 20 hours is refused.",
-	"charges.pending_poll": "How often an accepted but unfinished charge (an STK prompt) is asked about.",
-	"charges.pending_give_up": "When a still-pending charge is given up as unknown, for the reconciler " +
-		"to settle.",
+	"charges.pending_poll": "How often an accepted but unfinished charge (an STK prompt) or refund (an " +
+		"M-Pesa reversal awaiting its result) is asked about.",
+	"charges.pending_give_up": "When a still-pending charge or refund is given up as unknown, for the " +
+		"reconciler to settle.",
 
-	"events": "Outgoing events (charge.succeeded, charge.failed, charge.unknown), POSTed as JSON to every " +
+	"events": "Outgoing events (charge.succeeded, charge.failed, charge.unknown, and refund.succeeded, " +
+		"refund.failed, refund.unknown for refund intents), POSTed as JSON to every " +
 		"endpoint, signed with RECONCILE_EVENTS_SIGNING_SECRET (header Reconcile-Signature: " +
 		"v1=hex(HMAC-SHA256(secret, timestamp + \".\" + body))), with the event id as Idempotency-Key.",
 	"events.endpoints":      "URLs that receive every event.",
