@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -135,6 +136,10 @@ func (s *Service) RefundRequest(ctx context.Context, in ledger.Intent) (provider
 // settled by evidence, the latest reference any attempt recorded), and the
 // money-level id of the provider transaction that carries that reference,
 // when the books hold it (M-Pesa: the receipt number of the STK payment).
+// A charge with no such transaction (paid by paybill against its reference,
+// or confirmed by a status query whose callback never came) is known by the
+// one successful charge of its amount that echoes its reference, if exactly
+// one does.
 func (s *Service) chargeIDs(ctx context.Context, ch ledger.Intent) (ref, txnID string, err error) {
 	attempts, err := s.store.ListAttempts(ctx, ch.Key)
 	if err != nil {
@@ -153,23 +158,33 @@ func (s *Service) chargeIDs(ctx context.Context, ch ledger.Intent) (ref, txnID s
 			ref = a.ProviderRef
 		}
 	}
-	if ref == "" {
-		return "", "", nil
-	}
 	// The charge's transaction occurred between its creation and its
 	// success, give or take the clocks of two systems.
 	const slack = 2 * time.Hour
-	errFound := errors.New("found")
+	var byRef []string
 	err = s.store.ListProviderTxns(ctx, ledger.TxnFilter{Provider: ch.Provider, From: ch.CreatedAt.Add(-slack), To: ch.UpdatedAt.Add(slack)},
 		func(t ledger.ProviderTxn) error {
-			if t.Type == ledger.TxnCharge && t.Status == ledger.TxnSucceeded && (t.ProviderRef == ref || t.ID == ref) {
+			if t.Type != ledger.TxnCharge || t.Status != ledger.TxnSucceeded {
+				return nil
+			}
+			if ref != "" && (t.ProviderRef == ref || t.ID == ref) {
 				txnID = t.ID
 				return errFound
+			}
+			if ch.Reference != "" && strings.EqualFold(strings.TrimSpace(t.Reference), ch.Reference) &&
+				t.Amount.Currency == ch.Amount.Currency && t.Amount.Value.Equal(ch.Amount.Value) {
+				byRef = append(byRef, t.ID)
 			}
 			return nil
 		})
 	if err != nil && !errors.Is(err, errFound) {
 		return "", "", fmt.Errorf("charge %s: provider transactions: %w", ch.Key, err)
 	}
+	if txnID == "" && len(byRef) == 1 {
+		txnID = byRef[0]
+	}
 	return ref, txnID, nil
 }
+
+// errFound stops a listing once the row sought is found.
+var errFound = errors.New("found")

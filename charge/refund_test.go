@@ -349,9 +349,23 @@ func TestRefundRequestNamesTheCharge(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 		kes := func(s string) money.Amount { a, _ := money.Parse(s, "KES"); return a }
-		for _, k := range []string{"charge:stk", "charge:bare"} {
+		for _, k := range []string{"charge:stk", "charge:bare", "charge:paybill", "charge:twice"} {
+			ref := map[string]string{"charge:paybill": "INV4471", "charge:twice": "INV4472"}[k]
 			if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded, CreatedAt: now,
-				IntentParams: ledger.IntentParams{Key: k, Provider: "fake", Amount: kes("1500")}}); err != nil {
+				IntentParams: ledger.IntentParams{Key: k, Provider: "fake", Amount: kes("1500"), Reference: ref}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Paid by paybill against the intent's reference (no attempt
+		// recorded a request id): the one payment of its amount that echoes
+		// the reference names it. Two such payments name nothing.
+		for _, p := range []struct{ id, ref, amount string }{
+			{"SKP1PAYBILL", "inv4471", "1500"}, {"SKP2OTHER", "INV4471", "1000"},
+			{"SKP3TWICE", "INV4472", "1500"}, {"SKP4TWICE", "INV4472", "1500"},
+		} {
+			if _, err := b.store.UpsertProviderTxn(ctx, ledger.ProviderTxn{Provider: "fake", ID: p.id, Type: ledger.TxnCharge,
+				Status: ledger.TxnSucceeded, Amount: kes(p.amount), OccurredAt: now.Add(time.Minute), Reference: p.ref},
+				ledger.Source{Channel: "c2b_confirmation", Ref: p.id, ReceivedAt: now}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -374,8 +388,10 @@ func TestRefundRequestNamesTheCharge(t *testing.T) {
 			}
 		}
 		for of, want := range map[string]providers.RefundRequest{
-			"charge:stk":  {ChargeRef: "ws_CO_1", ChargeTxnID: "SKX1RCPT"},
-			"charge:bare": {}, // nothing recorded: the provider says whether it can do without
+			"charge:stk":     {ChargeRef: "ws_CO_1", ChargeTxnID: "SKX1RCPT"},
+			"charge:bare":    {}, // nothing recorded: the provider says whether it can do without
+			"charge:paybill": {ChargeTxnID: "SKP1PAYBILL"},
+			"charge:twice":   {},
 		} {
 			in, err := b.createRefund(t, "refund:"+of, of, "500")
 			if err != nil {

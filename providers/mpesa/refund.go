@@ -3,6 +3,7 @@ package mpesa
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -144,6 +145,14 @@ func (c *Charger) reversalFields(req providers.RefundRequest) (refundFields, err
 	}
 	if !req.Amount.Value.IsInteger() || req.Amount.Value.LessThan(oneShilling) {
 		return refundFields{}, invalidRefund("amount", fmt.Errorf("%s is not a whole number of shillings of at least 1", req.Amount.Text()))
+	}
+	if strings.TrimSpace(req.ChargeTxnID) == "" {
+		// The books do not hold the charge's receipt yet (its callback
+		// never came; a statement or pull brings it): nothing is sent, and
+		// the job tries again later.
+		return refundFields{}, &providers.Error{Provider: Provider, Kind: providers.Retryable, Code: "receipt_unknown",
+			Message: "reversal: charge_txn_id: the charge's M-Pesa receipt is not in the books yet (import the statement or wait for the pull)",
+			Err:     &ledger.FieldError{Field: "charge_txn_id", Err: errors.New("the charge's M-Pesa receipt is not known yet")}}
 	}
 	rcpt, err := receipt(req.ChargeTxnID)
 	if err != nil {
