@@ -58,6 +58,15 @@ func (s *Service) ApplyOutcome(ctx context.Context, tx ledger.Tx, provider strin
 		}
 		return nil
 	}
+	if outcome == ledger.OutcomeSucceeded && o.Amount.Currency != "" &&
+		(o.Amount.Currency != in.Amount.Currency || !o.Amount.Value.Equal(in.Amount.Value)) {
+		// Money moved, but not the amount asked for (a reversal of the whole
+		// payment for a partial refund): not this intent's success. The
+		// transaction is kept as evidence and the run reports the mismatch.
+		s.logger.Warn("provider verdict is for another amount; kept as evidence", "intent", in.Key,
+			"amount", in.Amount.String(), "verdict_amount", o.Amount.String(), "provider_ref", ledger.MaskMSISDNs(o.ProviderRef))
+		return nil
+	}
 	reason := o.Reason
 	if o.Code != "" && outcome == ledger.OutcomeFailed {
 		reason = o.Code + ": " + o.Reason

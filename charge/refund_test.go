@@ -267,7 +267,7 @@ func TestRefundOutcomesAndSettle(t *testing.T) {
 			IntentParams: ledger.IntentParams{Key: "charge:c", Provider: "fake", Amount: a}}); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"refund:cb", "refund:ev", "refund:no"} {
+		for _, k := range []string{"refund:cb", "refund:ev", "refund:no", "refund:whole"} {
 			if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateUnknown, CreatedAt: now,
 				IntentParams: ledger.IntentParams{Key: k, Kind: ledger.IntentRefund, RefundOf: "charge:c", Provider: "fake", Amount: ten}}); err != nil {
 				t.Fatal(err)
@@ -281,6 +281,12 @@ func TestRefundOutcomesAndSettle(t *testing.T) {
 				return err
 			}
 			if err := b.svc.ApplyOutcome(ctx, tx, "fake", providers.AttemptOutcome{ProviderRef: "conv-refund:no", Status: providers.StatusFailed, Code: "R000002"}); err != nil {
+				return err
+			}
+			// The whole payment reversed for a refund of part of it: money
+			// moved, but not this refund's success.
+			if err := b.svc.ApplyOutcome(ctx, tx, "fake", providers.AttemptOutcome{ProviderRef: "conv-refund:whole", Status: providers.StatusSucceeded,
+				TxnID: "R3", Amount: a}); err != nil {
 				return err
 			}
 			in, err := tx.GetIntent(ctx, "refund:ev")
@@ -299,6 +305,12 @@ func TestRefundOutcomesAndSettle(t *testing.T) {
 			if _, err := b.store.GetEvent(ctx, ledger.EventID(want, k)); err != nil {
 				t.Errorf("%s: no %s event: %v", k, want, err)
 			}
+		}
+		if s := b.state(t, "refund:whole"); s != ledger.StateUnknown {
+			t.Errorf("refund:whole settled by a verdict for another amount: %s", s)
+		}
+		if _, err := b.store.GetEvent(ctx, ledger.EventID(ledger.EventRefundSucceeded, "refund:whole")); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("refund:whole: an event for a verdict of another amount (%v)", err)
 		}
 	})
 }
