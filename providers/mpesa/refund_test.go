@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -528,5 +529,34 @@ func TestStatusVerdictWithoutTheTransaction(t *testing.T) {
 	}
 	if ev, err := (CallbackParser{}).ParseCallbackKind(KindTransactionStatus, body("Completed"), "callback:1", received); err == nil {
 		t.Errorf("a success without the reversal was read: %+v", ev)
+	}
+}
+
+// TestStatusVerdictNotAboutOurReversal: a status answer that names the
+// charge's own receipt, or says the transaction was itself reversed, gives
+// the refund attempt no verdict.
+func TestStatusVerdictNotAboutOurReversal(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/callbacks/status_reversal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := (CallbackParser{}).ParseCallbackKind(KindTransactionStatus, raw, "callback:1", received); err != nil ||
+		len(ev.Outcomes) != 1 || ev.Outcomes[0].Status != providers.StatusSucceeded {
+		t.Fatalf("the fixture itself: %+v, %v", ev, err)
+	}
+	for name, body := range map[string]string{
+		"the charge's receipt": strings.Replace(string(raw), `"ReceiptNo","Value":"SKE52PAWR9"`, `"ReceiptNo","Value":"SKC82PACB8"`, 1),
+		"reversed":             strings.Replace(string(raw), `"TransactionStatus","Value":"Completed"`, `"TransactionStatus","Value":"Reversed"`, 1),
+	} {
+		ev, err := CallbackParser{}.ParseCallbackKind(KindTransactionStatus, []byte(body), "callback:1", received)
+		if err != nil || len(ev.Outcomes) != 0 {
+			t.Errorf("%s: %+v, %v; want no verdict", name, ev.Outcomes, err)
+		}
+		for _, sg := range ev.Sightings {
+			if sg.Txn.Type == ledger.TxnReversal && sg.Txn.LinkedID == sg.Txn.ID {
+				t.Errorf("%s: a reversal of itself: %+v", name, sg.Txn)
+			}
+		}
 	}
 }

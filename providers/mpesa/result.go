@@ -424,6 +424,12 @@ func (p *parser) transactionStatus(ev providers.Evidence, n node, pp paramParser
 		return ev, err
 	}
 	t.Status = status
+	if ours && (strings.EqualFold(strings.TrimSpace(statusText), "reversed") || strings.EqualFold(t.ID, original)) {
+		// The answer is about the charge itself (its receipt), or says the
+		// reversal was itself undone: it says nothing certain about our
+		// reversal. No verdict; the transaction is kept as it stands.
+		ours = false
+	}
 	if ours {
 		t.Type, t.ProviderRef = ledger.TxnReversal, attempt
 		if original != "" {
