@@ -140,10 +140,10 @@ func (h *Interactions) acceptRefused(ctx context.Context, ref buttonRef, channel
 	case errors.Is(err, ledger.ErrNotFound):
 		text = "That finding is not in the books; nothing was changed."
 	default:
-		h.log.Error("slack accept suggestion", slog.String("finding", ref.Finding), slog.String("error", err.Error()))
+		h.log.Error("slack accept suggestion", slog.String("finding", ref.Finding), slog.String("error", redact(scrub(err.Error()), h.secrets())))
 		text = "That could not be recorded; nothing was changed. Try again, or use the console."
 	}
-	h.log.Info("slack suggestion not accepted", slog.String("finding", ref.Finding), slog.String("reason", scrub(err.Error())))
+	h.log.Info("slack suggestion not accepted", slog.String("finding", ref.Finding), slog.String("reason", redact(scrub(err.Error()), h.secrets())))
 	h.tell(ctx, channel, user, redact(scrub(text), h.secrets()))
 }
 

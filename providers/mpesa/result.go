@@ -78,7 +78,9 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 		// It names the refund attempt the result settles.
 		return ev, err
 	}
-	verdict := providers.AttemptOutcome{ProviderRef: origin.String(), Code: code, Reason: desc.String(), At: p.receivedAt}
+	// ResultDesc can quote the customer's number: masked before it is kept
+	// as the attempt's reason.
+	verdict := providers.AttemptOutcome{ProviderRef: origin.String(), Code: code, Reason: ledger.MaskMSISDNs(desc.String()), At: p.receivedAt}
 	if code != "0" {
 		// A failed result moves no money and carries no amount: it is kept
 		// as the stored callback. Trust ResultCode, never ResultDesc.
