@@ -74,6 +74,17 @@ func (r Refundable) Remaining() money.Amount {
 	return money.Amount{Value: r.Charge.Amount.Value.Sub(r.Refunded), Currency: r.Charge.Amount.Currency}
 }
 
+// CheckImportedRefundSends refuses a pending refund in an import (one that
+// will be sent) whose charge has not succeeded, as the API refuses it: there
+// is nothing at the provider to give back yet. Refunds in a final state are
+// history and pass.
+func CheckImportedRefundSends(state State, charge Intent) error {
+	if state != StatePending || charge.State == StateSucceeded {
+		return nil
+	}
+	return &FieldError{Field: "refund_of", Err: fmt.Errorf("charge %q is %s: only a succeeded charge can be refunded", charge.Key, charge.State)}
+}
+
 // CheckRefund validates a new refund p (normalised) against the charge it
 // names: the charge exists and is a charge of the same provider, the refund
 // is in the charge's currency and at most what remains refundable. Every

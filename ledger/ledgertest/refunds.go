@@ -209,7 +209,8 @@ func exerciseRefunds(t *testing.T, newStore NewStore) {
 		// created now or stored before, go to PendingRefunds for their
 		// refund jobs.
 		ok := slices.DeleteFunc(slices.Clone(rows), func(r ledger.ImportIntent) bool { return slices.Contains([]int{4, 7, 8}, r.Line) })
-		ok = append(ok, refund(11, "refund:stored:3", stored.Key, "400", ledger.StatePending))
+		ok = append(ok, refund(11, "refund:file2:1", "charge:file2", "40", ledger.StatePending),
+			importRow(t, 12, "charge:file2", "100", ledger.StateSucceeded))
 		pending = nil
 		var pendingRefunds []string
 		err = s.InTx(ctx, func(tx ledger.Tx) (err error) {
@@ -222,12 +223,37 @@ func exerciseRefunds(t *testing.T, newStore NewStore) {
 			return err
 		})
 		slices.Sort(pendingRefunds)
-		if err != nil || len(res.Refused) != 0 || res.Created != 1 || !slices.Equal(pending, []string{"charge:pending"}) ||
-			res.PendingRefunds != 2 || !slices.Equal(pendingRefunds, []string{"refund:stored:1", "refund:stored:3"}) {
+		if err != nil || len(res.Refused) != 0 || res.Created != 2 || !slices.Equal(pending, []string{"charge:pending"}) ||
+			res.PendingRefunds != 2 || !slices.Equal(pendingRefunds, []string{"refund:file2:1", "refund:stored:1"}) {
 			t.Fatalf("second import = %+v, pending %v, pending refunds %v, %v", res, pending, pendingRefunds, err)
+		}
+		// A new pending refund is one to send: refused, as through the API,
+		// while its charge has not succeeded. The same refund recorded as
+		// made elsewhere (a final state) is history and imports.
+		for state, refusedWant := range map[ledger.State]bool{ledger.StatePending: true, ledger.StateSucceeded: false} {
+			rows := []ledger.ImportIntent{refund(2, "refund:stored:"+string(state), stored.Key, "100", state)}
+			var res ledger.ImportIntentsResult
+			err := s.InTx(ctx, func(tx ledger.Tx) (err error) {
+				res, err = tx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: slices.Values(rows)})
+				if err == nil && len(res.Refused) > 0 {
+					err = errRollback
+				}
+				return err
+			})
+			var fe *ledger.FieldError
+			switch {
+			case refusedWant && (len(res.Refused) != 1 || !errors.As(res.Refused[0].Err, &fe) || fe.Field != "refund_of" ||
+				!strings.Contains(fe.Error(), "only a succeeded charge")):
+				t.Errorf("%s refund of a pending charge: %+v, %v", state, res, err)
+			case !refusedWant && (err != nil || len(res.Refused) != 0 || res.Created != 1):
+				t.Errorf("%s refund of a pending charge: %+v, %v", state, res, err)
+			}
 		}
 	})
 }
+
+// errRollback rolls a test transaction back on purpose.
+var errRollback = errors.New("rollback")
 
 // exerciseFindingIntentKind: a finding keeps what its intent is, through
 // the single and the batch upsert.

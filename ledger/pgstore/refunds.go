@@ -101,7 +101,8 @@ func checkImportedRefunds(ctx context.Context, tx pgx.Tx) ([]ledger.RefusedInten
 		)
 		SELECT n.line, n.key, n.refund_of, n.provider, n.amount, n.currency,
 		       n.state, COALESCE(b.amount, 0),
-		       c.key IS NOT NULL, COALESCE(c.kind, ''), COALESCE(c.provider, ''), COALESCE(c.amount, 0), COALESCE(c.currency, '')
+		       c.key IS NOT NULL, COALESCE(c.kind, ''), COALESCE(c.provider, ''), COALESCE(c.amount, 0), COALESCE(c.currency, ''),
+		       COALESCE(c.state, '')
 		FROM n LEFT JOIN before b ON b.refund_of = n.refund_of LEFT JOIN intents c ON c.key = n.refund_of
 		ORDER BY n.refund_of, n.line`)
 	if err != nil {
@@ -121,10 +122,10 @@ func checkImportedRefunds(ctx context.Context, tx pgx.Tx) ([]ledger.RefusedInten
 			amount, chargeAmount  decimal.Decimal
 			currency, chargeCur   string
 			chargeKind, chargePrv string
-			state                 ledger.State
+			state, chargeState    ledger.State
 		)
 		if err := rows.Scan(&line, &p.Key, &p.RefundOf, &p.Provider, &amount, &currency, &state, &r.Refunded,
-			&r.Found, &chargeKind, &chargePrv, &chargeAmount, &chargeCur); err != nil {
+			&r.Found, &chargeKind, &chargePrv, &chargeAmount, &chargeCur, &chargeState); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -132,11 +133,16 @@ func checkImportedRefunds(ctx context.Context, tx pgx.Tx) ([]ledger.RefusedInten
 		p.Amount = money.Amount{Value: amount, Currency: currency}
 		r.Charge.Key, r.Charge.Kind, r.Charge.Provider = p.RefundOf, ledger.IntentKind(chargeKind), chargePrv
 		r.Charge.Amount = money.Amount{Value: chargeAmount, Currency: chargeCur}
+		r.Charge.State = chargeState
 		if p.RefundOf != charge {
 			charge, file = p.RefundOf, decimal.Zero
 		}
 		r.Refunded = r.Refunded.Add(file)
-		if err := ledger.CheckRefund(p, r); err != nil {
+		err := ledger.CheckRefund(p, r)
+		if err == nil {
+			err = ledger.CheckImportedRefundSends(state, r.Charge)
+		}
+		if err != nil {
 			refused = append(refused, ledger.RefusedIntent{Line: line, Err: err})
 			keys = append(keys, p.Key)
 		} else if ledger.CountsAsRefunded(state) {

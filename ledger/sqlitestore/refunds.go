@@ -131,7 +131,11 @@ func (imp *intentImport) checkRefunds(ctx context.Context) error {
 		}
 		for _, g := range group {
 			in := byKey[g.key]
-			if err := ledger.CheckRefund(in.IntentParams, r); err != nil {
+			err := ledger.CheckRefund(in.IntentParams, r)
+			if err == nil {
+				err = ledger.CheckImportedRefundSends(in.State, r.Charge)
+			}
+			if err != nil {
 				imp.res.Refused = append(imp.res.Refused, ledger.RefusedIntent{Line: g.line, Err: err})
 				imp.res.Created--
 				refused = append(refused, g.key)
