@@ -203,33 +203,26 @@ func (s *Service) CheckIntent(p ledger.IntentParams) error {
 // finished within River's retention) is skipped. Every intent's provider
 // must have a charger (CanCharge): the caller checks before creating them.
 func (s *Service) EnqueueChargesTx(ctx context.Context, tx ledger.Tx, keys []string) (int, error) {
-	if s.queue == nil {
-		return 0, errors.New("charge: no queue (call UseQueue)")
-	}
-	args := make([]river.JobArgs, len(keys))
-	for i, k := range keys {
-		args[i] = ChargeArgs{IntentKey: k}
-	}
-	n, err := s.queue.InsertManyTx(ctx, tx, args, s.chargeOpts())
-	if err != nil {
-		return n, fmt.Errorf("charge: enqueue %d charge(s): %w", len(keys), err)
-	}
-	return n, nil
+	return s.enqueueTx(ctx, tx, keys, "charge", func(k string) river.JobArgs { return ChargeArgs{IntentKey: k} }, s.chargeOpts())
 }
 
 // EnqueueRefundsTx enqueues the refund jobs of the pending refund intents
 // keys in the caller's transaction, as EnqueueChargesTx does for charges.
 func (s *Service) EnqueueRefundsTx(ctx context.Context, tx ledger.Tx, keys []string) (int, error) {
+	return s.enqueueTx(ctx, tx, keys, "refund", func(k string) river.JobArgs { return RefundArgs{IntentKey: k} }, s.refundOpts())
+}
+
+func (s *Service) enqueueTx(ctx context.Context, tx ledger.Tx, keys []string, what string, job func(string) river.JobArgs, opts *river.InsertOpts) (int, error) {
 	if s.queue == nil {
 		return 0, errors.New("charge: no queue (call UseQueue)")
 	}
 	args := make([]river.JobArgs, len(keys))
 	for i, k := range keys {
-		args[i] = RefundArgs{IntentKey: k}
+		args[i] = job(k)
 	}
-	n, err := s.queue.InsertManyTx(ctx, tx, args, s.refundOpts())
+	n, err := s.queue.InsertManyTx(ctx, tx, args, opts)
 	if err != nil {
-		return n, fmt.Errorf("charge: enqueue %d refund(s): %w", len(keys), err)
+		return n, fmt.Errorf("charge: enqueue %d %s(s): %w", len(keys), what, err)
 	}
 	return n, nil
 }

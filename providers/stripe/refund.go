@@ -58,16 +58,11 @@ func (c *Client) refundParams(req providers.RefundRequest) (*stripeapi.RefundCre
 		return nil, fmt.Errorf("amount %s is not positive", req.Amount)
 	}
 	p := &stripeapi.RefundCreateParams{Amount: stripeapi.Int64(minor)}
-	switch {
-	case strings.HasPrefix(req.ChargeRef, "pi_"):
-		p.PaymentIntent = stripeapi.String(req.ChargeRef)
-	case strings.HasPrefix(req.ChargeTxnID, "ch_") || strings.HasPrefix(req.ChargeTxnID, "py_"):
-		p.Charge = stripeapi.String(req.ChargeTxnID)
-	case strings.HasPrefix(req.ChargeRef, "ch_") || strings.HasPrefix(req.ChargeRef, "py_"):
-		p.Charge = stripeapi.String(req.ChargeRef)
-	default:
-		return nil, fmt.Errorf("charge %s: no PaymentIntent or charge id is recorded for it", req.ChargeKey)
+	pi, ch, err := refundTarget(req)
+	if err != nil {
+		return nil, err
 	}
+	p.PaymentIntent, p.Charge = pi, ch
 	md := map[string]string{}
 	for k, v := range req.Metadata {
 		md[k] = v
@@ -82,6 +77,22 @@ func (c *Client) refundParams(req providers.RefundRequest) (*stripeapi.RefundCre
 	}
 	p.SetIdempotencyKey(req.RefundKey)
 	return p, nil
+}
+
+// refundTarget names the charge a refund gives money back for, as Stripe
+// takes it: the PaymentIntent when one is recorded, else the charge id
+// (one of the two is set).
+func refundTarget(req providers.RefundRequest) (paymentIntent, charge *string, err error) {
+	isCharge := func(id string) bool { return strings.HasPrefix(id, "ch_") || strings.HasPrefix(id, "py_") }
+	switch {
+	case strings.HasPrefix(req.ChargeRef, "pi_"):
+		return stripeapi.String(req.ChargeRef), nil, nil
+	case isCharge(req.ChargeTxnID):
+		return nil, stripeapi.String(req.ChargeTxnID), nil
+	case isCharge(req.ChargeRef):
+		return nil, stripeapi.String(req.ChargeRef), nil
+	}
+	return nil, nil, fmt.Errorf("charge %s: no PaymentIntent or charge id is recorded for it", req.ChargeKey)
 }
 
 // QueryRefundStatus retrieves the refund named by providerRef (re_...).
@@ -103,17 +114,12 @@ func (c *Client) QueryRefundStatus(ctx context.Context, _ providers.RefundReques
 // then the newest.
 func (c *Client) FindRefund(ctx context.Context, req providers.RefundRequest) (providers.ChargeResult, bool, error) {
 	params := &stripeapi.RefundListParams{}
-	switch {
-	case strings.HasPrefix(req.ChargeRef, "pi_"):
-		params.PaymentIntent = stripeapi.String(req.ChargeRef)
-	case strings.HasPrefix(req.ChargeTxnID, "ch_") || strings.HasPrefix(req.ChargeTxnID, "py_"):
-		params.Charge = stripeapi.String(req.ChargeTxnID)
-	case strings.HasPrefix(req.ChargeRef, "ch_") || strings.HasPrefix(req.ChargeRef, "py_"):
-		params.Charge = stripeapi.String(req.ChargeRef)
-	default:
+	pi, ch, err := refundTarget(req)
+	if err != nil {
 		return providers.ChargeResult{}, false, &providers.Error{Provider: Provider, Kind: providers.Permanent, Code: "invalid_request",
-			Message: fmt.Sprintf("charge %s: no PaymentIntent or charge id is recorded for it", req.ChargeKey)}
+			Message: err.Error()}
 	}
+	params.PaymentIntent, params.Charge = pi, ch
 	params.Limit = stripeapi.Int64(int64(c.cfg.PageSize))
 	var found []refundObject
 	for r, err := range c.sc.V1Refunds.List(ctx, params).All(ctx) {
