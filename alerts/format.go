@@ -37,7 +37,13 @@ var (
 // scrub removes what must never reach Slack from free text: URLs (webhook
 // URLs carry their secret in the path), tokens and API keys, e-mail
 // addresses and phone numbers (masked as ledger.MaskCustomer does).
-func scrub(s string) string {
+func scrub(s string) string { return scrubText(s, false) }
+
+// scrubActor is scrub for the name of a person who acted: an operator's
+// e-mail address names them and stays; URLs, tokens and phone numbers go.
+func scrubActor(s string) string { return scrubText(s, true) }
+
+func scrubText(s string, keepEmails bool) string {
 	if s == "" {
 		return ""
 	}
@@ -45,7 +51,9 @@ func scrub(s string) string {
 	s = urlPattern.ReplaceAllString(s, "[link removed]")
 	s = wwwPattern.ReplaceAllString(s, "[link removed]")
 	s = secretPattern.ReplaceAllString(s, "[redacted]")
-	s = emailPattern.ReplaceAllStringFunc(s, ledger.MaskCustomer)
+	if !keepEmails {
+		s = emailPattern.ReplaceAllStringFunc(s, ledger.MaskCustomer)
+	}
 	s = maskSpacedPhones(s)
 	return maskDigitRuns(s)
 }

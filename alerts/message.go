@@ -537,20 +537,6 @@ func resolverOf(f ledger.Finding, hist []ledger.HistoryEvent) (verb, who string)
 	return verb, who
 }
 
-// scrubActor is scrub for the name of a person who acted: an operator's
-// e-mail address names them and stays; URLs, tokens and phone numbers go.
-func scrubActor(s string) string {
-	if s == "" {
-		return ""
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = urlPattern.ReplaceAllString(s, "[link removed]")
-	s = wwwPattern.ReplaceAllString(s, "[link removed]")
-	s = secretPattern.ReplaceAllString(s, "[redacted]")
-	s = maskSpacedPhones(s)
-	return maskDigitRuns(s)
-}
-
 // surfaceText says where a person acted: "in the console".
 func surfaceText(s ledger.Surface) string {
 	switch s {
