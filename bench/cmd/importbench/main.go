@@ -59,6 +59,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&formatList, "formats", "mpesa,stripe,intents", "formats to time")
 	flag.StringVar(&engineList, "engines", "postgres,sqlite", "engines to time")
 	genOnly := flag.Bool("generate", false, "only write the files into -dir (FORMAT.csv) and exit")
+	endToEnd := flag.Bool("e2e", false, "on PostgreSQL, also time both imports (intents, M-Pesa) and a run against COPY of both files plus the SQL join")
 	flag.Parse()
 	c.formats, c.engines = strings.Split(formatList, ","), strings.Split(engineList, ",")
 	if *genOnly {
@@ -105,6 +106,14 @@ func run(ctx context.Context) error {
 		}
 		_ = os.Remove(file)
 	}
+	if *endToEnd {
+		if c.pgURL == "" {
+			return errors.New("-e2e needs PostgreSQL (-pg or BENCH_DATABASE_URL)")
+		}
+		if err := e2e(ctx, c); err != nil {
+			return fmt.Errorf("e2e: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -138,7 +147,7 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			return err
 		}
 		dbURL = u
-		baseline = func() (time.Duration, error) { return pgCopy(ctx, u, file) }
+		baseline = func() (time.Duration, error) { return pgCopy(ctx, u, file, "copy_baseline") }
 		server = func() time.Duration { return serverCPU(c.pgData) }
 	case "sqlite":
 		path := filepath.Join(c.dir, f.name+".db")
@@ -292,7 +301,7 @@ func textTable(name string, cols int) string {
 
 // pgCopy times COPY ... FROM STDIN of the file into an unindexed text
 // table, committed.
-func pgCopy(ctx context.Context, dbURL, file string) (time.Duration, error) {
+func pgCopy(ctx context.Context, dbURL, file, table string) (time.Duration, error) {
 	cols, err := header(file)
 	if err != nil {
 		return 0, err
@@ -302,7 +311,7 @@ func pgCopy(ctx context.Context, dbURL, file string) (time.Duration, error) {
 		return 0, err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, textTable("copy_baseline", cols)); err != nil {
+	if _, err := conn.Exec(ctx, textTable(table, cols)); err != nil {
 		return 0, err
 	}
 	f, err := os.Open(file)
@@ -311,7 +320,7 @@ func pgCopy(ctx context.Context, dbURL, file string) (time.Duration, error) {
 	}
 	defer f.Close()
 	start := time.Now()
-	if _, err := conn.PgConn().CopyFrom(ctx, f, "COPY copy_baseline FROM STDIN (FORMAT csv, HEADER true)"); err != nil {
+	if _, err := conn.PgConn().CopyFrom(ctx, f, "COPY "+table+" FROM STDIN (FORMAT csv, HEADER true)"); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil
