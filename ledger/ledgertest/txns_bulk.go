@@ -228,35 +228,60 @@ func batchAsOneByOne(t *testing.T, newStore NewStore) {
 			ReceivedAt: T0.Add(time.Duration(i) * time.Second)}
 		batch = append(batch, ledger.Sighting{Txn: x, Source: src})
 	}
-	one, all := newStore(t), newStore(t)
-	var byOne ledger.UpsertCounts
-	for i, s := range batch {
-		c, err := one.UpsertProviderTxns(ctx, []ledger.Sighting{s})
-		if err != nil {
+	// Each store gets the sightings twice (a re-import): one by one, in
+	// batches of 64 (the first batch meets stored rows of later ones), and
+	// in batches of 64 inside one transaction per pass (where a store may
+	// carry what it learnt from a batch to the next).
+	one, all, intx := newStore(t), newStore(t), newStore(t)
+	for pass := range 2 {
+		var byOne ledger.UpsertCounts
+		for i, s := range batch {
+			c, err := one.UpsertProviderTxns(ctx, []ledger.Sighting{s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range c.Conflicts {
+				c.Conflicts[j].Index = i
+			}
+			byOne.Add(c)
+		}
+		inBatches := func(w interface {
+			UpsertProviderTxns(context.Context, []ledger.Sighting) (ledger.UpsertCounts, error)
+		}) ledger.UpsertCounts {
+			var sum ledger.UpsertCounts
+			for lo := 0; lo < len(batch); lo += 64 {
+				c, err := w.UpsertProviderTxns(ctx, batch[lo:min(lo+64, len(batch))])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range c.Conflicts {
+					c.Conflicts[i].Index += lo
+				}
+				sum.Add(c)
+			}
+			return sum
+		}
+		got := inBatches(all)
+		var gotTx ledger.UpsertCounts
+		if err := intx.InTx(ctx, func(tx ledger.Tx) error { gotTx = inBatches(tx); return nil }); err != nil {
 			t.Fatal(err)
 		}
-		for j := range c.Conflicts {
-			c.Conflicts[j].Index = i
+		w := fmt.Sprintf("%+v", byOne)
+		if g := fmt.Sprintf("%+v", got); g != w {
+			t.Fatalf("seed %d pass %d: counts in batches:\n%s\none by one:\n%s", seed, pass, g, w)
 		}
-		byOne.Add(c)
-	}
-	// In batches of 64 (the first batch meets stored rows of later ones).
-	var inBatches ledger.UpsertCounts
-	for lo := 0; lo < len(batch); lo += 64 {
-		c, err := all.UpsertProviderTxns(ctx, batch[lo:min(lo+64, len(batch))])
-		if err != nil {
-			t.Fatal(err)
+		if g := fmt.Sprintf("%+v", gotTx); g != w {
+			t.Fatalf("seed %d pass %d: counts in batches in a transaction:\n%s\none by one:\n%s", seed, pass, g, w)
 		}
-		for i := range c.Conflicts {
-			c.Conflicts[i].Index += lo
+		if pass == 1 && (byOne.NewTxns != 0 || byOne.NewSources != 0) {
+			t.Fatalf("seed %d: the second pass added %+v", seed, byOne)
 		}
-		inBatches.Add(c)
-	}
-	if g, w := fmt.Sprintf("%+v", inBatches), fmt.Sprintf("%+v", byOne); g != w {
-		t.Fatalf("seed %d: counts in batches:\n%s\none by one:\n%s", seed, g, w)
 	}
 	if g, w := dumpBooks(t, all), dumpBooks(t, one); g != w {
 		t.Fatalf("seed %d: books in batches:\n%s\none by one:\n%s", seed, g, w)
+	}
+	if g, w := dumpBooks(t, intx), dumpBooks(t, one); g != w {
+		t.Fatalf("seed %d: books in batches in a transaction:\n%s\none by one:\n%s", seed, g, w)
 	}
 }
 

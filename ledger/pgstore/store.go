@@ -86,6 +86,9 @@ type tx struct {
 	executor
 	pgx  pgx.Tx
 	pool *pgxpool.Pool
+	// known is whether the transaction's last batch of sightings was
+	// mostly known already (UpsertProviderTxns).
+	known bool
 }
 
 func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }

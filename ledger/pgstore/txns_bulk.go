@@ -126,10 +126,37 @@ const (
 	SELECT DISTINCT ON (provider, txn_id) provider, txn_id, type, status, amount, currency, occurred_at,
 	    reference, provider_ref, counterparty, linked_txn_id, received_at, received_at, settlement_amount,
 	    settlement_currency, exchange_rate
-	FROM ` + stageTable + `
+	FROM ` + stagedRows + `
 	ORDER BY provider, txn_id, seq
 	ON CONFLICT (provider, txn_id) DO NOTHING
 	RETURNING provider, txn_id`
+
+	// classifySQL returns the staged rows that have something to do: a
+	// transaction not stored yet (new), a field that contradicts the stored
+	// one or fills one of its empty fields, or a sighting not recorded. The
+	// other rows are re-sightings that agree with what is stored and are
+	// recorded already: no statement below would change anything for them
+	// (they neither conflict nor fill, and their source exists), so a
+	// re-import of a known file is this one probe join and no write. Each
+	// row is probed by primary key, in provider_txns and, only when the
+	// transaction agrees, in provider_txn_sources.
+	classifySQL = `
+	SELECT s.seq, p.status IS NULL
+	FROM ` + stagedRows + `
+	LEFT JOIN LATERAL (
+	    SELECT p.type, p.status, p.amount, p.currency, p.occurred_at, p.reference, p.provider_ref, p.counterparty,
+	           p.linked_txn_id, p.settlement_amount, p.settlement_currency
+	    FROM provider_txns p WHERE p.provider = s.provider AND p.txn_id = s.txn_id LIMIT 1) p ON true
+	WHERE p.status IS NULL
+	   OR s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
+	   OR s.occurred_at > p.occurred_at + interval '24 hours' OR s.occurred_at < p.occurred_at - interval '24 hours'
+	   OR (s.status <> 'pending' AND s.status <> p.status)
+	   OR (s.settlement_currency <> '' AND (s.settlement_currency <> p.settlement_currency
+	       OR s.settlement_amount IS DISTINCT FROM p.settlement_amount))
+	   OR (p.reference = '' AND s.reference <> '') OR (p.provider_ref = '' AND s.provider_ref <> '')
+	   OR (p.counterparty = '' AND s.counterparty <> '') OR (p.linked_txn_id = '' AND s.linked_txn_id <> '')
+	   OR NOT EXISTS (SELECT 1 FROM provider_txn_sources x WHERE x.provider = s.provider AND x.txn_id = s.txn_id
+	                  AND x.channel = s.channel AND x.ref = s.ref)`
 
 	// markConflictsSQL flags the sightings that contradict the stored
 	// transaction and returns them with the stored values. Amount, currency,
@@ -230,11 +257,14 @@ const (
 	       OR (p.status = 'pending' AND f.status IS NOT NULL)
 	       OR (p.settlement_currency = '' AND f.settlement_currency IS NOT NULL))`
 
-	// stagedRows stands for the staged rows the two statements above read:
-	// all of them, or (onlyRows) those at the positions in $1.
+	// stagedRows stands for the staged rows a statement reads: all of them
+	// (allRows), those at the positions in $1 (onlyRows) or the others
+	// (otherRows).
 	stagedRows = "{{rows}}"
 	allRows    = stageTable + " s"
 	onlyRows   = "(SELECT s.* FROM " + stageTable + " s JOIN unnest($1::int[]) AS k(seq) ON k.seq = s.seq) s"
+	// otherRows are the staged rows not at the positions in $1.
+	otherRows = "(SELECT s.* FROM " + stageTable + " s WHERE NOT EXISTS (SELECT FROM unnest($1::int[]) AS k(seq) WHERE k.seq = s.seq)) s"
 
 	// nestedLoopsSQL turns hash and merge joins off for the statement that
 	// follows, keeping the caller's settings to restore (restoreJoinsSQL).
@@ -251,10 +281,22 @@ const (
 	insertSourcesSQL = `
 	INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
 	SELECT DISTINCT ON (provider, txn_id, channel, ref) provider, txn_id, channel, ref, raw, received_at
-	FROM ` + stageTable + `
+	FROM ` + stagedRows + `
 	WHERE NOT conflict
 	ORDER BY provider, txn_id, channel, ref, seq
 	ON CONFLICT DO NOTHING`
+
+	// insertCreatedSourcesSQL adds the sightings of the transactions this
+	// batch created from their only sighting in it: nothing can be stored
+	// for them yet (no source is written without its transaction, and a
+	// concurrent import of the same key waits on this one's insert), so
+	// neither the check for an existing source nor the sort for repeats is
+	// needed. They go in index order.
+	insertCreatedSourcesSQL = `
+	INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
+	SELECT provider, txn_id, channel, ref, raw, received_at
+	FROM ` + stagedRows + `
+	ORDER BY provider, txn_id, channel, ref`
 
 	// quarantineConflictsSQL quarantines conflicting sightings not
 	// quarantined before.
@@ -273,13 +315,19 @@ const (
 // applies it with the set statements above, in the caller's transaction or
 // one of its own.
 func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
-	return e.upsertProviderTxns(ctx, batch, nil)
+	return e.upsertProviderTxns(ctx, batch, nil, nil)
+}
+
+// UpsertProviderTxns is the executor's, with the order of its statements
+// chosen from the transaction's previous batch (see upsertSightings).
+func (t *tx) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
+	return t.upsertProviderTxns(ctx, batch, nil, &t.known)
 }
 
 // upsertProviderTxns is UpsertProviderTxns that, when readBack is set, also
 // reads the first sighting's stored transaction into it in the same round
 // trip.
-func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sighting, readBack *ledger.ProviderTxn) (ledger.UpsertCounts, error) {
+func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sighting, readBack *ledger.ProviderTxn, known *bool) (ledger.UpsertCounts, error) {
 	if len(batch) == 0 {
 		return ledger.UpsertCounts{}, nil
 	}
@@ -287,7 +335,7 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 		return ledger.UpsertCounts{}, err
 	}
 	if ptx, ok := e.db.(pgx.Tx); ok {
-		c, err := upsertSightings(ctx, ptx, batch, readBack)
+		c, err := upsertSightings(ctx, ptx, batch, readBack, known)
 		return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
 	}
 	db, ok := e.db.(interface {
@@ -299,13 +347,28 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 	var c ledger.UpsertCounts
 	err := pgx.BeginFunc(ctx, db, func(ptx pgx.Tx) error {
 		var err error
-		c, err = upsertSightings(ctx, ptx, batch, readBack)
+		c, err = upsertSightings(ctx, ptx, batch, readBack, nil)
 		return err
 	})
 	return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
 }
 
-func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, readBack *ledger.ProviderTxn) (ledger.UpsertCounts, error) {
+// withRows is a statement over the staged rows at positions (all of them
+// when positions is nil), with its arguments.
+func withRows(sql string, positions []int32, all int) (string, []any) {
+	if positions == nil || len(positions) == all {
+		return strings.Replace(sql, stagedRows, allRows, 1), nil
+	}
+	return strings.Replace(sql, stagedRows, onlyRows, 1), []any{positions}
+}
+
+// upsertSightings applies a staged batch. Two orders give the same result:
+// insert first (the new transactions, then the work left on the others) is
+// cheapest when most of the batch is new; classify first (find the rows
+// with work, then do only that) when most of it is known, as in a
+// re-import. known says which the previous batch of the transaction was,
+// and is set for the next one; nil (a lone batch) inserts first.
+func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, readBack *ledger.ProviderTxn, known *bool) (ledger.UpsertCounts, error) {
 	var c ledger.UpsertCounts
 	b := &pgx.Batch{}
 	// The batch's statements are prepared before any runs: the table must
@@ -321,26 +384,95 @@ func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, re
 	} else {
 		b.Queue(stageArraysSQL, stageArrays(batch)...)
 	}
-	created := map[string]bool{}
-	b.Queue(insertNewSQL).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var provider, id string
-			if err := rows.Scan(&provider, &id); err != nil {
-				return err
+	// work lists the positions of the rows that may have something to do
+	// beyond a new transaction; nil is all of them.
+	var work, fresh []int32
+	classifyFirst := known != nil && *known
+	if classifyFirst {
+		work = []int32{}
+		b.Queue(strings.Replace(classifySQL, stagedRows, allRows, 1)).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var (
+					seq   int32
+					isNew bool
+				)
+				if err := rows.Scan(&seq, &isNew); err != nil {
+					return err
+				}
+				work = append(work, seq)
+				if isNew {
+					fresh = append(fresh, seq)
+				}
 			}
-			created[ledger.TxnKey(provider, id)] = true
+			return rows.Err()
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return ledger.UpsertCounts{}, err
 		}
-		return rows.Err()
-	})
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return ledger.UpsertCounts{}, err
+		slices.Sort(work)
+		slices.Sort(fresh)
+		b = &pgx.Batch{}
+	}
+	created := map[string]bool{}
+	if !classifyFirst || len(fresh) > 0 {
+		q, args := withRows(insertNewSQL, fresh, len(batch))
+		b.Queue(q, args...).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var provider, id string
+				if err := rows.Scan(&provider, &id); err != nil {
+					return err
+				}
+				created[ledger.TxnKey(provider, id)] = true
+			}
+			return rows.Err()
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return ledger.UpsertCounts{}, err
+		}
+		b = &pgx.Batch{}
 	}
 	c.NewTxns = len(created)
-	b = &pgx.Batch{}
-	if meet := ledger.SightingsToMeet(batch, created); len(meet) > 0 {
-		rows, args := allRows, []any(nil)
-		if len(meet) < len(batch) {
-			rows, args = onlyRows, []any{meet}
+	// meet are the rows to compare with a stored transaction: those that
+	// did not create theirs, and every sighting of a key seen twice.
+	var allMeet []int32
+	for _, i := range ledger.SightingsToMeet(batch, created) {
+		allMeet = append(allMeet, int32(i))
+	}
+	meet := allMeet
+	if classifyFirst {
+		meet = intersect(meet, work)
+	} else if len(meet) > 0 {
+		// Of those, only the rows the classification returns have work.
+		q, args := withRows(classifySQL, meet, len(batch))
+		b.Queue(q, args...).Query(func(rows pgx.Rows) error {
+			var w []int32
+			for rows.Next() {
+				var (
+					seq   int32
+					isNew bool
+				)
+				if err := rows.Scan(&seq, &isNew); err != nil {
+					return err
+				}
+				w = append(w, seq)
+			}
+			slices.Sort(w)
+			meet = w
+			return rows.Err()
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return ledger.UpsertCounts{}, err
+		}
+		b = &pgx.Batch{}
+	}
+	addSources := func(tag pgconn.CommandTag) error {
+		c.NewSources += int(tag.RowsAffected())
+		return nil
+	}
+	if len(meet) > 0 {
+		rows, args := onlyRows, []any{meet}
+		if len(meet) == len(batch) {
+			rows, args = allRows, nil
 		}
 		b.Queue(strings.Replace(markConflictsSQL, stagedRows, rows, 1), args...).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
@@ -369,11 +501,24 @@ func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, re
 		b.Queue(nestedLoopsSQL)
 		b.Queue(strings.Replace(fillSQL, stagedRows, rows, 1), args...)
 		b.Queue(restoreJoinsSQL)
+		b.Queue(strings.Replace(insertSourcesSQL, stagedRows, rows, 1), args...).Exec(addSources)
 	}
-	b.Queue(insertSourcesSQL).Exec(func(tag pgconn.CommandTag) error {
-		c.NewSources = int(tag.RowsAffected())
-		return nil
-	})
+	// The rows that created their transaction from their only sighting:
+	// every row but meet, or (classifying first) the new rows but meet.
+	switch {
+	case classifyFirst && len(fresh) > 0:
+		only := difference(fresh, meet)
+		if len(only) > 0 {
+			q, args := withRows(insertCreatedSourcesSQL, only, len(batch))
+			b.Queue(q, args...).Exec(addSources)
+		}
+	case !classifyFirst && len(allMeet) < len(batch):
+		q, args := strings.Replace(insertCreatedSourcesSQL, stagedRows, allRows, 1), []any(nil)
+		if len(allMeet) > 0 {
+			q, args = strings.Replace(insertCreatedSourcesSQL, stagedRows, otherRows, 1), []any{allMeet}
+		}
+		b.Queue(q, args...).Exec(addSources)
+	}
 	if readBack != nil {
 		t := batch[0].Txn
 		b.Queue(`SELECT `+txnCols+` FROM provider_txns WHERE provider = $1 AND txn_id = $2`, t.Provider, t.ID).
@@ -391,6 +536,9 @@ func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, re
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return ledger.UpsertCounts{}, err
 	}
+	if known != nil {
+		*known = 2*c.NewTxns < len(batch)
+	}
 	slices.SortFunc(c.Conflicts, func(a, b ledger.SightingConflict) int { return a.Index - b.Index })
 	c.Duplicates = len(batch) - c.NewSources - len(c.Conflicts)
 	if len(c.Conflicts) > 0 {
@@ -399,6 +547,39 @@ func upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, re
 		}
 	}
 	return c, nil
+}
+
+// intersect returns the positions in both sorted lists.
+func intersect(a, b []int32) []int32 {
+	var out []int32
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// difference returns the positions of sorted a not in sorted b.
+func difference(a, b []int32) []int32 {
+	var out []int32
+	j := 0
+	for _, v := range a {
+		for j < len(b) && b[j] < v {
+			j++
+		}
+		if j < len(b) && b[j] == v {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // quarantineConflicts puts each distinct conflicting sighting in the

@@ -110,6 +110,25 @@ func findHeader(rec []string) (header, bool) {
 	return h, true
 }
 
+// mayBeHeader is a quick necessary condition of findHeader, checked first
+// on every row: a header names the receipt column, and every name of it
+// begins with "receipt" once normalised. It saves normalising every cell
+// of every row.
+func mayBeHeader(rec []string) bool {
+	for _, cell := range rec {
+		c := strings.TrimSpace(strings.TrimPrefix(cell, "\ufeff"))
+		if len(c) >= len("receipt") && strings.EqualFold(c[:len("receipt")], "receipt") {
+			return true
+		}
+	}
+	return false
+}
+
+func isHeader(rec []string) bool {
+	_, ok := findHeader(rec)
+	return ok
+}
+
 // ParseStatement implements providers.StatementParser.
 func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(providers.Sighting) error,
 	reject func(perr *ledger.ParseError, raw []byte) error) error {
@@ -156,7 +175,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		if blankRow(fields) {
 			continue
 		}
-		if _, again := findHeader(fields); again {
+		if mayBeHeader(fields) && isHeader(fields) {
 			// Exports pasted together repeat the header.
 			continue
 		}

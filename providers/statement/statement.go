@@ -147,26 +147,31 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 	if size <= 0 {
 		size = DefaultBatchSize
 	}
-	batch := make([]ledger.Sighting, 0, size)
-	err := im.Store.InTx(ctx, func(tx ledger.Tx) error {
-		counts, problems, batch = Counts{}, nil, batch[:0]
+	err := im.Store.InTx(ctx, func(tx ledger.Tx) (err error) {
+		counts, problems = Counts{}, nil
+		w := newWriter(ctx, tx, size)
+		defer func() {
+			werr := w.close()
+			if werr != nil && (err == nil || errors.Is(err, errWriterFailed)) {
+				err = werr
+			}
+			if err == nil {
+				counts.NewTxns, counts.NewSources = w.counts.NewTxns, w.counts.NewSources
+				counts.Duplicates, counts.Conflicts = w.counts.Duplicates, w.conflicts
+			}
+		}()
+		batch := w.batch()
 		flush := func() error {
 			if len(batch) == 0 {
 				return nil
 			}
-			u, err := tx.UpsertProviderTxns(ctx, batch)
-			if err != nil {
+			if err := w.send(batch); err != nil {
 				return err
 			}
-			counts.NewTxns += u.NewTxns
-			counts.NewSources += u.NewSources
-			counts.Duplicates += u.Duplicates
-			counts.Conflicts += len(u.Conflicts)
-			clear(batch) // let the batch's raw lines go
-			batch = batch[:0]
 			if im.Progress != nil {
 				im.Progress(counts.Lines)
 			}
+			batch = w.batch()
 			return nil
 		}
 		perr := f.Parser.ParseStatement(r, f.Name, func(s providers.Sighting) error {

@@ -16,6 +16,9 @@ func serverCPU(dir string) time.Duration {
 	if dir == "" {
 		return 0
 	}
+	// A backend whose client has just closed may not have exited and
+	// been reaped yet: its time would then be missed.
+	time.Sleep(500 * time.Millisecond)
 	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
 	if err != nil {
 		return 0

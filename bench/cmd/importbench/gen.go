@@ -13,12 +13,20 @@ type format struct {
 	name string
 	args func(file string) []string
 	gen  func(w *bufio.Writer, n int) error
+	// tables are the tables the import fills, in an order their foreign
+	// keys allow, for the floor baseline.
+	tables []string
 }
 
+var (
+	evidenceTables = []string{"provider_txns", "provider_txn_sources"}
+	intentTables   = []string{"intents", "attempts"}
+)
+
 var formats = []format{
-	{name: "mpesa", args: func(f string) []string { return []string{"import", "statement", "--provider", "mpesa", f} }, gen: genMpesa},
-	{name: "stripe", args: func(f string) []string { return []string{"import", "statement", "--provider", "stripe", f} }, gen: genStripe},
-	{name: "intents", args: func(f string) []string { return []string{"import", "intents", f} }, gen: genIntents},
+	{name: "mpesa", args: func(f string) []string { return []string{"import", "statement", "--provider", "mpesa", f} }, gen: genMpesa, tables: evidenceTables},
+	{name: "stripe", args: func(f string) []string { return []string{"import", "statement", "--provider", "stripe", f} }, gen: genStripe, tables: evidenceTables},
+	{name: "intents", args: func(f string) []string { return []string{"import", "intents", f} }, gen: genIntents, tables: intentTables},
 }
 
 var epoch = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)

@@ -59,6 +59,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&formatList, "formats", "mpesa,stripe,intents", "formats to time")
 	flag.StringVar(&engineList, "engines", "postgres,sqlite", "engines to time")
 	genOnly := flag.Bool("generate", false, "only write the files into -dir (FORMAT.csv) and exit")
+	endToEnd := flag.Bool("e2e", false, "on PostgreSQL, also time both imports (intents, M-Pesa) and a run against COPY of both files plus the SQL join")
 	flag.Parse()
 	c.formats, c.engines = strings.Split(formatList, ","), strings.Split(engineList, ",")
 	if *genOnly {
@@ -84,9 +85,11 @@ func run(ctx context.Context) error {
 		defer os.RemoveAll(d)
 		c.dir = d
 	}
-	fmt.Println("wall seconds, CPU seconds (client + PostgreSQL server when it runs here) in brackets; ratios to the baseline")
-	fmt.Printf("%-8s %-7s %8s %15s %15s %15s %11s %11s %7s %7s\n", "engine", "format", "lines", "import_s[cpu]", "reimport_s[cpu]",
-		"baseline_s[cpu]", "import/b", "reimport/b", "rss_MiB", "re_rss")
+	fmt.Println("wall and CPU seconds (client = the timed process from wait4; server = the PostgreSQL server's")
+	fmt.Println("processes from /proc when it runs here); ratios to the required baseline (/base) and, on PostgreSQL,")
+	fmt.Println("to the floor: COPY of the rows the import stored into the same migrated, indexed tables (/floor)")
+	fmt.Printf("%-8s %-7s %8s %-9s %8s %8s %8s %8s %8s %8s %9s %7s\n", "engine", "format", "lines", "step", "wall_s",
+		"client_s", "server_s", "cpu_s", "wall/base", "cpu/base", "wall/floor", "rss_MiB")
 	for _, fname := range c.formats {
 		f, ok := lookup(fname)
 		if !ok {
@@ -102,6 +105,14 @@ func run(ctx context.Context) error {
 			}
 		}
 		_ = os.Remove(file)
+	}
+	if *endToEnd {
+		if c.pgURL == "" {
+			return errors.New("-e2e needs PostgreSQL (-pg or BENCH_DATABASE_URL)")
+		}
+		if err := e2e(ctx, c); err != nil {
+			return fmt.Errorf("e2e: %w", err)
+		}
 	}
 	return nil
 }
@@ -120,6 +131,7 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 		dbURL    string
 		baseline func() (time.Duration, error)
 		server   = func() time.Duration { return 0 }
+		floorDB  string
 	)
 	switch engine {
 	case "postgres":
@@ -131,8 +143,11 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 		if err != nil {
 			return err
 		}
+		if floorDB, err = freshDatabase(ctx, c.pgURL, name+"_floor"); err != nil {
+			return err
+		}
 		dbURL = u
-		baseline = func() (time.Duration, error) { return pgCopy(ctx, u, file) }
+		baseline = func() (time.Duration, error) { return pgCopy(ctx, u, file, "copy_baseline") }
 		server = func() time.Duration { return serverCPU(c.pgData) }
 	case "sqlite":
 		path := filepath.Join(c.dir, f.name+".db")
@@ -152,39 +167,61 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	base := result{wall: baseWall, cpu: server() - s0 + selfCPU() - self0}
+	base := result{wall: baseWall, client: selfCPU() - self0, server: server() - s0}
 	first, err := timed(ctx, c.bin, dbURL, server, f.args(file)...)
 	if err != nil {
 		return err
+	}
+	var floor *result
+	if floorDB != "" {
+		if _, err := reconcile(ctx, c.bin, floorDB, "migrate"); err != nil {
+			return err
+		}
+		r, err := pgFloor(ctx, dbURL, floorDB, f.tables, filepath.Join(c.dir, f.name+".floor"), server)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		floor = &r
 	}
 	again, err := timed(ctx, c.bin, dbURL, server, f.args(file)...)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-8s %-7s %8d %15s %15s %15s %11s %11s %7.0f %7.0f\n", engine, f.name, c.n, first, again, base,
-		ratio(first, base), ratio(again, base), first.rss, again.rss)
+	line := func(step string, r result) {
+		vsFloor := ""
+		if floor != nil && step != "baseline" {
+			vsFloor = fmt.Sprintf("%.2f", r.wall.Seconds()/floor.wall.Seconds())
+		}
+		rss := ""
+		if r.rss > 0 {
+			rss = fmt.Sprintf("%.0f", r.rss)
+		}
+		fmt.Printf("%-8s %-7s %8d %-9s %8.2f %8.2f %8.2f %8.2f %8.2fx %8.2fx %9s %7s\n", engine, f.name, c.n, step,
+			r.wall.Seconds(), r.client.Seconds(), r.server.Seconds(), r.cpu().Seconds(),
+			r.wall.Seconds()/base.wall.Seconds(), r.cpu().Seconds()/max(base.cpu().Seconds(), 0.001), vsFloor, rss)
+	}
+	line("baseline", base)
+	if floor != nil {
+		line("floor", *floor)
+	}
+	line("import", first)
+	line("reimport", again)
 	return nil
 }
 
 // result is one timed step.
 type result struct {
-	wall, cpu time.Duration
-	rss       float64 // MiB
+	wall, client, server time.Duration
+	rss                  float64 // MiB
 }
 
-func (r result) String() string {
-	return fmt.Sprintf("%.2f[%.2f]", r.wall.Seconds(), r.cpu.Seconds())
-}
-
-func ratio(a, b result) string {
-	return fmt.Sprintf("%.2f[%.2f]", a.wall.Seconds()/b.wall.Seconds(), a.cpu.Seconds()/max(b.cpu.Seconds(), 0.001))
-}
+func (r result) cpu() time.Duration { return r.client + r.server }
 
 // timed runs the binary and measures it, with the server's CPU time.
 func timed(ctx context.Context, bin, dbURL string, server func() time.Duration, args ...string) (result, error) {
 	s0 := server()
 	r, err := reconcile(ctx, bin, dbURL, args...)
-	r.cpu += server() - s0
+	r.server = server() - s0
 	return r, err
 }
 
@@ -212,7 +249,7 @@ func reconcile(ctx context.Context, bin, dbURL string, args ...string) (result, 
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.rss = float64(ru.Maxrss) / 1024 // KiB on Linux
-		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		r.client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return r, nil
 }
@@ -264,7 +301,7 @@ func textTable(name string, cols int) string {
 
 // pgCopy times COPY ... FROM STDIN of the file into an unindexed text
 // table, committed.
-func pgCopy(ctx context.Context, dbURL, file string) (time.Duration, error) {
+func pgCopy(ctx context.Context, dbURL, file, table string) (time.Duration, error) {
 	cols, err := header(file)
 	if err != nil {
 		return 0, err
@@ -274,7 +311,7 @@ func pgCopy(ctx context.Context, dbURL, file string) (time.Duration, error) {
 		return 0, err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, textTable("copy_baseline", cols)); err != nil {
+	if _, err := conn.Exec(ctx, textTable(table, cols)); err != nil {
 		return 0, err
 	}
 	f, err := os.Open(file)
@@ -283,10 +320,65 @@ func pgCopy(ctx context.Context, dbURL, file string) (time.Duration, error) {
 	}
 	defer f.Close()
 	start := time.Now()
-	if _, err := conn.PgConn().CopyFrom(ctx, f, "COPY copy_baseline FROM STDIN (FORMAT csv, HEADER true)"); err != nil {
+	if _, err := conn.PgConn().CopyFrom(ctx, f, "COPY "+table+" FROM STDIN (FORMAT csv, HEADER true)"); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// pgFloor dumps the tables the import filled in database from (binary COPY
+// TO, into files under prefix) and times, in database to (migrated, empty),
+// one transaction that COPYs them back (binary COPY FROM): the same rows
+// into the same indexed tables, the physical floor of an import.
+func pgFloor(ctx context.Context, from, to string, tables []string, prefix string, server func() time.Duration) (result, error) {
+	src, err := pgx.Connect(ctx, from)
+	if err != nil {
+		return result{}, err
+	}
+	defer src.Close(ctx)
+	files := make([]string, len(tables))
+	for i, t := range tables {
+		files[i] = prefix + "." + t
+		f, err := os.Create(files[i])
+		if err != nil {
+			return result{}, err
+		}
+		defer os.Remove(files[i])
+		_, err = src.PgConn().CopyTo(ctx, f, "COPY "+t+" TO STDOUT (FORMAT binary)")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return result{}, err
+		}
+	}
+	dst, err := pgx.Connect(ctx, to)
+	if err != nil {
+		return result{}, err
+	}
+	defer dst.Close(ctx)
+	s0, self0 := server(), selfCPU()
+	start := time.Now()
+	tx, err := dst.Begin(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	defer tx.Rollback(ctx)
+	for i, t := range tables {
+		f, err := os.Open(files[i])
+		if err != nil {
+			return result{}, err
+		}
+		_, err = tx.Conn().PgConn().CopyFrom(ctx, f, "COPY "+t+" FROM STDIN (FORMAT binary)")
+		f.Close()
+		if err != nil {
+			return result{}, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return result{}, err
+	}
+	return result{wall: time.Since(start), client: selfCPU() - self0, server: server() - s0}, nil
 }
 
 // sqliteInsert times a plain prepared INSERT of every row of the file into
