@@ -50,6 +50,20 @@ func jobsOfKind(t *testing.T, url, kind string) []string {
 	return keys
 }
 
+// migratedWithFile migrates the books at url and writes content to an
+// intents file, whose path it returns.
+func migratedWithFile(t *testing.T, url, content string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "intents.csv")
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := cli(t, "migrate", "--database-url", url); code != 0 {
+		t.Fatalf("migrate: %d %s %s", code, out, errOut)
+	}
+	return file
+}
+
 // TestImportIntentsChargesOnlyWithFlag: a backfill of pending intents
 // charges nobody unless --charge is given; --charge without a charger is an
 // error naming the setting; with one, the charges are enqueued once.
@@ -61,13 +75,7 @@ func TestImportIntentsChargesOnlyWithFlag(t *testing.T) {
 	} {
 		t.Run(eng.name, func(t *testing.T) {
 			url := eng.url
-			file := filepath.Join(t.TempDir(), "intents.csv")
-			if err := os.WriteFile(file, []byte(pendingIntentsCSV), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if code, out, errOut := cli(t, "migrate", "--database-url", url); code != 0 {
-				t.Fatalf("migrate: %d %s %s", code, out, errOut)
-			}
+			file := migratedWithFile(t, url, pendingIntentsCSV)
 			code, out, errOut := cli(t, "import", "intents", file, "--database-url", url)
 			if code != 0 || !strings.Contains(out, "3 row(s), 3 intent(s) created") ||
 				!strings.Contains(out, "2 pending intent(s) imported and not charged") || !strings.Contains(out, "--charge") {
@@ -127,13 +135,7 @@ func TestImportIntentsRefundsWithFlag(t *testing.T) {
 	} {
 		t.Run(eng.name, func(t *testing.T) {
 			url := eng.url
-			file := filepath.Join(t.TempDir(), "intents.csv")
-			if err := os.WriteFile(file, []byte(pendingRefundsCSV), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if code, out, errOut := cli(t, "migrate", "--database-url", url); code != 0 {
-				t.Fatalf("migrate: %d %s %s", code, out, errOut)
-			}
+			file := migratedWithFile(t, url, pendingRefundsCSV)
 			code, out, errOut := cli(t, "import", "intents", file, "--database-url", url)
 			if code != 0 || !strings.Contains(out, "3 intent(s) created") ||
 				!strings.Contains(out, "1 pending refund(s) imported and not sent") {

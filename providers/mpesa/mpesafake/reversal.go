@@ -178,17 +178,9 @@ func (s *Server) reversal(w http.ResponseWriter, body map[string]json.RawMessage
 	case text(body, "RecieverIdentifierType") != "11":
 		invalid("RecieverIdentifierType")
 		return
-	case !validURL(text(body, "ResultURL")):
-		invalid("ResultURL")
-		return
-	case !validURL(text(body, "QueueTimeOutURL")):
-		invalid("QueueTimeOutURL")
-		return
-	case text(body, "Remarks") == "" || len(text(body, "Remarks")) > 100:
-		invalid("Remarks")
-		return
-	case len(text(body, "Occasion")) > 100:
-		invalid("Occasion")
+	}
+	if field := asyncFieldAtFault(body); field != "" {
+		invalid(field)
 		return
 	}
 	now := s.cfg.Clock()
@@ -345,17 +337,9 @@ func (s *Server) transactionStatus(w http.ResponseWriter, body map[string]json.R
 	case text(body, "IdentifierType") != "4":
 		invalid("IdentifierType")
 		return
-	case !validURL(text(body, "ResultURL")):
-		invalid("ResultURL")
-		return
-	case !validURL(text(body, "QueueTimeOutURL")):
-		invalid("QueueTimeOutURL")
-		return
-	case text(body, "Remarks") == "" || len(text(body, "Remarks")) > 100:
-		invalid("Remarks")
-		return
-	case len(text(body, "Occasion")) > 100:
-		invalid("Occasion")
+	}
+	if field := asyncFieldAtFault(body); field != "" {
+		invalid(field)
 		return
 	}
 	now := s.cfg.Clock()
@@ -435,4 +419,22 @@ func (s *Server) statusAnswer(q *StatusQuery, credentialOK bool, now time.Time) 
 		res.ResultCode = StatusNotFound
 	}
 	return res
+}
+
+// asyncFieldAtFault checks the fields every asynchronous Daraja request
+// (reversal, transaction status) carries: where the result and the queue
+// timeout are posted, and the free texts echoed back. It names the first
+// field at fault, or returns "".
+func asyncFieldAtFault(body map[string]json.RawMessage) string {
+	switch {
+	case !validURL(text(body, "ResultURL")):
+		return "ResultURL"
+	case !validURL(text(body, "QueueTimeOutURL")):
+		return "QueueTimeOutURL"
+	case text(body, "Remarks") == "" || len(text(body, "Remarks")) > 100:
+		return "Remarks"
+	case len(text(body, "Occasion")) > 100:
+		return "Occasion"
+	}
+	return ""
 }
