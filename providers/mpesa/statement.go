@@ -364,14 +364,52 @@ func (st *statementState) amount(line int, in, out string, status ledger.TxnStat
 	return outA, false, nil
 }
 
-var grouped = regexp.MustCompile(`^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$`)
+// isGrouped says whether s is an amount with thousands separators, as
+// ^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$ would (checked by hand: it runs on most
+// statement amounts): an optional sign, one to three digits, then groups of
+// a comma and three digits, then an optional fraction of at least one digit.
+func isGrouped(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if n := digits(); n < 1 || n > 3 {
+		return false
+	}
+	groups := 0
+	for i < len(s) && s[i] == ',' {
+		i++
+		if digits() != 3 {
+			return false
+		}
+		groups++
+	}
+	if groups == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() < 1 {
+			return false
+		}
+	}
+	return i == len(s)
+}
 
 // statementAmount parses a statement amount: "1000.00", "-15.00" or, with
 // thousands separators, "1,131,340.00". Misplaced separators are an error.
 func statementAmount(s string) (money.Amount, error) {
 	s = strings.TrimSpace(s)
 	if strings.Contains(s, ",") {
-		if !grouped.MatchString(s) {
+		if !isGrouped(s) {
 			return money.Amount{}, fmt.Errorf("%q has misplaced thousands separators", s)
 		}
 		s = strings.ReplaceAll(s, ",", "")
