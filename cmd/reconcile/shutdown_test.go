@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,14 +26,50 @@ import (
 	"github.com/reconcilehq/reconcile/queue"
 )
 
+// freePort returns a loopback address free now, for a process that must be
+// told its address before it starts. The port is taken below the kernel's
+// ephemeral range, so that no listener on port 0 (every other test server)
+// can be given it between this check and the process's bind; ports are
+// spread by process id so that test binaries running side by side rarely
+// try the same one.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low, high := 20000, ephemeralLow()-1
+	if high-low < 1000 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	for range 200 {
+		port := low + int(nextPort.Add(7919)+int64(os.Getpid())*104729)%(high-low)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return ""
+}
+
+var nextPort atomic.Int64
+
+// ephemeralLow is the first port the kernel hands out for port 0.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	var lo, hi int
+	if _, err := fmt.Sscan(string(b), &lo, &hi); err != nil {
+		return 0
+	}
+	return lo
 }
 
 // TestGracefulShutdown sends SIGTERM to `reconcile serve` while it charges
