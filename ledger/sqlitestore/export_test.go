@@ -1,6 +1,11 @@
 package sqlitestore
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
 
 // OrphanSources counts the sightings whose provider transaction is missing:
 // none may be, since the foreign key was dropped for the one write path
@@ -11,4 +16,55 @@ func OrphanSources(s *Store) (int, error) {
 		SELECT count(*) FROM provider_txn_sources x
 		WHERE NOT EXISTS (SELECT 1 FROM provider_txns p WHERE p.provider = x.provider AND p.txn_id = x.txn_id)`).Scan(&n)
 	return n, err
+}
+
+// UpsertSetOnly records the batch in a transaction of its own by the set
+// statements alone, without the probe that lets the fast path write new
+// transactions directly and skip agreeing re-sightings: the reference the
+// fast path is compared with.
+func UpsertSetOnly(ctx context.Context, s *Store, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
+	if err := ledger.ValidateSightings(batch); err != nil {
+		return ledger.UpsertCounts{}, err
+	}
+	var c ledger.UpsertCounts
+	err := s.atomically(ctx, func(x executor) error {
+		var err error
+		c, err = upsertSet(ctx, x.tx, batch)
+		return err
+	})
+	return c, err
+}
+
+// Dump returns every stored provider transaction, sighting and quarantine
+// item as text, in key order, for comparing two stores.
+func Dump(ctx context.Context, s *Store) ([]string, error) {
+	var out []string
+	for _, q := range []string{
+		`SELECT ` + txnCols + ` FROM provider_txns ORDER BY provider, txn_id`,
+		`SELECT provider, txn_id, channel, ref, raw, received_at FROM provider_txn_sources ORDER BY provider, txn_id, channel, ref`,
+		`SELECT id, source, origin, line, field, reason, raw, received_at FROM quarantine ORDER BY id`,
+	} {
+		rows, err := s.sqldb.QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, fmt.Sprintf("%q", vals))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

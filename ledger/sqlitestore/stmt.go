@@ -92,6 +92,21 @@ func (e executor) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 type txStmts struct {
 	mu sync.Mutex
 	m  map[string]*sql.Stmt
+	// known says the transaction's last batch of sightings was mostly of
+	// stored transactions (see upsertSightings).
+	known bool
+}
+
+func (t *txStmts) knownBatches() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.known
+}
+
+func (t *txStmts) setKnownBatches(known bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.known = known
 }
 
 // row is a single-row result that may carry a prepare error.

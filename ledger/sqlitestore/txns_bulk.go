@@ -186,9 +186,11 @@ const (
 	clearStageSQL = `DELETE FROM ` + stageTable
 )
 
-// UpsertProviderTxns stages the batch in chunks of multi-row inserts and
-// applies it with the set statements above, in the caller's transaction or
-// one of its own. Every statement is prepared once per batch and closed.
+// UpsertProviderTxns records the batch in the caller's transaction or one of
+// its own: a probe sorts the sightings (see upsertSightings), the new
+// transactions named once are inserted directly, and what has work is
+// staged in chunks of multi-row inserts and applied with the set statements
+// above.
 func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (c ledger.UpsertCounts, err error) {
 	if len(batch) == 0 {
 		return c, nil
@@ -203,11 +205,14 @@ func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 		})
 		return c, err
 	}
-	c, err = upsertSightings(ctx, e.tx, batch)
+	c, err = e.upsertSightings(ctx, batch)
 	return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
 }
 
-func upsertSightings(ctx context.Context, tx *sql.Tx, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
+// upsertSet applies the batch with the set statements alone: it stages every
+// sighting and lets the statements sort out what is new, what conflicts and
+// what fills. upsertSightings sends it only the sightings that may need it.
+func upsertSet(ctx context.Context, tx *sql.Tx, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
 	var c ledger.UpsertCounts
 	// The staging table lives in memory: a batch is a few megabytes, and a
 	// temporary file would cost a system call per page. Changing the

@@ -1,0 +1,314 @@
+package sqlitestore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// A write transaction on SQLite excludes every other writer, so what a probe
+// inside it reads stays true until the transaction writes. upsertSightings
+// uses that to split a batch before writing anything:
+//   - a sighting of a transaction not stored and named once in the batch
+//     creates it alone: it cannot conflict or fill, and its source is new.
+//     These are inserted straight into provider_txns and provider_txn_sources
+//     in key order, by reused multi-row inserts;
+//   - a re-sighting that agrees with the stored transaction, fills none of
+//     its empty fields and is recorded already changes nothing (the
+//     decision of classifySQL in the PostgreSQL store): it is counted as a
+//     duplicate and not written;
+//   - the rest (a stored transaction met with something to do, or a new one
+//     named more than once) goes through the set statements (upsertSet), in
+//     batch order.
+// The parts share no transaction key with each other's writes, except the
+// agreeing re-sightings left out, which no write of the others could make
+// conflict, fill or record (a fill only fills what such a sighting lacks).
+
+// fastChunk is the most rows one multi-row statement of the fast path
+// carries: with 16 values a row, half SQLite's limit on bound parameters.
+// Shorter runs take the power-of-two sizes below it, so that a transaction
+// prepares at most a dozen statements of each kind, each once.
+const fastChunk = 1024
+
+// The fast path's multi-row statements, by multiRow kind (the intents
+// import uses the first few).
+const (
+	rowsProbeKeys = 10 + iota
+	rowsClassify
+	rowsTxns
+	rowsSources
+)
+
+// What the probe says of a row.
+const (
+	rowNew   uint8 = iota // no stored transaction has the key
+	rowWork               // stored, and the sighting has something to do
+	rowClean              // stored, agreeing, filling nothing, recorded
+)
+
+// probeKeysSQL returns the positions, among n (position, provider, id)
+// rows, of the keys that are stored.
+func probeKeysSQL(n int) string {
+	return multiRow(rowsProbeKeys, n, `WITH k(i, provider, txn_id) AS (VALUES `, `(?,?,?)`,
+		`) SELECT k.i FROM k CROSS JOIN provider_txns p ON p.provider = k.provider AND p.txn_id = k.txn_id`)
+}
+
+const numClassifyCols = 16
+
+// classifySQL returns, for each of n sightings whose transaction is
+// stored, whether it has something to do: the negation of an agreeing,
+// recorded re-sighting that fills nothing. The test is the PostgreSQL
+// store's classifySQL; times compare as in findConflictsSQL.
+func classifySQL(n int) string {
+	return multiRow(rowsClassify, n, `WITH s(i, provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
+	    counterparty, linked_txn_id, settlement_amount, settlement_currency, channel, ref) AS (VALUES `,
+		`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, `)
+	SELECT s.i, s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
+	   OR (s.occurred_at <> p.occurred_at
+	       AND abs((unixepoch(s.occurred_at) - unixepoch(p.occurred_at)) * 1000000
+	               + CAST(substr(s.occurred_at, 21, 6) AS INTEGER)
+	               - CAST(substr(p.occurred_at, 21, 6) AS INTEGER)) > 86400000000)
+	   OR (s.status <> 'pending' AND s.status <> p.status)
+	   OR (s.settlement_currency <> '' AND (s.settlement_currency <> p.settlement_currency
+	       OR s.settlement_amount IS NOT p.settlement_amount))
+	   OR (p.reference = '' AND s.reference <> '') OR (p.provider_ref = '' AND s.provider_ref <> '')
+	   OR (p.counterparty = '' AND s.counterparty <> '') OR (p.linked_txn_id = '' AND s.linked_txn_id <> '')
+	   OR NOT EXISTS (SELECT 1 FROM provider_txn_sources x WHERE x.provider = s.provider AND x.txn_id = s.txn_id
+	                  AND x.channel = s.channel AND x.ref = s.ref)
+	FROM s CROSS JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id`)
+}
+
+func classifyRow(args []any, i int32, s ledger.Sighting) []any {
+	t, src := s.Txn, s.Source
+	return append(args, i, t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency,
+		ts(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, nullAmount(t.Settlement),
+		t.Settlement.Currency, src.Channel, src.Ref)
+}
+
+const numTxnCols = 16
+
+func insertTxnsSQL(n int) string {
+	return multiRow(rowsTxns, n, `INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
+	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
+	    settlement_currency, exchange_rate) VALUES `, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+}
+
+func newTxnRow(args []any, s ledger.Sighting) []any {
+	t := s.Txn
+	at := ts(s.Source.ReceivedAt)
+	return append(args, t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency,
+		ts(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, at, at, nullAmount(t.Settlement),
+		t.Settlement.Currency, t.ExchangeRate)
+}
+
+const numSourceCols = 6
+
+func insertSourcesRowsSQL(n int) string {
+	return multiRow(rowsSources, n, `INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at) VALUES `,
+		`(?,?,?,?,?,?)`, ``)
+}
+
+func sourceRow(args []any, s ledger.Sighting) []any {
+	src := s.Source
+	return append(args, s.Txn.Provider, s.Txn.ID, src.Channel, src.Ref, src.Raw, ts(src.ReceivedAt))
+}
+
+// chunks calls fn with consecutive runs of rows: fastChunk at a time, then
+// the rest in power-of-two sizes.
+func chunks(rows []int32, fn func([]int32) error) error {
+	for len(rows) > 0 {
+		n := fastChunk
+		for n > len(rows) {
+			n /= 2
+		}
+		if err := fn(rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// upsertSightings splits the batch (see above), writes the new
+// transactions named once, and sends what has work to upsertSet.
+func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
+	var c ledger.UpsertCounts
+	// order lists the positions sorted by key, then by position.
+	order := make([]int32, len(batch))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		x, y := &batch[a].Txn, &batch[b].Txn
+		if c := cmp.Compare(x.Provider, y.Provider); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.ID, y.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	same := func(a, b int32) bool {
+		return batch[a].Txn.ID == batch[b].Txn.ID && batch[a].Txn.Provider == batch[b].Txn.Provider
+	}
+	state := make([]uint8, len(batch))
+	args := make([]any, 0, numClassifyCols*min(fastChunk, len(batch)))
+	// classify marks the rows of stored transactions among rows as work
+	// or clean; the others stay new.
+	classify := func(rows []int32) error {
+		return chunks(rows, func(part []int32) error {
+			args = args[:0]
+			for _, i := range part {
+				args = classifyRow(args, i, batch[i])
+			}
+			res, err := e.query(ctx, classifySQL(len(part)), args...)
+			if err != nil {
+				return err
+			}
+			defer res.Close()
+			for res.Next() {
+				var (
+					i    int32
+					work bool
+				)
+				if err := res.Scan(&i, &work); err != nil {
+					return err
+				}
+				state[i] = rowClean
+				if work {
+					state[i] = rowWork
+				}
+			}
+			return res.Err()
+		})
+	}
+	if e.txStmts.knownBatches() {
+		// The previous batch was mostly stored (a re-import): classify
+		// every row at once.
+		if err := classify(order); err != nil {
+			return c, err
+		}
+	} else {
+		// Mostly new: probe each key once, and classify only the rows of
+		// stored ones.
+		var keys []int32
+		for j, i := range order {
+			if j == 0 || !same(order[j-1], i) {
+				keys = append(keys, i)
+			}
+		}
+		stored := map[int32]bool{}
+		err := chunks(keys, func(part []int32) error {
+			args = args[:0]
+			for _, i := range part {
+				args = append(args, i, batch[i].Txn.Provider, batch[i].Txn.ID)
+			}
+			res, err := e.query(ctx, probeKeysSQL(len(part)), args...)
+			if err != nil {
+				return err
+			}
+			defer res.Close()
+			for res.Next() {
+				var i int32
+				if err := res.Scan(&i); err != nil {
+					return err
+				}
+				stored[i] = true
+			}
+			return res.Err()
+		})
+		if err != nil {
+			return c, err
+		}
+		if len(stored) > 0 {
+			var rows []int32
+			for j := 0; j < len(order); {
+				k := j + 1
+				for k < len(order) && same(order[j], order[k]) {
+					k++
+				}
+				if stored[order[j]] {
+					rows = append(rows, order[j:k]...)
+				}
+				j = k
+			}
+			if err := classify(rows); err != nil {
+				return c, err
+			}
+		}
+	}
+	var (
+		alone []int32 // new transactions named once, in key order
+		rest  []int32 // rows with work, in batch order after the sort below
+		known int
+	)
+	for j := 0; j < len(order); {
+		k := j + 1
+		for k < len(order) && same(order[j], order[k]) {
+			k++
+		}
+		switch {
+		case state[order[j]] != rowNew:
+			known += k - j
+			for _, i := range order[j:k] {
+				if state[i] == rowWork {
+					rest = append(rest, i)
+				}
+			}
+		case k-j == 1:
+			alone = append(alone, order[j])
+		default:
+			rest = append(rest, order[j:k]...)
+		}
+		j = k
+	}
+	e.txStmts.setKnownBatches(2*known > len(batch))
+	if err := e.insertAlone(ctx, batch, alone, args); err != nil {
+		return c, err
+	}
+	c.NewTxns, c.NewSources = len(alone), len(alone)
+	if len(rest) > 0 {
+		slices.Sort(rest)
+		sub := make([]ledger.Sighting, len(rest))
+		for j, i := range rest {
+			sub[j] = batch[i]
+		}
+		sc, err := upsertSet(ctx, e.tx, sub)
+		if err != nil {
+			return c, err
+		}
+		c.NewTxns += sc.NewTxns
+		c.NewSources += sc.NewSources
+		for _, cf := range sc.Conflicts {
+			cf.Index = int(rest[cf.Index])
+			c.Conflicts = append(c.Conflicts, cf)
+		}
+	}
+	c.Duplicates = len(batch) - c.NewSources - len(c.Conflicts)
+	return c, nil
+}
+
+// insertAlone inserts the transactions of rows and their one source each.
+func (e executor) insertAlone(ctx context.Context, batch []ledger.Sighting, rows []int32, args []any) error {
+	err := chunks(rows, func(part []int32) error {
+		args = args[:0]
+		for _, i := range part {
+			args = newTxnRow(args, batch[i])
+		}
+		_, err := e.exec(ctx, insertTxnsSQL(len(part)), args...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return chunks(rows, func(part []int32) error {
+		args = args[:0]
+		for _, i := range part {
+			args = sourceRow(args, batch[i])
+		}
+		_, err := e.exec(ctx, insertSourcesRowsSQL(len(part)), args...)
+		return err
+	})
+}
