@@ -3,7 +3,8 @@ package sqlitestore
 import (
 	"context"
 	"errors"
-	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,7 +14,7 @@ import (
 // importChunk is how many rows one multi-row insert writes: large enough
 // that a statement's fixed cost vanishes, small enough to stay far below
 // SQLite's limit on bound parameters.
-const importChunk = 256
+const importChunk = 1024
 
 // ImportIntents writes the rows a chunk at a time inside one transaction
 // (its own when not in one): a multi-row insert of the chunk's intents (ON
@@ -150,46 +151,52 @@ type intentImport struct {
 	attempts []any // bound values of attempts not yet written, 4 per attempt
 }
 
+// flush writes one chunk. The transaction excludes every other writer, so a
+// probe of the keys the chunk names, made first, stays true: the intents it
+// finds are compared with their rows, and the rest are inserted by a plain
+// multi-row insert in key order. A key the chunk names twice is created by
+// its first row and compared by the others, as if they came one by one.
 func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	args := make([]any, 0, len(batch)*intentInsertCols)
+	keys := make([]string, 0, len(batch))
 	for _, r := range batch {
-		meta, err := encodeMeta(r.Metadata)
-		if err != nil {
-			return ledger.Wrap("import intent", r.Key, err)
-		}
-		args = append(args, r.Key, string(r.Kind), r.RefundOf, r.Provider, r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta,
-			string(r.State), ts(r.CreatedAt), ts(r.UpdatedAt))
+		keys = append(keys, r.Key)
 	}
-	rows, err := imp.e.query(ctx, insertIntentsSQL(len(batch)), args...)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	byKey, err := imp.stored(ctx, keys)
 	if err != nil {
 		return err
 	}
-	created := make(map[string]bool, len(batch))
-	for rows.Next() {
-		var key string
-		if err := rows.Scan(&key); err != nil {
-			rows.Close()
-			return err
+	var (
+		create  []int // positions of the rows that create their intent
+		check   []ledger.ImportIntent
+		repeats []string // keys created by this chunk and named again
+		created = make(map[string]bool, len(batch))
+	)
+	for i, r := range batch {
+		switch _, ok := byKey[r.Key]; {
+		case ok:
+			check = append(check, r)
+		case created[r.Key]:
+			check = append(check, r)
+			repeats = append(repeats, r.Key)
+		default:
+			created[r.Key] = true
+			create = append(create, i)
 		}
-		created[key] = true
 	}
-	if err := rows.Err(); err != nil {
+	if err := imp.insert(ctx, batch, create); err != nil {
 		return err
 	}
 	var (
-		check   []ledger.ImportIntent
 		pending = map[ledger.IntentKind][]string{}
 		refunds []any
 	)
-	for _, r := range batch {
-		if !created[r.Key] {
-			check = append(check, r)
-			continue
-		}
-		delete(created, r.Key) // a repeat of the key in this chunk is checked, not created
+	for _, i := range create {
+		r := batch[i]
 		imp.res.Created++
 		if r.IsRefund() {
 			refunds = append(refunds, r.Line, r.Key, r.RefundOf)
@@ -206,9 +213,16 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 			}
 		}
 	}
-	if pending, err = imp.check(ctx, check, pending); err != nil {
-		return err
+	if len(repeats) > 0 {
+		// Read back as stored, like the intents of earlier chunks.
+		slices.Sort(repeats)
+		again, err := imp.stored(ctx, slices.Compact(repeats))
+		if err != nil {
+			return err
+		}
+		maps.Copy(byKey, again)
 	}
+	imp.check(check, byKey, pending)
 	if len(refunds) > 0 {
 		if _, err := imp.e.exec(ctx, multiRow(2, len(refunds)/3, `INSERT INTO temp.intent_import_refunds (line, key, refund_of) VALUES `,
 			`(?,?,?)`, ``), refunds...); err != nil {
@@ -224,44 +238,64 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 	return nil
 }
 
-// check compares rows whose key was already stored with the stored intent;
-// it adds to pending the rows that ask for a pending intent still pending.
-func (imp *intentImport) check(ctx context.Context, rows []ledger.ImportIntent, pending map[ledger.IntentKind][]string) (map[ledger.IntentKind][]string, error) {
-	if len(rows) == 0 {
-		return pending, nil
+// stored returns the stored intents of the given distinct keys.
+func (imp *intentImport) stored(ctx context.Context, keys []string) (map[string]ledger.Intent, error) {
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
 	}
-	keys := make([]string, len(rows))
-	for i, r := range rows {
-		keys[i] = r.Key
-	}
-	res, err := imp.e.query(ctx, `SELECT `+intentCols+` FROM intents WHERE key IN (SELECT value FROM json_each(?))`, jsonList(keys))
+	res, err := imp.e.query(ctx, storedIntentsSQL(len(keys)), args...)
 	if err != nil {
-		return pending, err
+		return nil, err
 	}
 	stored, err := collect(res, func(s scanner) (ledger.Intent, error) { return scanIntent(s) })
 	if err != nil {
-		return pending, err
+		return nil, err
 	}
 	byKey := make(map[string]ledger.Intent, len(stored))
 	for _, in := range stored {
 		byKey[in.Key] = in
 	}
+	return byKey, nil
+}
+
+// insert inserts the intents of the rows at the given positions, in key
+// order.
+func (imp *intentImport) insert(ctx context.Context, batch []ledger.ImportIntent, rows []int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	rows = slices.Clone(rows)
+	slices.SortFunc(rows, func(a, b int) int { return strings.Compare(batch[a].Key, batch[b].Key) })
+	args := make([]any, 0, len(rows)*intentInsertCols)
+	for _, i := range rows {
+		r := batch[i]
+		meta, err := encodeMeta(r.Metadata)
+		if err != nil {
+			return ledger.Wrap("import intent", r.Key, err)
+		}
+		args = append(args, r.Key, string(r.Kind), r.RefundOf, r.Provider, r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta,
+			string(r.State), ts(r.CreatedAt), ts(r.UpdatedAt))
+	}
+	_, err := imp.e.exec(ctx, insertIntentsSQL(len(rows)), args...)
+	return err
+}
+
+// check compares rows whose key is stored with the stored intent; it adds
+// to pending the rows that ask for a pending intent still pending.
+func (imp *intentImport) check(rows []ledger.ImportIntent, byKey map[string]ledger.Intent, pending map[ledger.IntentKind][]string) {
 	for _, r := range rows {
-		have, ok := byKey[r.Key]
-		switch {
-		case !ok:
-			return pending, fmt.Errorf("intent %q neither inserted nor stored", r.Key)
-		case have.Same(r.IntentParams):
+		have := byKey[r.Key]
+		if have.Same(r.IntentParams) {
 			imp.res.Existing++
 			if r.State == ledger.StatePending && have.State == ledger.StatePending {
 				pending[r.Kind] = append(pending[r.Kind], r.Key)
 			}
-		default:
-			imp.res.Refused = append(imp.res.Refused, ledger.RefusedIntent{Line: r.Line,
-				Err: &ledger.KeyReuseError{Key: r.Key, Existing: have.IntentParams, Requested: r.IntentParams}})
+			continue
 		}
+		imp.res.Refused = append(imp.res.Refused, ledger.RefusedIntent{Line: r.Line,
+			Err: &ledger.KeyReuseError{Key: r.Key, Existing: have.IntentParams, Requested: r.IntentParams}})
 	}
-	return pending, nil
 }
 
 func (imp *intentImport) flushAttempts(ctx context.Context) error {
@@ -305,7 +339,13 @@ func multiRow(kind, n int, head, row, tail string) string {
 
 func insertIntentsSQL(n int) string {
 	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) VALUES `,
-		`(?,?,?,?,?,?,?,?,?,?,?,?)`, ` ON CONFLICT (key) DO NOTHING RETURNING key`)
+		`(?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+}
+
+// storedIntentsSQL reads the stored intents of n keys, each looked up by
+// the primary key.
+func storedIntentsSQL(n int) string {
+	return multiRow(6, n, `WITH k(key) AS (VALUES `, `(?)`, `) SELECT `+prefixed("i.", intentCols)+` FROM k CROSS JOIN intents i ON i.key = k.key`)
 }
 
 func insertAttemptsSQL(n int) string {
