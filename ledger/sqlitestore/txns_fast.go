@@ -57,15 +57,20 @@ func probeKeysSQL(n int) string {
 
 const numClassifyCols = 16
 
-// classifySQL returns, for each of n sightings whose transaction is
-// stored, whether it has something to do: the negation of an agreeing,
-// recorded re-sighting that fills nothing. The test is the PostgreSQL
-// store's classifySQL; times compare as in findConflictsSQL.
+// classifySQL returns, of n sightings, those whose transaction is not
+// stored (with true) and those that have something to do with the stored
+// one (with false): all but the agreeing, recorded re-sightings that fill
+// nothing, which a re-import is made of and which cost no result row. The
+// test is the PostgreSQL store's classifySQL; times compare as in
+// findConflictsSQL.
 func classifySQL(n int) string {
 	return multiRow(rowsClassify, n, `WITH s(i, provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
 	    counterparty, linked_txn_id, settlement_amount, settlement_currency, channel, ref) AS (VALUES `,
 		`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, `)
-	SELECT s.i, s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
+	SELECT s.i, p.status IS NULL
+	FROM s LEFT JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id
+	WHERE p.status IS NULL
+	   OR s.amount <> p.amount OR s.currency <> p.currency OR s.type <> p.type
 	   OR (s.occurred_at <> p.occurred_at
 	       AND abs((unixepoch(s.occurred_at) - unixepoch(p.occurred_at)) * 1000000
 	               + CAST(substr(s.occurred_at, 21, 6) AS INTEGER)
@@ -76,8 +81,7 @@ func classifySQL(n int) string {
 	   OR (p.reference = '' AND s.reference <> '') OR (p.provider_ref = '' AND s.provider_ref <> '')
 	   OR (p.counterparty = '' AND s.counterparty <> '') OR (p.linked_txn_id = '' AND s.linked_txn_id <> '')
 	   OR NOT EXISTS (SELECT 1 FROM provider_txn_sources x WHERE x.provider = s.provider AND x.txn_id = s.txn_id
-	                  AND x.channel = s.channel AND x.ref = s.ref)
-	FROM s CROSS JOIN provider_txns p ON p.provider = s.provider AND p.txn_id = s.txn_id`)
+	                  AND x.channel = s.channel AND x.ref = s.ref)`)
 }
 
 func classifyRow(args []any, i int32, s ledger.Sighting) []any {
@@ -155,9 +159,11 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 	}
 	state := make([]uint8, len(batch))
 	args := make([]any, 0, numClassifyCols*min(fastChunk, len(batch)))
-	// classify marks the rows of stored transactions among rows as work
-	// or clean; the others stay new.
+	// classify marks each of rows new, work or clean.
 	classify := func(rows []int32) error {
+		for _, i := range rows {
+			state[i] = rowClean
+		}
 		return chunks(rows, func(part []int32) error {
 			args = args[:0]
 			for _, i := range part {
@@ -170,15 +176,15 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 			defer res.Close()
 			for res.Next() {
 				var (
-					i    int32
-					work bool
+					i     int32
+					isNew bool
 				)
-				if err := res.Scan(&i, &work); err != nil {
+				if err := res.Scan(&i, &isNew); err != nil {
 					return err
 				}
-				state[i] = rowClean
-				if work {
-					state[i] = rowWork
+				state[i] = rowWork
+				if isNew {
+					state[i] = rowNew
 				}
 			}
 			return res.Err()
