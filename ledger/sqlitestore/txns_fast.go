@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
 )
@@ -84,8 +85,8 @@ func classifySQL(n int) string {
 	                  AND x.channel = s.channel AND x.ref = s.ref)`)
 }
 
-func classifyRow(args []any, i int32, s ledger.Sighting) []any {
-	t, src := s.Txn, s.Source
+func classifyRow(args []any, i int32, s *ledger.Sighting) []any {
+	t, src := &s.Txn, &s.Source
 	return append(args, i, t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency,
 		ts(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, nullAmount(t.Settlement),
 		t.Settlement.Currency, src.Channel, src.Ref)
@@ -99,9 +100,9 @@ func insertTxnsSQL(n int) string {
 	    settlement_currency, exchange_rate) VALUES `, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
 }
 
-func newTxnRow(args []any, s ledger.Sighting) []any {
-	t := s.Txn
-	at := ts(s.Source.ReceivedAt)
+func newTxnRow(args []any, s *ledger.Sighting, received *tsMemo) []any {
+	t := &s.Txn
+	at := received.ts(s.Source.ReceivedAt)
 	return append(args, t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency,
 		ts(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, at, at, nullAmount(t.Settlement),
 		t.Settlement.Currency, t.ExchangeRate)
@@ -114,9 +115,23 @@ func insertSourcesRowsSQL(n int) string {
 		`(?,?,?,?,?,?)`, ``)
 }
 
-func sourceRow(args []any, s ledger.Sighting) []any {
-	src := s.Source
-	return append(args, s.Txn.Provider, s.Txn.ID, src.Channel, src.Ref, src.Raw, ts(src.ReceivedAt))
+func sourceRow(args []any, s *ledger.Sighting, received *tsMemo) []any {
+	src := &s.Source
+	return append(args, s.Txn.Provider, s.Txn.ID, src.Channel, src.Ref, src.Raw, received.ts(src.ReceivedAt))
+}
+
+// tsMemo is ts remembering its last answer: the sightings of a file share
+// their time of receipt.
+type tsMemo struct {
+	t time.Time
+	s string
+}
+
+func (m *tsMemo) ts(t time.Time) string {
+	if m.s == "" || !t.Equal(m.t) {
+		m.t, m.s = t, ts(t)
+	}
+	return m.s
 }
 
 // chunks calls fn with consecutive runs of rows: fastChunk at a time, then
@@ -167,7 +182,7 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		return chunks(rows, func(part []int32) error {
 			args = args[:0]
 			for _, i := range part {
-				args = classifyRow(args, i, batch[i])
+				args = classifyRow(args, i, &batch[i])
 			}
 			res, err := e.query(ctx, classifySQL(len(part)), args...)
 			if err != nil {
@@ -298,10 +313,11 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 
 // insertAlone inserts the transactions of rows and their one source each.
 func (e executor) insertAlone(ctx context.Context, batch []ledger.Sighting, rows []int32, args []any) error {
+	var received tsMemo
 	err := chunks(rows, func(part []int32) error {
 		args = args[:0]
 		for _, i := range part {
-			args = newTxnRow(args, batch[i])
+			args = newTxnRow(args, &batch[i], &received)
 		}
 		_, err := e.exec(ctx, insertTxnsSQL(len(part)), args...)
 		return err
@@ -312,7 +328,7 @@ func (e executor) insertAlone(ctx context.Context, batch []ledger.Sighting, rows
 	return chunks(rows, func(part []int32) error {
 		args = args[:0]
 		for _, i := range part {
-			args = sourceRow(args, batch[i])
+			args = sourceRow(args, &batch[i], &received)
 		}
 		_, err := e.exec(ctx, insertSourcesRowsSQL(len(part)), args...)
 		return err
