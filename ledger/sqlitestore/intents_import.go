@@ -193,13 +193,13 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 	}
 	var (
 		pending = map[ledger.IntentKind][]string{}
-		refunds []any
+		refunds []ledger.ImportIntent
 	)
 	for _, i := range create {
 		r := batch[i]
 		imp.res.Created++
 		if r.IsRefund() {
-			refunds = append(refunds, r.Line, r.Key, r.RefundOf)
+			refunds = append(refunds, r)
 		}
 		if r.State == ledger.StatePending {
 			pending[r.Kind] = append(pending[r.Kind], r.Key)
@@ -223,11 +223,17 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 		maps.Copy(byKey, again)
 	}
 	imp.check(check, byKey, pending)
-	if len(refunds) > 0 {
-		if _, err := imp.e.exec(ctx, multiRow(2, len(refunds)/3, `INSERT INTO temp.intent_import_refunds (line, key, refund_of) VALUES `,
-			`(?,?,?)`, ``), refunds...); err != nil {
-			return err
+	err = chunks(refunds, func(part []ledger.ImportIntent) error {
+		args := make([]any, 0, 3*len(part))
+		for _, r := range part {
+			args = append(args, r.Line, r.Key, r.RefundOf)
 		}
+		_, err := imp.e.exec(ctx, multiRow(2, len(part), `INSERT INTO temp.intent_import_refunds (line, key, refund_of) VALUES `,
+			`(?,?,?)`, ``), args...)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	for kind, keys := range pending {
 		if _, err := imp.e.exec(ctx, `INSERT OR IGNORE INTO temp.intent_import_pending (key, kind) SELECT value, ? FROM json_each(?)`,
@@ -240,23 +246,26 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 
 // stored returns the stored intents of the given distinct keys.
 func (imp *intentImport) stored(ctx context.Context, keys []string) (map[string]ledger.Intent, error) {
-	args := make([]any, len(keys))
-	for i, k := range keys {
-		args[i] = k
-	}
-	res, err := imp.e.query(ctx, storedIntentsSQL(len(keys)), args...)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := collect(res, func(s scanner) (ledger.Intent, error) { return scanIntent(s) })
-	if err != nil {
-		return nil, err
-	}
-	byKey := make(map[string]ledger.Intent, len(stored))
-	for _, in := range stored {
-		byKey[in.Key] = in
-	}
-	return byKey, nil
+	byKey := map[string]ledger.Intent{}
+	err := chunks(keys, func(part []string) error {
+		args := make([]any, len(part))
+		for i, k := range part {
+			args[i] = k
+		}
+		res, err := imp.e.query(ctx, storedIntentsSQL(len(part)), args...)
+		if err != nil {
+			return err
+		}
+		stored, err := collect(res, func(s scanner) (ledger.Intent, error) { return scanIntent(s) })
+		if err != nil {
+			return err
+		}
+		for _, in := range stored {
+			byKey[in.Key] = in
+		}
+		return nil
+	})
+	return byKey, err
 }
 
 // insert inserts the intents of the rows at the given positions, in key
@@ -267,18 +276,21 @@ func (imp *intentImport) insert(ctx context.Context, batch []ledger.ImportIntent
 	}
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b int) int { return strings.Compare(batch[a].Key, batch[b].Key) })
-	args := make([]any, 0, len(rows)*intentInsertCols)
-	for _, i := range rows {
-		r := batch[i]
-		meta, err := encodeMeta(r.Metadata)
-		if err != nil {
-			return ledger.Wrap("import intent", r.Key, err)
+	args := make([]any, 0, min(len(rows), fastChunk)*intentInsertCols)
+	return chunks(rows, func(part []int) error {
+		args = args[:0]
+		for _, i := range part {
+			r := batch[i]
+			meta, err := encodeMeta(r.Metadata)
+			if err != nil {
+				return ledger.Wrap("import intent", r.Key, err)
+			}
+			args = append(args, r.Key, string(r.Kind), r.RefundOf, r.Provider, r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta,
+				string(r.State), ts(r.CreatedAt), ts(r.UpdatedAt))
 		}
-		args = append(args, r.Key, string(r.Kind), r.RefundOf, r.Provider, r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta,
-			string(r.State), ts(r.CreatedAt), ts(r.UpdatedAt))
-	}
-	_, err := imp.e.exec(ctx, insertIntentsSQL(len(rows)), args...)
-	return err
+		_, err := imp.e.exec(ctx, insertIntentsSQL(len(part)), args...)
+		return err
+	})
 }
 
 // check compares rows whose key is stored with the stored intent; it adds

@@ -135,8 +135,10 @@ func (m *tsMemo) ts(t time.Time) string {
 }
 
 // chunks calls fn with consecutive runs of rows: fastChunk at a time, then
-// the rest in power-of-two sizes.
-func chunks(rows []int32, fn func([]int32) error) error {
+// the rest in power-of-two sizes. A transaction keeps each statement it
+// prepares until it ends (a megabyte or two for a thousand rows), so the
+// sizes of multi-row statements must not follow the data.
+func chunks[T any](rows []T, fn func([]T) error) error {
 	for len(rows) > 0 {
 		n := fastChunk
 		for n > len(rows) {
