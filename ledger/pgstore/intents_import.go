@@ -1,13 +1,17 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
@@ -19,15 +23,46 @@ import (
 var importColumns = []string{"line", "key", "provider", "amount", "currency", "customer", "reference", "metadata",
 	"state", "created_at", "updated_at", "provider_refs", "kind", "refund_of"}
 
+// intentCopyColumns and attemptCopyColumns are the columns the direct
+// writes of new intents and their imported attempts fill, in COPY order.
+var (
+	intentCopyColumns = []string{"key", "kind", "refund_of", "provider", "amount", "currency", "customer", "reference",
+		"metadata", "state", "created_at", "updated_at"}
+	attemptCopyColumns = []string{"intent_key", "number", "claim_token", "provider_ref", "outcome", "started_at"}
+)
+
 // pendingPage is how many pending keys one call of Pending gets.
 const pendingPage = 5000
 
-// ImportIntents streams the rows with COPY into a staging table that lives
-// until the transaction ends, then writes them with a few set-based
-// statements: repeated keys of the file set aside, new intents and their
-// imported attempts inserted in one statement (ON CONFLICT DO NOTHING), and
-// every row compared with the stored intent of its key to find key reuse.
-// Outside a transaction it opens one of its own.
+// importBatch is how many rows the import reads ahead and writes at a time:
+// the rows it holds in memory are at most two batches.
+const importBatch = 20000
+
+// ImportIntents reads the rows a batch at a time (on a goroutine of its
+// own, so that reading the next batch overlaps writing this one) and
+// writes each batch in a few round trips:
+//
+//   - the batch's distinct keys are recorded in a table of the keys seen so
+//     far in the file, with the state of their first line (the import's
+//     pending intents are read from it at the end), which tells the keys
+//     that are new to the file; the stored intents of the batch's keys are
+//     read in the same round trip;
+//   - a row whose key is stored is compared with the stored intent: the
+//     same request, or refused as key reuse;
+//   - the first line of a charge whose key is neither stored nor earlier
+//     in the file is new: the new intents and their imported attempts are
+//     written with COPY, in key order, inside a savepoint;
+//   - every other row (a refund to check against its charge, a key
+//     repeated after a line not yet written), and the new rows of a batch
+//     whose COPY met a key written meanwhile by another transaction, are
+//     staged with COPY in a table that lives until the transaction ends.
+//
+// The staged rows, when there are any, are then written by a few set-based
+// statements: repeated keys set aside, the charges that refunds name
+// locked, new intents and their attempts inserted (ON CONFLICT DO NOTHING),
+// every staged row compared with the stored intent of its key, and new
+// refunds checked against their charges. Outside a transaction it opens
+// one of its own.
 func (e executor) ImportIntents(ctx context.Context, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
 	if ptx, ok := e.db.(pgx.Tx); ok {
 		return importIntents(ctx, ptx, p)
@@ -49,6 +84,20 @@ func importIntents(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams)
 	return res, ledger.Wrap("import intents", "", translate(err))
 }
 
+// importState is what an import has done so far.
+type importState struct {
+	tx      pgx.Tx
+	created int
+	staged  int
+	// pending is whether the first line of some key asks for a pending
+	// intent; if none does, there are no pending intents to look for.
+	pending bool
+	refused []ledger.RefusedIntent
+	// fallbacks counts the batches whose new intents were staged after
+	// their COPY met a key another transaction wrote meanwhile.
+	fallbacks int
+}
+
 func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
 	var res ledger.ImportIntentsResult
 	// The hash joins below hold a key per row; without room they spill
@@ -57,7 +106,8 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	if _, err := tx.Exec(ctx, `
 		SET LOCAL work_mem = '64MB';
 		SET LOCAL jit = off;
-		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup;
+		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup, pg_temp.intent_import_new,
+			pg_temp.intent_import_seen;
 		CREATE TEMP TABLE intent_import (
 			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
 			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
@@ -65,27 +115,247 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL
 		) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
-		DROP TABLE IF EXISTS pg_temp.intent_import_new;
-		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP`); err != nil {
+		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP;
+		CREATE TEMP TABLE intent_import_seen (key text PRIMARY KEY, state text NOT NULL) ON COMMIT DROP`); err != nil {
 		return res, fmt.Errorf("staging table: %w", err)
 	}
-	src := newImportSource(p.Rows)
-	defer src.stop()
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"intent_import"}, importColumns, src)
-	if err != nil {
-		return res, fmt.Errorf("copy: %w", err)
+	st := &importState{tx: tx}
+	rd := readImportRows(p.Rows, importBatch)
+	defer rd.stop()
+	for {
+		var (
+			batch []importRow
+			ok    bool
+		)
+		select {
+		case batch, ok = <-rd.batches:
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		if !ok {
+			break
+		}
+		if err := st.write(ctx, batch); err != nil {
+			return res, err
+		}
 	}
-	res.Rows, res.Refused = src.rows, src.refused
-	if n == 0 {
+	rd.stop()
+	if rd.err != nil {
+		return res, fmt.Errorf("copy: %w", rd.err)
+	}
+	res.Rows = rd.rows
+	res.Refused = append(rd.refused, st.refused...)
+	res.Created = st.created
+	if st.staged > 0 {
+		created, refused, err := writeStaged(ctx, tx)
+		if err != nil {
+			return res, err
+		}
+		res.Created += created
+		res.Refused = append(res.Refused, refused...)
+	}
+	res.Existing = res.Rows - res.Created - len(res.Refused)
+	if !st.pending {
 		return res, nil
 	}
+	if _, err := tx.Exec(ctx, `ANALYZE intent_import_seen`); err != nil {
+		return res, err
+	}
+	for _, k := range []struct {
+		kind ledger.IntentKind
+		fn   func(context.Context, []string) error
+		n    *int
+	}{{ledger.IntentCharge, p.Pending, &res.Pending}, {ledger.IntentRefund, p.PendingRefunds, &res.PendingRefunds}} {
+		var err error
+		if k.fn == nil || len(res.Refused) > 0 {
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM `+pendingFrom, string(k.kind)).Scan(k.n)
+		} else {
+			*k.n, err = sendPending(ctx, tx, k.kind, k.fn)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// write writes one batch of rows.
+func (st *importState) write(ctx context.Context, rows []importRow) error {
+	// The batch's distinct keys, in key order, with the state of the
+	// first line of each.
+	first := make(map[string]int, len(rows))
+	for i, r := range rows {
+		if _, ok := first[r.Key]; !ok {
+			first[r.Key] = i
+		}
+	}
+	keys := make([]string, 0, len(first))
+	for k := range first {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	states := make([]string, len(keys))
+	for i, k := range keys {
+		states[i] = string(rows[first[k]].State)
+	}
+	var b pgx.Batch
+	b.Queue(`
+		INSERT INTO intent_import_seen (key, state) SELECT * FROM unnest($1::text[], $2::text[])
+		ON CONFLICT (key) DO NOTHING RETURNING key`, keys, states)
+	b.Queue(`SELECT `+intentCols+` FROM intents WHERE key = ANY($1)`, keys)
+	br := st.tx.SendBatch(ctx, &b)
+	fresh, err := collectKeys(br)
+	if err != nil {
+		br.Close()
+		return fmt.Errorf("seen keys: %w", err)
+	}
+	stored := make(map[string]ledger.Intent)
+	srows, err := br.Query()
+	if err == nil {
+		for srows.Next() {
+			in, serr := scanIntent(srows)
+			if serr != nil {
+				srows.Close()
+				err = serr
+				break
+			}
+			stored[in.Key] = in
+		}
+		if err == nil {
+			err = srows.Err()
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stored intents: %w", err)
+	}
+	var create, stage []importRow
+	for i, r := range rows {
+		isFirst := first[r.Key] == i
+		_, isNew := fresh[r.Key]
+		if isFirst && isNew && r.State == ledger.StatePending {
+			st.pending = true
+		}
+		if s, ok := stored[r.Key]; ok {
+			if !s.IntentParams.Same(r.IntentParams) {
+				st.refused = append(st.refused, ledger.RefusedIntent{Line: r.Line,
+					Err: &ledger.KeyReuseError{Key: r.Key, Existing: s.IntentParams, Requested: r.IntentParams}})
+			}
+			continue
+		}
+		if isFirst && isNew && r.Kind == ledger.IntentCharge {
+			create = append(create, r)
+			continue
+		}
+		stage = append(stage, r)
+	}
+	if len(create) > 0 {
+		ok, err := st.create(ctx, create)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			st.fallbacks++
+			stage = append(stage, create...)
+		}
+	}
+	if len(stage) > 0 {
+		if _, err := st.tx.CopyFrom(ctx, pgx.Identifier{"intent_import"}, importColumns, stageSource(stage)); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+		st.staged += len(stage)
+	}
+	return nil
+}
+
+// collectKeys reads the next result of br: one key per row.
+func collectKeys(br pgx.BatchResults) (map[string]struct{}, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]struct{})
+	var k string
+	_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
+		out[k] = struct{}{}
+		return nil
+	})
+	return out, err
+}
+
+// create writes new intents and their imported attempts with COPY, in key
+// order, inside a savepoint. It returns false, having written nothing, when
+// a key was written meanwhile by another transaction: the rows are then
+// staged like the others and compared with what that transaction stored.
+func (st *importState) create(ctx context.Context, rows []importRow) (bool, error) {
+	slices.SortFunc(rows, func(a, b importRow) int { return cmp.Compare(a.Key, b.Key) })
+	sp, err := st.tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	err = copyNew(ctx, sp, rows)
+	if err == nil {
+		if err = sp.Commit(ctx); err == nil {
+			st.created += len(rows)
+			return true, nil
+		}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		if rerr := sp.Rollback(ctx); rerr != nil {
+			return false, rerr
+		}
+		return false, nil
+	}
+	_ = sp.Rollback(ctx)
+	return false, fmt.Errorf("insert: %w", err)
+}
+
+func copyNew(ctx context.Context, tx pgx.Tx, rows []importRow) error {
+	i, vals := 0, make([]any, len(intentCopyColumns))
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"intents"}, intentCopyColumns, pgx.CopyFromFunc(func() ([]any, error) {
+		if i == len(rows) {
+			return nil, nil
+		}
+		r := &rows[i]
+		i++
+		vals[0], vals[1], vals[2], vals[3] = r.Key, string(r.Kind), r.RefundOf, r.Provider
+		vals[4], vals[5], vals[6], vals[7] = r.Amount.Value, r.Amount.Currency, r.Customer, r.Reference
+		vals[8], vals[9], vals[10], vals[11] = r.meta(), string(r.State), utc(r.CreatedAt), utc(r.UpdatedAt)
+		return vals, nil
+	}))
+	if err != nil {
+		return err
+	}
+	i, j, avals := 0, 0, make([]any, len(attemptCopyColumns))
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"attempts"}, attemptCopyColumns, pgx.CopyFromFunc(func() ([]any, error) {
+		for i < len(rows) && j == len(rows[i].ProviderRefs) {
+			i, j = i+1, 0
+		}
+		if i == len(rows) {
+			return nil, nil
+		}
+		r := &rows[i]
+		j++
+		avals[0], avals[1], avals[2], avals[3] = r.Key, int32(j), int64(0), r.ProviderRefs[j-1]
+		avals[4], avals[5] = string(ledger.OutcomeImported), utc(r.CreatedAt)
+		return avals, nil
+	}))
+	return err
+}
+
+// writeStaged writes the staged rows with set statements and returns how
+// many intents it created and the rows it refused.
+func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, error) {
 	// The staging table is new: without statistics the planner would take
 	// it for a few rows and loop over the intents index for each.
 	if _, err := tx.Exec(ctx, `ANALYZE intent_import`); err != nil {
-		return res, err
+		return 0, nil, err
 	}
-	// A key repeated in the file is created from its first line; the other
-	// lines are set aside and compared with what was created.
+	// A key repeated among the staged rows is created from its first line;
+	// the other lines are set aside and compared with what was created.
 	tag, err := tx.Exec(ctx, `
 		WITH d AS (
 			DELETE FROM intent_import a USING intent_import b
@@ -94,7 +364,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		)
 		INSERT INTO intent_import_dup SELECT * FROM d`)
 	if err != nil {
-		return res, fmt.Errorf("repeated keys: %w", err)
+		return 0, nil, fmt.Errorf("repeated keys: %w", err)
 	}
 	dups := tag.RowsAffected()
 	// The charges that refunds of the file name are locked before any
@@ -102,7 +372,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	if _, err := tx.Exec(ctx, `
 		SELECT 1 FROM intents WHERE key IN (SELECT refund_of FROM intent_import WHERE kind = 'refund')
 		ORDER BY key FOR UPDATE`); err != nil {
-		return res, fmt.Errorf("lock charges: %w", err)
+		return 0, nil, fmt.Errorf("lock charges: %w", err)
 	}
 	var created int
 	err = tx.QueryRow(ctx, `
@@ -122,12 +392,11 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		)
 		SELECT count(*) FROM ins`).Scan(&created)
 	if err != nil {
-		return res, fmt.Errorf("insert: %w", err)
+		return 0, nil, fmt.Errorf("insert: %w", err)
 	}
-	res.Created = created
-	// Every row is compared with the intent stored under its key, whether
-	// this import created it or not (a concurrent writer may have won the
-	// key between the statements).
+	// Every staged row is compared with the intent stored under its key,
+	// whether this import created it or not (a concurrent writer may have
+	// won the key between the statements).
 	dupSource := ""
 	if dups > 0 {
 		dupSource = " UNION ALL SELECT * FROM intent_import_dup"
@@ -141,8 +410,9 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		           AND i.customer = s.customer AND i.reference = s.reference
 		           AND i.metadata IS NOT DISTINCT FROM s.metadata)`)
 	if err != nil {
-		return res, fmt.Errorf("compare: %w", err)
+		return 0, nil, fmt.Errorf("compare: %w", err)
 	}
+	var refused []ledger.RefusedIntent
 	for rows.Next() {
 		var (
 			line     int
@@ -155,49 +425,33 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			&req.Reference, &meta, &req.Kind, &req.RefundOf}})
 		if err != nil {
 			rows.Close()
-			return res, err
+			return 0, nil, err
 		}
 		req.Key, req.Amount = stored.Key, money.Amount{Value: amount, Currency: currency}
 		if err := decodeMeta(meta, &req.Metadata); err != nil {
 			rows.Close()
-			return res, err
+			return 0, nil, err
 		}
 		if stored.IntentParams.Same(req) {
 			continue
 		}
-		res.Refused = append(res.Refused, ledger.RefusedIntent{Line: line,
+		refused = append(refused, ledger.RefusedIntent{Line: line,
 			Err: &ledger.KeyReuseError{Key: req.Key, Existing: stored.IntentParams, Requested: req}})
 	}
 	if err := rows.Err(); err != nil {
-		return res, err
+		return 0, nil, err
 	}
-	refused, err := checkImportedRefunds(ctx, tx)
+	bad, err := checkImportedRefunds(ctx, tx)
 	if err != nil {
-		return res, fmt.Errorf("refunds: %w", err)
+		return 0, nil, fmt.Errorf("refunds: %w", err)
 	}
-	res.Refused = append(res.Refused, refused...)
-	res.Created -= len(refused)
-	res.Existing = res.Rows - res.Created - len(res.Refused)
-	for _, k := range []struct {
-		kind ledger.IntentKind
-		fn   func(context.Context, []string) error
-		n    *int
-	}{{ledger.IntentCharge, p.Pending, &res.Pending}, {ledger.IntentRefund, p.PendingRefunds, &res.PendingRefunds}} {
-		if k.fn == nil || len(res.Refused) > 0 {
-			err = tx.QueryRow(ctx, `SELECT count(*) FROM `+pendingFrom, string(k.kind)).Scan(k.n)
-		} else {
-			*k.n, err = sendPending(ctx, tx, k.kind, k.fn)
-		}
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return created - len(bad), append(refused, bad...), nil
 }
 
-// pendingFrom names the keys of the staged rows (one per key) that ask for
-// a pending intent of kind $1 still pending in the books.
-const pendingFrom = `intent_import s JOIN intents i ON i.key = s.key
+// pendingFrom names the keys of the file (one per key, with the state of
+// its first line) that ask for a pending intent of kind $1 still pending
+// in the books.
+const pendingFrom = `intent_import_seen s JOIN intents i ON i.key = s.key
 	WHERE s.state = 'pending' AND i.state = 'pending' AND i.kind = $1`
 
 // sendPending hands the keys of pending intents of kind over to fn, a page
@@ -236,63 +490,106 @@ func decodeMeta(b []byte, m *map[string]string) error {
 	return json.Unmarshal(b, m)
 }
 
-// importSource feeds COPY from the rows, normalising each; an invalid row is
+// importRow is one valid row of an import, normalised.
+type importRow struct {
+	ledger.ImportIntent
+	// metaJSON is the row's metadata as stored, nil when it has none.
+	metaJSON []byte
+}
+
+// meta is the metadata column's value: NULL when the row has none.
+func (r *importRow) meta() any {
+	if r.metaJSON == nil {
+		return nil
+	}
+	return r.metaJSON
+}
+
+// rowReader reads the rows of an import on a goroutine of its own,
+// normalising each, and hands them over in batches. An invalid row is
 // refused and left out.
-type importSource struct {
-	next    func() (ledger.ImportIntent, bool)
-	stop    func()
+type rowReader struct {
+	batches chan []importRow
+	done    chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+	// Set by the reading goroutine; read after stop.
 	rows    int
 	refused []ledger.RefusedIntent
-	vals    []any
 	err     error
 }
 
-func newImportSource(seq iter.Seq[ledger.ImportIntent]) *importSource {
-	next, stop := iter.Pull(seq)
-	return &importSource{next: next, stop: stop, vals: make([]any, len(importColumns))}
-}
-
-func (s *importSource) Next() bool {
-	for {
-		r, ok := s.next()
-		if !ok {
-			return false
-		}
-		s.rows++
-		n, err := r.NewIntent.Normalize()
-		if err != nil {
-			var fe *ledger.FieldError
-			if !errors.As(err, &fe) {
-				s.err = err
+func readImportRows(seq iter.Seq[ledger.ImportIntent], size int) *rowReader {
+	rd := &rowReader{batches: make(chan []importRow), done: make(chan struct{})}
+	rd.wg.Add(1)
+	go func() {
+		defer rd.wg.Done()
+		defer close(rd.batches)
+		batch := make([]importRow, 0, size)
+		send := func() bool {
+			select {
+			case rd.batches <- batch:
+				batch = make([]importRow, 0, size)
+				return true
+			case <-rd.done:
 				return false
 			}
-			s.refused = append(s.refused, ledger.RefusedIntent{Line: r.Line, Err: err})
-			continue
 		}
-		meta, err := encodeMeta(n.Metadata)
-		if err != nil {
-			s.err = err
-			return false
+		for r := range seq {
+			rd.rows++
+			n, err := r.NewIntent.Normalize()
+			if err != nil {
+				var fe *ledger.FieldError
+				if !errors.As(err, &fe) {
+					rd.err = err
+					return
+				}
+				rd.refused = append(rd.refused, ledger.RefusedIntent{Line: r.Line, Err: err})
+				continue
+			}
+			meta, err := encodeMeta(n.Metadata)
+			if err != nil {
+				rd.err = err
+				return
+			}
+			r.NewIntent = n
+			if r.ProviderRefs == nil {
+				r.ProviderRefs = []string{}
+			}
+			if batch = append(batch, importRow{ImportIntent: r, metaJSON: meta}); len(batch) == size && !send() {
+				return
+			}
 		}
-		refs := r.ProviderRefs
-		if refs == nil {
-			refs = []string{}
+		if len(batch) > 0 {
+			send()
 		}
-		var m any
-		if meta != nil {
-			m = meta
-		}
-		s.vals[0], s.vals[1], s.vals[2], s.vals[3], s.vals[4] = int32(r.Line), n.Key, n.Provider, n.Amount.Value, n.Amount.Currency
-		s.vals[5], s.vals[6], s.vals[7], s.vals[8] = n.Customer, n.Reference, m, string(n.State)
-		s.vals[9], s.vals[10], s.vals[11] = utc(n.CreatedAt), utc(n.UpdatedAt), refs
-		s.vals[12], s.vals[13] = string(n.Kind), n.RefundOf
-		return true
-	}
+	}()
+	return rd
 }
 
-func (s *importSource) Values() ([]any, error) { return s.vals, nil }
+// stop ends the reading and waits for the goroutine to be done with the
+// rows, so that what it set can be read.
+func (rd *rowReader) stop() {
+	rd.once.Do(func() { close(rd.done) })
+	rd.wg.Wait()
+}
 
-func (s *importSource) Err() error { return s.err }
+// stageSource feeds COPY into the staging table from rows.
+func stageSource(rows []importRow) pgx.CopyFromSource {
+	i, vals := 0, make([]any, len(importColumns))
+	return pgx.CopyFromFunc(func() ([]any, error) {
+		if i == len(rows) {
+			return nil, nil
+		}
+		r := &rows[i]
+		i++
+		vals[0], vals[1], vals[2], vals[3], vals[4] = int32(r.Line), r.Key, r.Provider, r.Amount.Value, r.Amount.Currency
+		vals[5], vals[6], vals[7], vals[8] = r.Customer, r.Reference, r.meta(), string(r.State)
+		vals[9], vals[10], vals[11] = utc(r.CreatedAt), utc(r.UpdatedAt), r.ProviderRefs
+		vals[12], vals[13] = string(r.Kind), r.RefundOf
+		return vals, nil
+	})
+}
 
 // prefixesRow scans leading columns into first and the rest into the
 // caller's destinations.
