@@ -40,13 +40,10 @@ const importBatch = 20000
 
 // ImportIntents reads the rows a batch at a time (on a goroutine of its
 // own, so that reading the next batch overlaps writing this one) and
-// writes each batch in a few round trips:
+// writes each batch in a few round trips. The keys of the file are kept in
+// a compact set, to tell the first line of a key from its repeats:
 //
-//   - the batch's distinct keys are recorded in a table of the keys seen so
-//     far in the file, with the state of their first line (the import's
-//     pending intents are read from it at the end), which tells the keys
-//     that are new to the file; the stored intents of the batch's keys are
-//     read in the same round trip;
+//   - the stored intents of the batch's keys are read in one statement;
 //   - a row whose key is stored is compared with the stored intent: the
 //     same request, or refused as key reuse;
 //   - the first line of a charge whose key is neither stored nor earlier
@@ -55,7 +52,9 @@ const importBatch = 20000
 //   - every other row (a refund to check against its charge, a key
 //     repeated after a line not yet written), and the new rows of a batch
 //     whose COPY met a key written meanwhile by another transaction, are
-//     staged with COPY in a table that lives until the transaction ends.
+//     staged with COPY in a table that lives until the transaction ends;
+//   - the keys whose first line asks for a pending intent are written to a
+//     table of their own, to find the pending intents at the end.
 //
 // The staged rows, when there are any, are then written by a few set-based
 // statements: repeated keys set aside, the charges that refunds name
@@ -89,9 +88,11 @@ type importState struct {
 	tx      pgx.Tx
 	created int
 	staged  int
-	// pending is whether the first line of some key asks for a pending
-	// intent; if none does, there are no pending intents to look for.
-	pending bool
+	// seen holds the keys of the rows written so far.
+	seen *keySet
+	// pending counts the keys whose first line asks for a pending intent;
+	// if none does, there are no pending intents to look for.
+	pending int
 	refused []ledger.RefusedIntent
 	// fallbacks counts the batches whose new intents were staged after
 	// their COPY met a key another transaction wrote meanwhile.
@@ -107,7 +108,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		SET LOCAL work_mem = '64MB';
 		SET LOCAL jit = off;
 		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup, pg_temp.intent_import_new,
-			pg_temp.intent_import_seen;
+			pg_temp.intent_import_pending;
 		CREATE TEMP TABLE intent_import (
 			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
 			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
@@ -116,10 +117,10 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP;
-		CREATE TEMP TABLE intent_import_seen (key text PRIMARY KEY, state text NOT NULL) ON COMMIT DROP`); err != nil {
+		CREATE TEMP TABLE intent_import_pending (key text NOT NULL) ON COMMIT DROP`); err != nil {
 		return res, fmt.Errorf("staging table: %w", err)
 	}
-	st := &importState{tx: tx}
+	st := &importState{tx: tx, seen: newKeySet()}
 	rd := readImportRows(p.Rows, importBatch)
 	defer rd.stop()
 	for {
@@ -155,10 +156,10 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		res.Refused = append(res.Refused, refused...)
 	}
 	res.Existing = res.Rows - res.Created - len(res.Refused)
-	if !st.pending {
+	if st.pending == 0 {
 		return res, nil
 	}
-	if _, err := tx.Exec(ctx, `ANALYZE intent_import_seen`); err != nil {
+	if _, err := tx.Exec(ctx, `ANALYZE intent_import_pending`); err != nil {
 		return res, err
 	}
 	for _, k := range []struct {
@@ -181,63 +182,36 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 
 // write writes one batch of rows.
 func (st *importState) write(ctx context.Context, rows []importRow) error {
-	// The batch's distinct keys, in key order, with the state of the
-	// first line of each.
-	first := make(map[string]int, len(rows))
+	// The first line of each key in the file, and the keys to look up.
+	first := make([]bool, len(rows))
+	keys := make([]string, 0, len(rows))
+	var pending []string
 	for i, r := range rows {
-		if _, ok := first[r.Key]; !ok {
-			first[r.Key] = i
+		keys = append(keys, r.Key)
+		if first[i] = st.seen.Add(r.Key); first[i] && r.State == ledger.StatePending {
+			pending = append(pending, r.Key)
 		}
-	}
-	keys := make([]string, 0, len(first))
-	for k := range first {
-		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	states := make([]string, len(keys))
-	for i, k := range keys {
-		states[i] = string(rows[first[k]].State)
-	}
-	var b pgx.Batch
-	b.Queue(`
-		INSERT INTO intent_import_seen (key, state) SELECT * FROM unnest($1::text[], $2::text[])
-		ON CONFLICT (key) DO NOTHING RETURNING key`, keys, states)
-	b.Queue(`SELECT `+intentCols+` FROM intents WHERE key = ANY($1)`, keys)
-	br := st.tx.SendBatch(ctx, &b)
-	fresh, err := collectKeys(br)
-	if err != nil {
-		br.Close()
-		return fmt.Errorf("seen keys: %w", err)
-	}
+	keys = slices.Compact(keys)
 	stored := make(map[string]ledger.Intent)
-	srows, err := br.Query()
-	if err == nil {
-		for srows.Next() {
-			in, serr := scanIntent(srows)
-			if serr != nil {
-				srows.Close()
-				err = serr
-				break
-			}
-			stored[in.Key] = in
-		}
-		if err == nil {
-			err = srows.Err()
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	srows, err := st.tx.Query(ctx, `SELECT `+intentCols+` FROM intents WHERE key = ANY($1)`, keys)
 	if err != nil {
+		return fmt.Errorf("stored intents: %w", err)
+	}
+	for srows.Next() {
+		in, err := scanIntent(srows)
+		if err != nil {
+			srows.Close()
+			return fmt.Errorf("stored intents: %w", err)
+		}
+		stored[in.Key] = in
+	}
+	if err := srows.Err(); err != nil {
 		return fmt.Errorf("stored intents: %w", err)
 	}
 	var create, stage []importRow
 	for i, r := range rows {
-		isFirst := first[r.Key] == i
-		_, isNew := fresh[r.Key]
-		if isFirst && isNew && r.State == ledger.StatePending {
-			st.pending = true
-		}
 		if s, ok := stored[r.Key]; ok {
 			if !s.IntentParams.Same(r.IntentParams) {
 				st.refused = append(st.refused, ledger.RefusedIntent{Line: r.Line,
@@ -245,11 +219,18 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 			}
 			continue
 		}
-		if isFirst && isNew && r.Kind == ledger.IntentCharge {
+		if first[i] && r.Kind == ledger.IntentCharge {
 			create = append(create, r)
 			continue
 		}
 		stage = append(stage, r)
+	}
+	if len(pending) > 0 {
+		if _, err := st.tx.CopyFrom(ctx, pgx.Identifier{"intent_import_pending"}, []string{"key"}, pgx.CopyFromSlice(len(pending),
+			func(i int) ([]any, error) { return []any{pending[i]}, nil })); err != nil {
+			return fmt.Errorf("pending keys: %w", err)
+		}
+		st.pending += len(pending)
 	}
 	if len(create) > 0 {
 		ok, err := st.create(ctx, create)
@@ -268,21 +249,6 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 		st.staged += len(stage)
 	}
 	return nil
-}
-
-// collectKeys reads the next result of br: one key per row.
-func collectKeys(br pgx.BatchResults) (map[string]struct{}, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]struct{})
-	var k string
-	_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
-		out[k] = struct{}{}
-		return nil
-	})
-	return out, err
 }
 
 // create writes new intents and their imported attempts with COPY, in key
@@ -448,11 +414,11 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 	return created - len(bad), append(refused, bad...), nil
 }
 
-// pendingFrom names the keys of the file (one per key, with the state of
-// its first line) that ask for a pending intent of kind $1 still pending
-// in the books.
-const pendingFrom = `intent_import_seen s JOIN intents i ON i.key = s.key
-	WHERE s.state = 'pending' AND i.state = 'pending' AND i.kind = $1`
+// pendingFrom names the keys of the file whose first line asks for a
+// pending intent (one row per key) and whose intent is of kind $1 and still
+// pending in the books.
+const pendingFrom = `intent_import_pending s JOIN intents i ON i.key = s.key
+	WHERE i.state = 'pending' AND i.kind = $1`
 
 // sendPending hands the keys of pending intents of kind over to fn, a page
 // at a time, through a cursor: the connection is free between pages for fn
