@@ -15,3 +15,12 @@ func OrphanSources(s *Store) (int, error) {
 		WHERE NOT EXISTS (SELECT FROM provider_txns p WHERE p.provider = x.provider AND p.txn_id = x.txn_id)`).Scan(&n)
 	return n, err
 }
+
+// OrphanAttempts counts the attempts whose intent is missing: none may be,
+// since the foreign key was dropped for the write paths that guarantee it.
+func OrphanAttempts(s *Store) (int, error) {
+	var n int
+	err := s.pool.QueryRow(context.Background(), `
+		SELECT count(*) FROM attempts a WHERE NOT EXISTS (SELECT FROM intents i WHERE i.key = a.intent_key)`).Scan(&n)
+	return n, err
+}
