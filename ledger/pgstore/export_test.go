@@ -1,6 +1,12 @@
 package pgstore
 
-import "context"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
 
 // Translate exposes translate to the external tests.
 var Translate = translate
@@ -23,4 +29,28 @@ func OrphanAttempts(s *Store) (int, error) {
 	err := s.pool.QueryRow(context.Background(), `
 		SELECT count(*) FROM attempts a WHERE NOT EXISTS (SELECT FROM intents i WHERE i.key = a.intent_key)`).Scan(&n)
 	return n, err
+}
+
+// ImportOptions are the knobs of ImportIntentsWith.
+type ImportOptions struct {
+	// Batch is how many rows are written at a time.
+	Batch int
+	// Staged sends every row through the staged set statements.
+	Staged bool
+	// BeforeCreate is called with the keys of a batch's new intents
+	// before they are written.
+	BeforeCreate func(ctx context.Context, keys []string) error
+}
+
+// ImportIntentsWith is ImportIntents in a transaction of its own, with the
+// knobs of opt; it also returns how many batches fell back to the staged
+// statements after meeting a key written by another transaction.
+func ImportIntentsWith(ctx context.Context, s *Store, p ledger.ImportIntentsParams, opt ImportOptions) (res ledger.ImportIntentsResult, fallbacks int, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		res, err = importIntentsTx(ctx, tx, p, importOptions{batch: opt.Batch, staged: opt.Staged,
+			beforeCreate: opt.BeforeCreate, fallbacks: &fallbacks})
+		return err
+	})
+	return res, fallbacks, err
 }

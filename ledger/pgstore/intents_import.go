@@ -79,13 +79,14 @@ func (e executor) ImportIntents(ctx context.Context, p ledger.ImportIntentsParam
 }
 
 func importIntents(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
-	res, err := importIntentsTx(ctx, tx, p)
+	res, err := importIntentsTx(ctx, tx, p, importOptions{batch: importBatch})
 	return res, ledger.Wrap("import intents", "", translate(err))
 }
 
 // importState is what an import has done so far.
 type importState struct {
 	tx      pgx.Tx
+	opt     importOptions
 	created int
 	staged  int
 	// seen holds the keys of the rows written so far.
@@ -99,7 +100,20 @@ type importState struct {
 	fallbacks int
 }
 
-func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
+// importOptions are the knobs of an import that the tests turn.
+type importOptions struct {
+	batch int
+	// staged sends every row through the staged set statements.
+	staged bool
+	// beforeCreate, when set, is called with the keys of a batch's new
+	// intents before they are written.
+	beforeCreate func(ctx context.Context, keys []string) error
+	// fallbacks, when set, is told how many batches' new intents were
+	// staged after their COPY met a key written by another transaction.
+	fallbacks *int
+}
+
+func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams, opt importOptions) (ledger.ImportIntentsResult, error) {
 	var res ledger.ImportIntentsResult
 	// The hash joins below hold a key per row; without room they spill
 	// to disk in many batches. Their estimated costs are large enough to
@@ -120,8 +134,8 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		CREATE TEMP TABLE intent_import_pending (key text NOT NULL) ON COMMIT DROP`); err != nil {
 		return res, fmt.Errorf("staging table: %w", err)
 	}
-	st := &importState{tx: tx, seen: newKeySet()}
-	rd := readImportRows(p.Rows, importBatch)
+	st := &importState{tx: tx, seen: newKeySet(), opt: opt}
+	rd := readImportRows(p.Rows, opt.batch)
 	defer rd.stop()
 	for {
 		var (
@@ -141,6 +155,9 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		}
 	}
 	rd.stop()
+	if opt.fallbacks != nil {
+		*opt.fallbacks = st.fallbacks
+	}
 	if rd.err != nil {
 		return res, fmt.Errorf("copy: %w", rd.err)
 	}
@@ -156,10 +173,14 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		res.Refused = append(res.Refused, refused...)
 	}
 	res.Existing = res.Rows - res.Created - len(res.Refused)
-	if st.pending == 0 {
+	from := pendingFrom
+	if opt.staged {
+		// Every row is staged: the first line of each key is the one
+		// the staged statements kept.
+		from = stagedPendingFrom
+	} else if st.pending == 0 {
 		return res, nil
-	}
-	if _, err := tx.Exec(ctx, `ANALYZE intent_import_pending`); err != nil {
+	} else if _, err := tx.Exec(ctx, `ANALYZE intent_import_pending`); err != nil {
 		return res, err
 	}
 	for _, k := range []struct {
@@ -169,9 +190,9 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	}{{ledger.IntentCharge, p.Pending, &res.Pending}, {ledger.IntentRefund, p.PendingRefunds, &res.PendingRefunds}} {
 		var err error
 		if k.fn == nil || len(res.Refused) > 0 {
-			err = tx.QueryRow(ctx, `SELECT count(*) FROM `+pendingFrom, string(k.kind)).Scan(k.n)
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM `+from, string(k.kind)).Scan(k.n)
 		} else {
-			*k.n, err = sendPending(ctx, tx, k.kind, k.fn)
+			*k.n, err = sendPending(ctx, tx, from, k.kind, k.fn)
 		}
 		if err != nil {
 			return res, err
@@ -212,25 +233,34 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 	}
 	var create, stage []importRow
 	for i, r := range rows {
-		if s, ok := stored[r.Key]; ok {
+		if s, ok := stored[r.Key]; ok && !st.opt.staged {
 			if !s.IntentParams.Same(r.IntentParams) {
 				st.refused = append(st.refused, ledger.RefusedIntent{Line: r.Line,
 					Err: &ledger.KeyReuseError{Key: r.Key, Existing: s.IntentParams, Requested: r.IntentParams}})
 			}
 			continue
 		}
-		if first[i] && r.Kind == ledger.IntentCharge {
+		if first[i] && r.Kind == ledger.IntentCharge && !st.opt.staged {
 			create = append(create, r)
 			continue
 		}
 		stage = append(stage, r)
 	}
-	if len(pending) > 0 {
+	if len(pending) > 0 && !st.opt.staged {
 		if _, err := st.tx.CopyFrom(ctx, pgx.Identifier{"intent_import_pending"}, []string{"key"}, pgx.CopyFromSlice(len(pending),
 			func(i int) ([]any, error) { return []any{pending[i]}, nil })); err != nil {
 			return fmt.Errorf("pending keys: %w", err)
 		}
 		st.pending += len(pending)
+	}
+	if len(create) > 0 && st.opt.beforeCreate != nil {
+		keys := make([]string, len(create))
+		for i, r := range create {
+			keys[i] = r.Key
+		}
+		if err := st.opt.beforeCreate(ctx, keys); err != nil {
+			return err
+		}
 	}
 	if len(create) > 0 {
 		ok, err := st.create(ctx, create)
@@ -420,16 +450,21 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 const pendingFrom = `intent_import_pending s JOIN intents i ON i.key = s.key
 	WHERE i.state = 'pending' AND i.kind = $1`
 
+// stagedPendingFrom is pendingFrom when every row was staged: the staged
+// rows left after the repeated keys were set aside are the first lines.
+const stagedPendingFrom = `intent_import s JOIN intents i ON i.key = s.key
+	WHERE s.state = 'pending' AND i.state = 'pending' AND i.kind = $1`
+
 // sendPending hands the keys of pending intents of kind over to fn, a page
 // at a time, through a cursor: the connection is free between pages for fn
 // to write on.
-func sendPending(ctx context.Context, tx pgx.Tx, kind ledger.IntentKind, fn func(context.Context, []string) error) (int, error) {
-	if _, err := tx.Exec(ctx, `DECLARE intent_import_pending NO SCROLL CURSOR FOR SELECT s.key FROM `+pendingFrom, string(kind)); err != nil {
+func sendPending(ctx context.Context, tx pgx.Tx, from string, kind ledger.IntentKind, fn func(context.Context, []string) error) (int, error) {
+	if _, err := tx.Exec(ctx, `DECLARE intent_import_pending_keys NO SCROLL CURSOR FOR SELECT s.key FROM `+from, string(kind)); err != nil {
 		return 0, err
 	}
 	total := 0
 	for {
-		rows, err := tx.Query(ctx, fmt.Sprintf(`FETCH %d FROM intent_import_pending`, pendingPage))
+		rows, err := tx.Query(ctx, fmt.Sprintf(`FETCH %d FROM intent_import_pending_keys`, pendingPage))
 		if err != nil {
 			return total, err
 		}
@@ -445,7 +480,7 @@ func sendPending(ctx context.Context, tx pgx.Tx, kind ledger.IntentKind, fn func
 			return total, err
 		}
 	}
-	_, err := tx.Exec(ctx, `CLOSE intent_import_pending`)
+	_, err := tx.Exec(ctx, `CLOSE intent_import_pending_keys`)
 	return total, err
 }
 
