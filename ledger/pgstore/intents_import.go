@@ -36,7 +36,7 @@ const pendingPage = 5000
 
 // importBatch is how many rows the import reads ahead and writes at a time:
 // the rows it holds in memory are at most two batches.
-const importBatch = 20000
+const importBatch = 10000
 
 // ImportIntents reads the rows a batch at a time (on a goroutine of its
 // own, so that reading the next batch overlaps writing this one) and
@@ -215,28 +215,16 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	stored := make(map[string]ledger.Intent)
-	srows, err := st.tx.Query(ctx, `SELECT `+intentCols+` FROM intents WHERE key = ANY($1)`, keys)
+	stored, err := storedParams(ctx, st.tx, keys)
 	if err != nil {
-		return fmt.Errorf("stored intents: %w", err)
-	}
-	for srows.Next() {
-		in, err := scanIntent(srows)
-		if err != nil {
-			srows.Close()
-			return fmt.Errorf("stored intents: %w", err)
-		}
-		stored[in.Key] = in
-	}
-	if err := srows.Err(); err != nil {
 		return fmt.Errorf("stored intents: %w", err)
 	}
 	var create, stage []importRow
 	for i, r := range rows {
 		if s, ok := stored[r.Key]; ok && !st.opt.staged {
-			if !s.IntentParams.Same(r.IntentParams) {
+			if !s.Same(r.IntentParams) {
 				st.refused = append(st.refused, ledger.RefusedIntent{Line: r.Line,
-					Err: &ledger.KeyReuseError{Key: r.Key, Existing: s.IntentParams, Requested: r.IntentParams}})
+					Err: &ledger.KeyReuseError{Key: r.Key, Existing: s, Requested: r.IntentParams}})
 			}
 			continue
 		}
@@ -279,6 +267,35 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 		st.staged += len(stage)
 	}
 	return nil
+}
+
+// storedParams reads the parameters of the intents stored under keys.
+func storedParams(ctx context.Context, tx pgx.Tx, keys []string) (map[string]ledger.IntentParams, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata
+		FROM intents WHERE key = ANY($1)`, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]ledger.IntentParams)
+	for rows.Next() {
+		var (
+			p        ledger.IntentParams
+			amount   decimal.Decimal
+			currency string
+			meta     []byte
+		)
+		if err := rows.Scan(&p.Key, &p.Kind, &p.RefundOf, &p.Provider, &amount, &currency, &p.Customer, &p.Reference, &meta); err != nil {
+			return nil, err
+		}
+		p.Amount = money.Amount{Value: amount, Currency: currency}
+		if err := decodeMeta(meta, &p.Metadata); err != nil {
+			return nil, err
+		}
+		out[p.Key] = p
+	}
+	return out, rows.Err()
 }
 
 // create writes new intents and their imported attempts with COPY, in key
