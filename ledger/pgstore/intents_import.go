@@ -327,36 +327,52 @@ func (st *importState) create(ctx context.Context, rows []importRow) (bool, erro
 }
 
 func copyNew(ctx context.Context, tx pgx.Tx, rows []importRow) error {
-	i, vals := 0, make([]any, len(intentCopyColumns))
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"intents"}, intentCopyColumns, pgx.CopyFromFunc(func() ([]any, error) {
-		if i == len(rows) {
-			return nil, nil
-		}
-		r := &rows[i]
-		i++
-		vals[0], vals[1], vals[2], vals[3] = r.Key, string(r.Kind), r.RefundOf, r.Provider
-		vals[4], vals[5], vals[6], vals[7] = r.Amount.Value, r.Amount.Currency, r.Customer, r.Reference
-		vals[8], vals[9], vals[10], vals[11] = r.meta(), string(r.State), utc(r.CreatedAt), utc(r.UpdatedAt)
-		return vals, nil
-	}))
+	b, err := newCopyBuf(tx)
 	if err != nil {
 		return err
 	}
-	i, j, avals := 0, 0, make([]any, len(attemptCopyColumns))
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"attempts"}, attemptCopyColumns, pgx.CopyFromFunc(func() ([]any, error) {
-		for i < len(rows) && j == len(rows[i].ProviderRefs) {
-			i, j = i+1, 0
-		}
-		if i == len(rows) {
-			return nil, nil
-		}
+	for i := range rows {
 		r := &rows[i]
-		j++
-		avals[0], avals[1], avals[2], avals[3] = r.Key, int32(j), int64(0), r.ProviderRefs[j-1]
-		avals[4], avals[5] = string(ledger.OutcomeImported), utc(r.CreatedAt)
-		return avals, nil
-	}))
-	return err
+		b.row(len(intentCopyColumns))
+		b.text(r.Key)
+		b.text(string(r.Kind))
+		b.text(r.RefundOf)
+		b.text(r.Provider)
+		if err := b.numericValue(r.Amount.Value); err != nil {
+			return err
+		}
+		b.text(r.Amount.Currency)
+		b.text(r.Customer)
+		b.text(r.Reference)
+		b.jsonb(r.metaJSON)
+		b.text(string(r.State))
+		b.timestamptz(r.CreatedAt)
+		b.timestamptz(r.UpdatedAt)
+	}
+	if err := b.send(ctx, tx, "intents", intentCopyColumns); err != nil {
+		return err
+	}
+	if b, err = newCopyBuf(tx); err != nil {
+		return err
+	}
+	n := 0
+	for i := range rows {
+		r := &rows[i]
+		for j, ref := range r.ProviderRefs {
+			b.row(len(attemptCopyColumns))
+			b.text(r.Key)
+			b.int4(int32(j + 1))
+			b.int8(0)
+			b.text(ref)
+			b.text(string(ledger.OutcomeImported))
+			b.timestamptz(r.CreatedAt)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return b.send(ctx, tx, "attempts", attemptCopyColumns)
 }
 
 // writeStaged writes the staged rows with set statements and returns how

@@ -100,7 +100,7 @@ func randomImport(t *testing.T, r *rand.Rand, prefix string, messy bool) (pre []
 	for i := range 12 {
 		keys = append(keys, fmt.Sprintf("%sk%02d", prefix, i))
 	}
-	amounts := []string{"5", "10", "10.00", "20", "250.50"}
+	amounts := []string{"5", "10", "10.00", "20", "250.50", "0.01", "123456789012.99"}
 	states := []ledger.State{ledger.StatePending, ledger.StateSucceeded, ledger.StateFailed, ledger.StateProcessing}
 	for _, k := range keys[:4] {
 		n := charge(t, 0, k, amounts[r.IntN(len(amounts))], states[r.IntN(2)]).NewIntent
@@ -110,11 +110,15 @@ func randomImport(t *testing.T, r *rand.Rand, prefix string, messy bool) (pre []
 	for line := 2; line < 2+10+r.IntN(50); line++ {
 		k := keys[r.IntN(len(keys))]
 		row := charge(t, line, k, amounts[r.IntN(len(amounts))], states[r.IntN(len(states))])
+		row.CreatedAt = row.CreatedAt.Add(time.Duration(r.IntN(1e9))) // below a microsecond too
+		if r.IntN(3) == 0 {
+			row.UpdatedAt = row.CreatedAt.Add(time.Duration(r.IntN(1e12)))
+		}
 		for range r.IntN(3) {
 			row.ProviderRefs = append(row.ProviderRefs, fmt.Sprintf("REF%d", r.IntN(1000)))
 		}
 		if r.IntN(4) == 0 {
-			row.Metadata = map[string]string{"order": fmt.Sprint(r.IntN(2))}
+			row.Metadata = map[string]string{"order": fmt.Sprint(r.IntN(2)), "note": "café \"ü\" \\ ✓"}
 		}
 		if !messy {
 			if first, ok := perKey[k]; ok {
