@@ -551,6 +551,9 @@ type rowReader struct {
 	rows    int
 	refused []ledger.RefusedIntent
 	err     error
+	// panicked is what the rows panicked with, raised again by stop in
+	// the caller's goroutine.
+	panicked any
 }
 
 func readImportRows(seq iter.Seq[ledger.ImportIntent], size int) *rowReader {
@@ -559,6 +562,11 @@ func readImportRows(seq iter.Seq[ledger.ImportIntent], size int) *rowReader {
 	go func() {
 		defer rd.wg.Done()
 		defer close(rd.batches)
+		defer func() {
+			if p := recover(); p != nil {
+				rd.panicked = p
+			}
+		}()
 		batch := make([]importRow, 0, size)
 		send := func() bool {
 			select {
@@ -606,6 +614,10 @@ func readImportRows(seq iter.Seq[ledger.ImportIntent], size int) *rowReader {
 func (rd *rowReader) stop() {
 	rd.once.Do(func() { close(rd.done) })
 	rd.wg.Wait()
+	if p := rd.panicked; p != nil {
+		rd.panicked = nil
+		panic(p)
+	}
 }
 
 // stageSource feeds COPY into the staging table from rows.

@@ -280,3 +280,24 @@ func TestImportIntentsOtherErrorsStop(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestImportIntentsRowsPanic: a panic while reading the rows, which happens
+// on the import's own goroutine, reaches the caller.
+func TestImportIntentsRowsPanic(t *testing.T) {
+	t.Parallel()
+	s := dbtest.Postgres(t)
+	rows := func(yield func(ledger.ImportIntent) bool) {
+		if !yield(charge(t, 2, "p1", "10", ledger.StatePending)) {
+			return
+		}
+		panic("bad row source")
+	}
+	defer func() {
+		if p := recover(); p != "bad row source" {
+			t.Fatalf("recovered %v", p)
+		}
+	}()
+	_, _, _ = pgstore.ImportIntentsWith(context.Background(), s.(*pgstore.Store), ledger.ImportIntentsParams{Rows: rows},
+		pgstore.ImportOptions{Batch: 10})
+	t.Fatal("no panic")
+}
