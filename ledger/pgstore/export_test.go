@@ -37,20 +37,31 @@ type ImportOptions struct {
 	Batch int
 	// Staged sends every row through the staged set statements.
 	Staged bool
+	// Probe looks every batch's keys up before writing it.
+	Probe bool
 	// BeforeCreate is called with the keys of a batch's new intents
 	// before they are written.
 	BeforeCreate func(ctx context.Context, keys []string) error
 }
 
+// ImportStats counts the batches that took another way than the first.
+type ImportStats struct {
+	// Fallbacks are batches whose new intents were staged after their
+	// COPY met a key written by another transaction.
+	Fallbacks int
+	// GuessFailed are batches written without a look-up that met a
+	// stored key.
+	GuessFailed int
+}
+
 // ImportIntentsWith is ImportIntents in a transaction of its own, with the
-// knobs of opt; it also returns how many batches fell back to the staged
-// statements after meeting a key written by another transaction.
-func ImportIntentsWith(ctx context.Context, s *Store, p ledger.ImportIntentsParams, opt ImportOptions) (res ledger.ImportIntentsResult, fallbacks int, err error) {
+// knobs of opt.
+func ImportIntentsWith(ctx context.Context, s *Store, p ledger.ImportIntentsParams, opt ImportOptions) (res ledger.ImportIntentsResult, stats ImportStats, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		res, err = importIntentsTx(ctx, tx, p, importOptions{batch: opt.Batch, staged: opt.Staged,
-			beforeCreate: opt.BeforeCreate, fallbacks: &fallbacks})
+		res, err = importIntentsTx(ctx, tx, p, importOptions{batch: opt.Batch, staged: opt.Staged, probe: opt.Probe,
+			beforeCreate: opt.BeforeCreate, fallbacks: &stats.Fallbacks, guessFailed: &stats.GuessFailed})
 		return err
 	})
-	return res, fallbacks, err
+	return res, stats, err
 }

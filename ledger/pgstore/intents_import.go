@@ -98,6 +98,11 @@ type importState struct {
 	// fallbacks counts the batches whose new intents were staged after
 	// their COPY met a key another transaction wrote meanwhile.
 	fallbacks int
+	// guess is whether the next batch of new charges is written without
+	// a look-up first (none of the last batch's keys was stored);
+	// guessFailed counts the batches where that met a stored key.
+	guess       bool
+	guessFailed int
 }
 
 // importOptions are the knobs of an import that the tests turn.
@@ -105,12 +110,16 @@ type importOptions struct {
 	batch int
 	// staged sends every row through the staged set statements.
 	staged bool
+	// probe looks every batch's keys up before writing it.
+	probe bool
 	// beforeCreate, when set, is called with the keys of a batch's new
 	// intents before they are written.
 	beforeCreate func(ctx context.Context, keys []string) error
 	// fallbacks, when set, is told how many batches' new intents were
-	// staged after their COPY met a key written by another transaction.
-	fallbacks *int
+	// staged after their COPY met a key written by another transaction;
+	// guessFailed how many batches written without a look-up met a stored
+	// key.
+	fallbacks, guessFailed *int
 }
 
 func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams, opt importOptions) (ledger.ImportIntentsResult, error) {
@@ -134,7 +143,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		CREATE TEMP TABLE intent_import_pending (key text NOT NULL) ON COMMIT DROP`); err != nil {
 		return res, fmt.Errorf("staging table: %w", err)
 	}
-	st := &importState{tx: tx, seen: newKeySet(), opt: opt}
+	st := &importState{tx: tx, seen: newKeySet(), opt: opt, guess: true}
 	rd := readImportRows(p.Rows, opt.batch)
 	defer rd.stop()
 	for {
@@ -157,6 +166,9 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	rd.stop()
 	if opt.fallbacks != nil {
 		*opt.fallbacks = st.fallbacks
+	}
+	if opt.guessFailed != nil {
+		*opt.guessFailed = st.guessFailed
 	}
 	if rd.err != nil {
 		return res, fmt.Errorf("copy: %w", rd.err)
@@ -213,12 +225,30 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 			pending = append(pending, r.Key)
 		}
 	}
+	if len(pending) > 0 && !st.opt.staged {
+		if _, err := st.tx.CopyFrom(ctx, pgx.Identifier{"intent_import_pending"}, []string{"key"}, pgx.CopyFromSlice(len(pending),
+			func(i int) ([]any, error) { return []any{pending[i]}, nil })); err != nil {
+			return fmt.Errorf("pending keys: %w", err)
+		}
+		st.pending += len(pending)
+	}
+	// A batch of new charges only, after a batch that found none of its
+	// keys stored, is written without looking its keys up first: a key
+	// stored after all makes the COPY fail, and the batch is looked up.
+	if st.guess && !st.opt.staged && !st.opt.probe && allNewCharges(rows, first) {
+		ok, err := st.create(ctx, rows)
+		if err != nil || ok {
+			return err
+		}
+		st.guessFailed++
+	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	stored, err := storedParams(ctx, st.tx, keys)
 	if err != nil {
 		return fmt.Errorf("stored intents: %w", err)
 	}
+	st.guess = len(stored) == 0
 	var create, stage []importRow
 	for i, r := range rows {
 		if s, ok := stored[r.Key]; ok && !st.opt.staged {
@@ -233,13 +263,6 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 			continue
 		}
 		stage = append(stage, r)
-	}
-	if len(pending) > 0 && !st.opt.staged {
-		if _, err := st.tx.CopyFrom(ctx, pgx.Identifier{"intent_import_pending"}, []string{"key"}, pgx.CopyFromSlice(len(pending),
-			func(i int) ([]any, error) { return []any{pending[i]}, nil })); err != nil {
-			return fmt.Errorf("pending keys: %w", err)
-		}
-		st.pending += len(pending)
 	}
 	if len(create) > 0 && st.opt.beforeCreate != nil {
 		keys := make([]string, len(create))
@@ -267,6 +290,17 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 		st.staged += len(stage)
 	}
 	return nil
+}
+
+// allNewCharges says whether every row is a charge and the first line of
+// its key.
+func allNewCharges(rows []importRow, first []bool) bool {
+	for i, r := range rows {
+		if !first[i] || r.Kind != ledger.IntentCharge {
+			return false
+		}
+	}
+	return true
 }
 
 // storedParams reads the parameters of the intents stored under keys.

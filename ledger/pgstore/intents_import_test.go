@@ -40,7 +40,7 @@ type importOutcome struct {
 	res             ledger.ImportIntentsResult
 	refused         []string
 	pending, refund []string
-	fallbacks       int
+	stats           pgstore.ImportStats
 }
 
 func runImport(t *testing.T, s ledger.Store, rows []ledger.ImportIntent, opt pgstore.ImportOptions) importOutcome {
@@ -50,11 +50,11 @@ func runImport(t *testing.T, s ledger.Store, rows []ledger.ImportIntent, opt pgs
 		Pending:        func(_ context.Context, keys []string) error { out.pending = append(out.pending, keys...); return nil },
 		PendingRefunds: func(_ context.Context, keys []string) error { out.refund = append(out.refund, keys...); return nil },
 	}
-	res, fallbacks, err := pgstore.ImportIntentsWith(context.Background(), s.(*pgstore.Store), p, opt)
+	res, stats, err := pgstore.ImportIntentsWith(context.Background(), s.(*pgstore.Store), p, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.fallbacks = fallbacks
+	out.stats = stats
 	slices.SortFunc(res.Refused, func(a, b ledger.RefusedIntent) int { return a.Line - b.Line })
 	for _, r := range res.Refused {
 		out.refused = append(out.refused, fmt.Sprintf("line %d: %v", r.Line, r.Err))
@@ -163,8 +163,10 @@ func TestImportIntentsFastMatchesStaged(t *testing.T) {
 			}
 		}
 		batch := []int{1, 2, 3, 7, 1000}[seed%5]
-		got := runImport(t, fast, rows, pgstore.ImportOptions{Batch: batch})
+		probe := seed%2 == 0
+		got := runImport(t, fast, rows, pgstore.ImportOptions{Batch: batch, Probe: probe})
 		want := runImport(t, staged, rows, pgstore.ImportOptions{Batch: 1000, Staged: true})
+		got.stats, want.stats = pgstore.ImportStats{}, pgstore.ImportStats{}
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 			t.Errorf("seed %d, batch %d:\nfast   %+v\nstaged %+v", seed, batch, got, want)
 		}
@@ -172,8 +174,9 @@ func TestImportIntentsFastMatchesStaged(t *testing.T) {
 			t.Errorf("seed %d, batch %d: stored rows differ:\nfast:\n%s\nstaged:\n%s", seed, batch, g, w)
 		}
 		// A re-import of the same file agrees too.
-		got = runImport(t, fast, rows, pgstore.ImportOptions{Batch: batch})
+		got = runImport(t, fast, rows, pgstore.ImportOptions{Batch: batch, Probe: probe})
 		want = runImport(t, staged, rows, pgstore.ImportOptions{Batch: 1000, Staged: true})
+		got.stats, want.stats = pgstore.ImportStats{}, pgstore.ImportStats{}
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 			t.Errorf("seed %d, batch %d, again:\nfast   %+v\nstaged %+v", seed, batch, got, want)
 		}
@@ -201,7 +204,7 @@ func TestImportIntentsRepeats(t *testing.T) {
 	}
 	got := runImport(t, s, rows, pgstore.ImportOptions{Batch: 4})
 	if got.res.Rows != 7 || got.res.Created != 2 || got.res.Existing != 5 || len(got.refused) != 0 ||
-		got.res.Pending != 1 || fmt.Sprint(got.pending) != "[a]" || got.fallbacks != 0 {
+		got.res.Pending != 1 || fmt.Sprint(got.pending) != "[a]" || got.stats != (pgstore.ImportStats{}) {
 		t.Fatalf("import = %+v", got)
 	}
 	attempts, err := s.ListAttempts(ctx, "a")
@@ -231,7 +234,7 @@ func TestImportIntentsConcurrentWriter(t *testing.T) {
 				charge(t, 5, "c4", "40", ledger.StateSucceeded, "R4"),
 			}
 			raced := false
-			opt := pgstore.ImportOptions{Batch: 100, BeforeCreate: func(ctx context.Context, keys []string) error {
+			opt := pgstore.ImportOptions{Batch: 100, Probe: true, BeforeCreate: func(ctx context.Context, keys []string) error {
 				if raced || !slices.Contains(keys, "c3") {
 					return nil
 				}
@@ -244,7 +247,7 @@ func TestImportIntentsConcurrentWriter(t *testing.T) {
 			if c.refused {
 				wantRefused, wantExisting = 1, 0
 			}
-			if got.fallbacks != 1 || got.res.Created != 3 || got.res.Existing != wantExisting || len(got.refused) != wantRefused {
+			if got.stats.Fallbacks != 1 || got.res.Created != 3 || got.res.Existing != wantExisting || len(got.refused) != wantRefused {
 				t.Fatalf("import = %+v", got)
 			}
 			if c.refused && !strings.HasPrefix(got.refused[0], "line 4: key reused") {
@@ -275,7 +278,7 @@ func TestImportIntentsOtherErrorsStop(t *testing.T) {
 	boom := errors.New("boom")
 	_, _, err := pgstore.ImportIntentsWith(context.Background(), s.(*pgstore.Store), ledger.ImportIntentsParams{
 		Rows: slices.Values([]ledger.ImportIntent{charge(t, 2, "x", "10", ledger.StatePending)}),
-	}, pgstore.ImportOptions{Batch: 10, BeforeCreate: func(context.Context, []string) error { return boom }})
+	}, pgstore.ImportOptions{Batch: 10, Probe: true, BeforeCreate: func(context.Context, []string) error { return boom }})
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
@@ -300,4 +303,38 @@ func TestImportIntentsRowsPanic(t *testing.T) {
 	_, _, _ = pgstore.ImportIntentsWith(context.Background(), s.(*pgstore.Store), ledger.ImportIntentsParams{Rows: rows},
 		pgstore.ImportOptions{Batch: 10})
 	t.Fatal("no panic")
+}
+
+// TestImportIntentsGuess: a batch of new charges after a batch that found
+// nothing stored is written without a look-up; when a key was stored after
+// all, the batch is looked up and written as any other, and the next batch
+// is looked up first.
+func TestImportIntentsGuess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dbtest.Postgres(t)
+	if _, _, err := s.CreateIntent(ctx, charge(t, 0, "g4", "40", ledger.StateSucceeded).NewIntent); err != nil {
+		t.Fatal(err)
+	}
+	var rows []ledger.ImportIntent
+	for i := range 9 {
+		rows = append(rows, charge(t, 2+i, fmt.Sprintf("g%d", i), fmt.Sprint(10*i+10), ledger.StatePending, fmt.Sprintf("RG%d", i)))
+	}
+	rows[4].Amount = kesAmount(t, "41") // g4 is stored with 40, not 50 either
+	// Batches: g0-g2 guessed; g3-g5 guessed, meets g4, looked up; g6-g8
+	// looked up (the last batch found g4), found nothing.
+	got := runImport(t, s, rows, pgstore.ImportOptions{Batch: 3})
+	if got.stats != (pgstore.ImportStats{GuessFailed: 1}) || got.res.Created != 8 || len(got.refused) != 1 ||
+		!strings.HasPrefix(got.refused[0], "line 6: key reused") || got.res.Pending != 8 {
+		t.Fatalf("import = %+v", got)
+	}
+	for i := range 9 {
+		want := 1
+		if i == 4 {
+			want = 0
+		}
+		if attempts, err := s.ListAttempts(ctx, fmt.Sprintf("g%d", i)); err != nil || len(attempts) != want {
+			t.Fatalf("attempts of g%d = %+v, %v", i, attempts, err)
+		}
+	}
 }
