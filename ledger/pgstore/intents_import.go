@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
@@ -316,14 +317,17 @@ func storedParams(ctx context.Context, tx pgx.Tx, keys []string) (map[string]led
 	for rows.Next() {
 		var (
 			p        ledger.IntentParams
-			amount   decimal.Decimal
+			amount   pgtype.Numeric // read natively: a decimal is read through its text
 			currency string
 			meta     []byte
 		)
 		if err := rows.Scan(&p.Key, &p.Kind, &p.RefundOf, &p.Provider, &amount, &currency, &p.Customer, &p.Reference, &meta); err != nil {
 			return nil, err
 		}
-		p.Amount = money.Amount{Value: amount, Currency: currency}
+		if !amount.Valid || amount.NaN || amount.InfinityModifier != pgtype.Finite {
+			return nil, fmt.Errorf("intent %s: amount is not a number", p.Key)
+		}
+		p.Amount = money.Amount{Value: decimal.NewFromBigInt(amount.Int, amount.Exp), Currency: currency}
 		if err := decodeMeta(meta, &p.Metadata); err != nil {
 			return nil, err
 		}
