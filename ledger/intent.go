@@ -250,7 +250,9 @@ type ImportIntent struct {
 // ImportIntentsParams is a bulk import of intents.
 type ImportIntentsParams struct {
 	// Rows are read once, in order, while the import writes; the store holds
-	// only a bounded batch of them at a time.
+	// only a bounded batch of them at a time. A store may read them on a
+	// goroutine of its own; the import returns only once the reading is
+	// over.
 	Rows iter.Seq[ImportIntent]
 	// Pending, when set, is called inside the import, once every row is
 	// written and only when none was refused, with the keys of the pending

@@ -28,8 +28,9 @@ func scanAttempt(row pgx.Row) (ledger.Attempt, error) {
 	return a, nil
 }
 
-// StartAttempt records an attempt with the next number. With a claim token it
-// is fenced: the intent must still be processing under that claim.
+// StartAttempt records an attempt with the next number for an intent that
+// exists (no foreign key checks it). With a claim token it is fenced: the
+// intent must still be processing under that claim.
 func (e executor) StartAttempt(ctx context.Context, p ledger.AttemptParams) (ledger.Attempt, error) {
 	outcome := p.Outcome
 	if outcome == "" {
@@ -38,7 +39,7 @@ func (e executor) StartAttempt(ctx context.Context, p ledger.AttemptParams) (led
 	a, err := scanAttempt(e.db.QueryRow(ctx, `
 		INSERT INTO attempts (intent_key, number, claim_token, provider_ref, outcome, started_at)
 		SELECT $1, COALESCE((SELECT MAX(number) FROM attempts WHERE intent_key = $1), 0) + 1, $2, $3, $4, $5
-		WHERE $2::bigint = 0 OR EXISTS (SELECT 1 FROM intents WHERE key = $1 AND claim_token = $2 AND state = 'processing')
+		WHERE EXISTS (SELECT 1 FROM intents WHERE key = $1 AND ($2::bigint = 0 OR (claim_token = $2 AND state = 'processing')))
 		RETURNING `+attemptCols, p.IntentKey, p.ClaimToken, p.ProviderRef, outcome, utc(p.Now)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		if _, gerr := e.GetIntent(ctx, p.IntentKey); gerr != nil {

@@ -14,10 +14,14 @@ func TestConformance(t *testing.T) {
 	ledgertest.Exercise(t, func(t testing.TB) ledger.Store {
 		s := dbtest.Postgres(t)
 		// After every test of the suite, no sighting is left without
-		// its transaction (the schema no longer checks it).
+		// its transaction and no attempt without its intent (the schema
+		// no longer checks either).
 		t.Cleanup(func() {
 			if n, err := pgstore.OrphanSources(s.(*pgstore.Store)); err != nil || n != 0 {
 				t.Errorf("%d sightings without their transaction (%v)", n, err)
+			}
+			if n, err := pgstore.OrphanAttempts(s.(*pgstore.Store)); err != nil || n != 0 {
+				t.Errorf("%d attempts without their intent (%v)", n, err)
 			}
 		})
 		return s

@@ -1,13 +1,18 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
@@ -19,15 +24,45 @@ import (
 var importColumns = []string{"line", "key", "provider", "amount", "currency", "customer", "reference", "metadata",
 	"state", "created_at", "updated_at", "provider_refs", "kind", "refund_of"}
 
+// intentCopyColumns and attemptCopyColumns are the columns the direct
+// writes of new intents and their imported attempts fill, in COPY order.
+var (
+	intentCopyColumns = []string{"key", "kind", "refund_of", "provider", "amount", "currency", "customer", "reference",
+		"metadata", "state", "created_at", "updated_at"}
+	attemptCopyColumns = []string{"intent_key", "number", "claim_token", "provider_ref", "outcome", "started_at"}
+)
+
 // pendingPage is how many pending keys one call of Pending gets.
 const pendingPage = 5000
 
-// ImportIntents streams the rows with COPY into a staging table that lives
-// until the transaction ends, then writes them with a few set-based
-// statements: repeated keys of the file set aside, new intents and their
-// imported attempts inserted in one statement (ON CONFLICT DO NOTHING), and
-// every row compared with the stored intent of its key to find key reuse.
-// Outside a transaction it opens one of its own.
+// importBatch is how many rows the import reads ahead and writes at a time:
+// the rows it holds in memory are at most two batches.
+const importBatch = 10000
+
+// ImportIntents reads the rows a batch at a time (on a goroutine of its
+// own, so that reading the next batch overlaps writing this one) and
+// writes each batch in a few round trips. The keys of the file are kept in
+// a compact set, to tell the first line of a key from its repeats:
+//
+//   - the stored intents of the batch's keys are read in one statement;
+//   - a row whose key is stored is compared with the stored intent: the
+//     same request, or refused as key reuse;
+//   - the first line of a charge whose key is neither stored nor earlier
+//     in the file is new: the new intents and their imported attempts are
+//     written with COPY, in key order, inside a savepoint;
+//   - every other row (a refund to check against its charge, a key
+//     repeated after a line not yet written), and the new rows of a batch
+//     whose COPY met a key written meanwhile by another transaction, are
+//     staged with COPY in a table that lives until the transaction ends;
+//   - the keys whose first line asks for a pending intent are written to a
+//     table of their own, to find the pending intents at the end.
+//
+// The staged rows, when there are any, are then written by a few set-based
+// statements: repeated keys set aside, the charges that refunds name
+// locked, new intents and their attempts inserted (ON CONFLICT DO NOTHING),
+// every staged row compared with the stored intent of its key, and new
+// refunds checked against their charges. Outside a transaction it opens
+// one of its own.
 func (e executor) ImportIntents(ctx context.Context, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
 	if ptx, ok := e.db.(pgx.Tx); ok {
 		return importIntents(ctx, ptx, p)
@@ -45,11 +80,50 @@ func (e executor) ImportIntents(ctx context.Context, p ledger.ImportIntentsParam
 }
 
 func importIntents(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
-	res, err := importIntentsTx(ctx, tx, p)
+	res, err := importIntentsTx(ctx, tx, p, importOptions{batch: importBatch})
 	return res, ledger.Wrap("import intents", "", translate(err))
 }
 
-func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
+// importState is what an import has done so far.
+type importState struct {
+	tx      pgx.Tx
+	opt     importOptions
+	created int
+	staged  int
+	// seen holds the keys of the rows written so far.
+	seen *keySet
+	// pending counts the keys whose first line asks for a pending intent;
+	// if none does, there are no pending intents to look for.
+	pending int
+	refused []ledger.RefusedIntent
+	// fallbacks counts the batches whose new intents were staged after
+	// their COPY met a key another transaction wrote meanwhile.
+	fallbacks int
+	// guess is whether the next batch of new charges is written without
+	// a look-up first (none of the last batch's keys was stored);
+	// guessFailed counts the batches where that met a stored key.
+	guess       bool
+	guessFailed int
+}
+
+// importOptions are the knobs of an import that the tests turn.
+type importOptions struct {
+	batch int
+	// staged sends every row through the staged set statements.
+	staged bool
+	// probe looks every batch's keys up before writing it.
+	probe bool
+	// beforeCreate, when set, is called with the keys of a batch's new
+	// intents before they are written.
+	beforeCreate func(ctx context.Context, keys []string) error
+	// fallbacks, when set, is told how many batches' new intents were
+	// staged after their COPY met a key written by another transaction;
+	// guessFailed how many batches written without a look-up met a stored
+	// key.
+	fallbacks, guessFailed *int
+}
+
+func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams, opt importOptions) (ledger.ImportIntentsResult, error) {
 	var res ledger.ImportIntentsResult
 	// The hash joins below hold a key per row; without room they spill
 	// to disk in many batches. Their estimated costs are large enough to
@@ -57,7 +131,8 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	if _, err := tx.Exec(ctx, `
 		SET LOCAL work_mem = '64MB';
 		SET LOCAL jit = off;
-		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup;
+		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup, pg_temp.intent_import_new,
+			pg_temp.intent_import_pending;
 		CREATE TEMP TABLE intent_import (
 			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
 			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
@@ -65,27 +140,289 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL
 		) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
-		DROP TABLE IF EXISTS pg_temp.intent_import_new;
-		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP`); err != nil {
+		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP;
+		CREATE TEMP TABLE intent_import_pending (key text NOT NULL) ON COMMIT DROP`); err != nil {
 		return res, fmt.Errorf("staging table: %w", err)
 	}
-	src := newImportSource(p.Rows)
-	defer src.stop()
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"intent_import"}, importColumns, src)
-	if err != nil {
-		return res, fmt.Errorf("copy: %w", err)
+	st := &importState{tx: tx, seen: newKeySet(), opt: opt, guess: true}
+	rd := readImportRows(p.Rows, opt.batch)
+	defer rd.stop()
+	for {
+		var (
+			batch []importRow
+			ok    bool
+		)
+		select {
+		case batch, ok = <-rd.batches:
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		if !ok {
+			break
+		}
+		if err := st.write(ctx, batch); err != nil {
+			return res, err
+		}
 	}
-	res.Rows, res.Refused = src.rows, src.refused
-	if n == 0 {
+	rd.stop()
+	if opt.fallbacks != nil {
+		*opt.fallbacks = st.fallbacks
+	}
+	if opt.guessFailed != nil {
+		*opt.guessFailed = st.guessFailed
+	}
+	if rd.err != nil {
+		return res, fmt.Errorf("copy: %w", rd.err)
+	}
+	res.Rows = rd.rows
+	res.Refused = append(rd.refused, st.refused...)
+	res.Created = st.created
+	if st.staged > 0 {
+		created, refused, err := writeStaged(ctx, tx)
+		if err != nil {
+			return res, err
+		}
+		res.Created += created
+		res.Refused = append(res.Refused, refused...)
+	}
+	res.Existing = res.Rows - res.Created - len(res.Refused)
+	from := pendingFrom
+	if opt.staged {
+		// Every row is staged: the first line of each key is the one
+		// the staged statements kept.
+		from = stagedPendingFrom
+	} else if st.pending == 0 {
 		return res, nil
+	} else if _, err := tx.Exec(ctx, `ANALYZE intent_import_pending`); err != nil {
+		return res, err
 	}
+	for _, k := range []struct {
+		kind ledger.IntentKind
+		fn   func(context.Context, []string) error
+		n    *int
+	}{{ledger.IntentCharge, p.Pending, &res.Pending}, {ledger.IntentRefund, p.PendingRefunds, &res.PendingRefunds}} {
+		var err error
+		if k.fn == nil || len(res.Refused) > 0 {
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM `+from, string(k.kind)).Scan(k.n)
+		} else {
+			*k.n, err = sendPending(ctx, tx, from, k.kind, k.fn)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// write writes one batch of rows.
+func (st *importState) write(ctx context.Context, rows []importRow) error {
+	// The first line of each key in the file, and the keys to look up.
+	first := make([]bool, len(rows))
+	keys := make([]string, 0, len(rows))
+	var pending []string
+	for i, r := range rows {
+		keys = append(keys, r.Key)
+		if first[i] = st.seen.Add(r.Key); first[i] && r.State == ledger.StatePending {
+			pending = append(pending, r.Key)
+		}
+	}
+	if len(pending) > 0 && !st.opt.staged {
+		if _, err := st.tx.CopyFrom(ctx, pgx.Identifier{"intent_import_pending"}, []string{"key"}, pgx.CopyFromSlice(len(pending),
+			func(i int) ([]any, error) { return []any{pending[i]}, nil })); err != nil {
+			return fmt.Errorf("pending keys: %w", err)
+		}
+		st.pending += len(pending)
+	}
+	// A batch of new charges only, after a batch that found none of its
+	// keys stored, is written without looking its keys up first: a key
+	// stored after all makes the COPY fail, and the batch is looked up.
+	if st.guess && !st.opt.staged && !st.opt.probe && allNewCharges(rows, first) {
+		ok, err := st.create(ctx, rows)
+		if err != nil || ok {
+			return err
+		}
+		st.guessFailed++
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	stored, err := storedParams(ctx, st.tx, keys)
+	if err != nil {
+		return fmt.Errorf("stored intents: %w", err)
+	}
+	st.guess = len(stored) == 0
+	var create, stage []importRow
+	for i, r := range rows {
+		if s, ok := stored[r.Key]; ok && !st.opt.staged {
+			if !s.Same(r.IntentParams) {
+				st.refused = append(st.refused, ledger.RefusedIntent{Line: r.Line,
+					Err: &ledger.KeyReuseError{Key: r.Key, Existing: s, Requested: r.IntentParams}})
+			}
+			continue
+		}
+		if first[i] && r.Kind == ledger.IntentCharge && !st.opt.staged {
+			create = append(create, r)
+			continue
+		}
+		stage = append(stage, r)
+	}
+	if len(create) > 0 && st.opt.beforeCreate != nil {
+		keys := make([]string, len(create))
+		for i, r := range create {
+			keys[i] = r.Key
+		}
+		if err := st.opt.beforeCreate(ctx, keys); err != nil {
+			return err
+		}
+	}
+	if len(create) > 0 {
+		ok, err := st.create(ctx, create)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			st.fallbacks++
+			stage = append(stage, create...)
+		}
+	}
+	if len(stage) > 0 {
+		if _, err := st.tx.CopyFrom(ctx, pgx.Identifier{"intent_import"}, importColumns, stageSource(stage)); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+		st.staged += len(stage)
+	}
+	return nil
+}
+
+// allNewCharges says whether every row is a charge and the first line of
+// its key.
+func allNewCharges(rows []importRow, first []bool) bool {
+	for i, r := range rows {
+		if !first[i] || r.Kind != ledger.IntentCharge {
+			return false
+		}
+	}
+	return true
+}
+
+// storedParams reads the parameters of the intents stored under keys.
+func storedParams(ctx context.Context, tx pgx.Tx, keys []string) (map[string]ledger.IntentParams, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata
+		FROM intents WHERE key = ANY($1)`, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]ledger.IntentParams)
+	for rows.Next() {
+		var (
+			p        ledger.IntentParams
+			amount   pgtype.Numeric // read natively: a decimal is read through its text
+			currency string
+			meta     []byte
+		)
+		if err := rows.Scan(&p.Key, &p.Kind, &p.RefundOf, &p.Provider, &amount, &currency, &p.Customer, &p.Reference, &meta); err != nil {
+			return nil, err
+		}
+		if !amount.Valid || amount.NaN || amount.InfinityModifier != pgtype.Finite {
+			return nil, fmt.Errorf("intent %s: amount is not a number", p.Key)
+		}
+		p.Amount = money.Amount{Value: decimal.NewFromBigInt(amount.Int, amount.Exp), Currency: currency}
+		if err := decodeMeta(meta, &p.Metadata); err != nil {
+			return nil, err
+		}
+		out[p.Key] = p
+	}
+	return out, rows.Err()
+}
+
+// create writes new intents and their imported attempts with COPY, in key
+// order, inside a savepoint. It returns false, having written nothing, when
+// a key was written meanwhile by another transaction: the rows are then
+// staged like the others and compared with what that transaction stored.
+func (st *importState) create(ctx context.Context, rows []importRow) (bool, error) {
+	slices.SortFunc(rows, func(a, b importRow) int { return cmp.Compare(a.Key, b.Key) })
+	sp, err := st.tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	err = copyNew(ctx, sp, rows)
+	if err == nil {
+		if err = sp.Commit(ctx); err == nil {
+			st.created += len(rows)
+			return true, nil
+		}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		if rerr := sp.Rollback(ctx); rerr != nil {
+			return false, rerr
+		}
+		return false, nil
+	}
+	_ = sp.Rollback(ctx)
+	return false, fmt.Errorf("insert: %w", err)
+}
+
+func copyNew(ctx context.Context, tx pgx.Tx, rows []importRow) error {
+	b, err := newCopyBuf(tx)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		r := &rows[i]
+		b.row(len(intentCopyColumns))
+		b.text(r.Key)
+		b.text(string(r.Kind))
+		b.text(r.RefundOf)
+		b.text(r.Provider)
+		if err := b.numericValue(r.Amount.Value); err != nil {
+			return err
+		}
+		b.text(r.Amount.Currency)
+		b.text(r.Customer)
+		b.text(r.Reference)
+		b.jsonb(r.metaJSON)
+		b.text(string(r.State))
+		b.timestamptz(r.CreatedAt)
+		b.timestamptz(r.UpdatedAt)
+	}
+	if err := b.send(ctx, tx, "intents", intentCopyColumns); err != nil {
+		return err
+	}
+	if b, err = newCopyBuf(tx); err != nil {
+		return err
+	}
+	n := 0
+	for i := range rows {
+		r := &rows[i]
+		for j, ref := range r.ProviderRefs {
+			b.row(len(attemptCopyColumns))
+			b.text(r.Key)
+			b.int4(int32(j + 1))
+			b.int8(0)
+			b.text(ref)
+			b.text(string(ledger.OutcomeImported))
+			b.timestamptz(r.CreatedAt)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return b.send(ctx, tx, "attempts", attemptCopyColumns)
+}
+
+// writeStaged writes the staged rows with set statements and returns how
+// many intents it created and the rows it refused.
+func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, error) {
 	// The staging table is new: without statistics the planner would take
 	// it for a few rows and loop over the intents index for each.
 	if _, err := tx.Exec(ctx, `ANALYZE intent_import`); err != nil {
-		return res, err
+		return 0, nil, err
 	}
-	// A key repeated in the file is created from its first line; the other
-	// lines are set aside and compared with what was created.
+	// A key repeated among the staged rows is created from its first line;
+	// the other lines are set aside and compared with what was created.
 	tag, err := tx.Exec(ctx, `
 		WITH d AS (
 			DELETE FROM intent_import a USING intent_import b
@@ -94,7 +431,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		)
 		INSERT INTO intent_import_dup SELECT * FROM d`)
 	if err != nil {
-		return res, fmt.Errorf("repeated keys: %w", err)
+		return 0, nil, fmt.Errorf("repeated keys: %w", err)
 	}
 	dups := tag.RowsAffected()
 	// The charges that refunds of the file name are locked before any
@@ -102,7 +439,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 	if _, err := tx.Exec(ctx, `
 		SELECT 1 FROM intents WHERE key IN (SELECT refund_of FROM intent_import WHERE kind = 'refund')
 		ORDER BY key FOR UPDATE`); err != nil {
-		return res, fmt.Errorf("lock charges: %w", err)
+		return 0, nil, fmt.Errorf("lock charges: %w", err)
 	}
 	var created int
 	err = tx.QueryRow(ctx, `
@@ -122,12 +459,11 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		)
 		SELECT count(*) FROM ins`).Scan(&created)
 	if err != nil {
-		return res, fmt.Errorf("insert: %w", err)
+		return 0, nil, fmt.Errorf("insert: %w", err)
 	}
-	res.Created = created
-	// Every row is compared with the intent stored under its key, whether
-	// this import created it or not (a concurrent writer may have won the
-	// key between the statements).
+	// Every staged row is compared with the intent stored under its key,
+	// whether this import created it or not (a concurrent writer may have
+	// won the key between the statements).
 	dupSource := ""
 	if dups > 0 {
 		dupSource = " UNION ALL SELECT * FROM intent_import_dup"
@@ -141,8 +477,9 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		           AND i.customer = s.customer AND i.reference = s.reference
 		           AND i.metadata IS NOT DISTINCT FROM s.metadata)`)
 	if err != nil {
-		return res, fmt.Errorf("compare: %w", err)
+		return 0, nil, fmt.Errorf("compare: %w", err)
 	}
+	var refused []ledger.RefusedIntent
 	for rows.Next() {
 		var (
 			line     int
@@ -155,61 +492,50 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			&req.Reference, &meta, &req.Kind, &req.RefundOf}})
 		if err != nil {
 			rows.Close()
-			return res, err
+			return 0, nil, err
 		}
 		req.Key, req.Amount = stored.Key, money.Amount{Value: amount, Currency: currency}
 		if err := decodeMeta(meta, &req.Metadata); err != nil {
 			rows.Close()
-			return res, err
+			return 0, nil, err
 		}
 		if stored.IntentParams.Same(req) {
 			continue
 		}
-		res.Refused = append(res.Refused, ledger.RefusedIntent{Line: line,
+		refused = append(refused, ledger.RefusedIntent{Line: line,
 			Err: &ledger.KeyReuseError{Key: req.Key, Existing: stored.IntentParams, Requested: req}})
 	}
 	if err := rows.Err(); err != nil {
-		return res, err
+		return 0, nil, err
 	}
-	refused, err := checkImportedRefunds(ctx, tx)
+	bad, err := checkImportedRefunds(ctx, tx)
 	if err != nil {
-		return res, fmt.Errorf("refunds: %w", err)
+		return 0, nil, fmt.Errorf("refunds: %w", err)
 	}
-	res.Refused = append(res.Refused, refused...)
-	res.Created -= len(refused)
-	res.Existing = res.Rows - res.Created - len(res.Refused)
-	for _, k := range []struct {
-		kind ledger.IntentKind
-		fn   func(context.Context, []string) error
-		n    *int
-	}{{ledger.IntentCharge, p.Pending, &res.Pending}, {ledger.IntentRefund, p.PendingRefunds, &res.PendingRefunds}} {
-		if k.fn == nil || len(res.Refused) > 0 {
-			err = tx.QueryRow(ctx, `SELECT count(*) FROM `+pendingFrom, string(k.kind)).Scan(k.n)
-		} else {
-			*k.n, err = sendPending(ctx, tx, k.kind, k.fn)
-		}
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return created - len(bad), append(refused, bad...), nil
 }
 
-// pendingFrom names the keys of the staged rows (one per key) that ask for
-// a pending intent of kind $1 still pending in the books.
-const pendingFrom = `intent_import s JOIN intents i ON i.key = s.key
+// pendingFrom names the keys of the file whose first line asks for a
+// pending intent (one row per key) and whose intent is of kind $1 and still
+// pending in the books.
+const pendingFrom = `intent_import_pending s JOIN intents i ON i.key = s.key
+	WHERE i.state = 'pending' AND i.kind = $1`
+
+// stagedPendingFrom is pendingFrom when every row was staged: the staged
+// rows left after the repeated keys were set aside are the first lines.
+const stagedPendingFrom = `intent_import s JOIN intents i ON i.key = s.key
 	WHERE s.state = 'pending' AND i.state = 'pending' AND i.kind = $1`
 
 // sendPending hands the keys of pending intents of kind over to fn, a page
 // at a time, through a cursor: the connection is free between pages for fn
 // to write on.
-func sendPending(ctx context.Context, tx pgx.Tx, kind ledger.IntentKind, fn func(context.Context, []string) error) (int, error) {
-	if _, err := tx.Exec(ctx, `DECLARE intent_import_pending NO SCROLL CURSOR FOR SELECT s.key FROM `+pendingFrom, string(kind)); err != nil {
+func sendPending(ctx context.Context, tx pgx.Tx, from string, kind ledger.IntentKind, fn func(context.Context, []string) error) (int, error) {
+	if _, err := tx.Exec(ctx, `DECLARE intent_import_pending_keys NO SCROLL CURSOR FOR SELECT s.key FROM `+from, string(kind)); err != nil {
 		return 0, err
 	}
 	total := 0
 	for {
-		rows, err := tx.Query(ctx, fmt.Sprintf(`FETCH %d FROM intent_import_pending`, pendingPage))
+		rows, err := tx.Query(ctx, fmt.Sprintf(`FETCH %d FROM intent_import_pending_keys`, pendingPage))
 		if err != nil {
 			return total, err
 		}
@@ -225,7 +551,7 @@ func sendPending(ctx context.Context, tx pgx.Tx, kind ledger.IntentKind, fn func
 			return total, err
 		}
 	}
-	_, err := tx.Exec(ctx, `CLOSE intent_import_pending`)
+	_, err := tx.Exec(ctx, `CLOSE intent_import_pending_keys`)
 	return total, err
 }
 
@@ -236,63 +562,118 @@ func decodeMeta(b []byte, m *map[string]string) error {
 	return json.Unmarshal(b, m)
 }
 
-// importSource feeds COPY from the rows, normalising each; an invalid row is
+// importRow is one valid row of an import, normalised.
+type importRow struct {
+	ledger.ImportIntent
+	// metaJSON is the row's metadata as stored, nil when it has none.
+	metaJSON []byte
+}
+
+// meta is the metadata column's value: NULL when the row has none.
+func (r *importRow) meta() any {
+	if r.metaJSON == nil {
+		return nil
+	}
+	return r.metaJSON
+}
+
+// rowReader reads the rows of an import on a goroutine of its own,
+// normalising each, and hands them over in batches. An invalid row is
 // refused and left out.
-type importSource struct {
-	next    func() (ledger.ImportIntent, bool)
-	stop    func()
+type rowReader struct {
+	batches chan []importRow
+	done    chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+	// Set by the reading goroutine; read after stop.
 	rows    int
 	refused []ledger.RefusedIntent
-	vals    []any
 	err     error
+	// panicked is what the rows panicked with, raised again by stop in
+	// the caller's goroutine.
+	panicked any
 }
 
-func newImportSource(seq iter.Seq[ledger.ImportIntent]) *importSource {
-	next, stop := iter.Pull(seq)
-	return &importSource{next: next, stop: stop, vals: make([]any, len(importColumns))}
-}
-
-func (s *importSource) Next() bool {
-	for {
-		r, ok := s.next()
-		if !ok {
-			return false
-		}
-		s.rows++
-		n, err := r.NewIntent.Normalize()
-		if err != nil {
-			var fe *ledger.FieldError
-			if !errors.As(err, &fe) {
-				s.err = err
+func readImportRows(seq iter.Seq[ledger.ImportIntent], size int) *rowReader {
+	rd := &rowReader{batches: make(chan []importRow), done: make(chan struct{})}
+	rd.wg.Add(1)
+	go func() {
+		defer rd.wg.Done()
+		defer close(rd.batches)
+		defer func() {
+			if p := recover(); p != nil {
+				rd.panicked = p
+			}
+		}()
+		batch := make([]importRow, 0, size)
+		send := func() bool {
+			select {
+			case rd.batches <- batch:
+				batch = make([]importRow, 0, size)
+				return true
+			case <-rd.done:
 				return false
 			}
-			s.refused = append(s.refused, ledger.RefusedIntent{Line: r.Line, Err: err})
-			continue
 		}
-		meta, err := encodeMeta(n.Metadata)
-		if err != nil {
-			s.err = err
-			return false
+		for r := range seq {
+			rd.rows++
+			n, err := r.NewIntent.Normalize()
+			if err != nil {
+				var fe *ledger.FieldError
+				if !errors.As(err, &fe) {
+					rd.err = err
+					return
+				}
+				rd.refused = append(rd.refused, ledger.RefusedIntent{Line: r.Line, Err: err})
+				continue
+			}
+			meta, err := encodeMeta(n.Metadata)
+			if err != nil {
+				rd.err = err
+				return
+			}
+			r.NewIntent = n
+			if r.ProviderRefs == nil {
+				r.ProviderRefs = []string{}
+			}
+			if batch = append(batch, importRow{ImportIntent: r, metaJSON: meta}); len(batch) == size && !send() {
+				return
+			}
 		}
-		refs := r.ProviderRefs
-		if refs == nil {
-			refs = []string{}
+		if len(batch) > 0 {
+			send()
 		}
-		var m any
-		if meta != nil {
-			m = meta
-		}
-		s.vals[0], s.vals[1], s.vals[2], s.vals[3], s.vals[4] = int32(r.Line), n.Key, n.Provider, n.Amount.Value, n.Amount.Currency
-		s.vals[5], s.vals[6], s.vals[7], s.vals[8] = n.Customer, n.Reference, m, string(n.State)
-		s.vals[9], s.vals[10], s.vals[11] = utc(n.CreatedAt), utc(n.UpdatedAt), refs
-		s.vals[12], s.vals[13] = string(n.Kind), n.RefundOf
-		return true
+	}()
+	return rd
+}
+
+// stop ends the reading and waits for the goroutine to be done with the
+// rows, so that what it set can be read.
+func (rd *rowReader) stop() {
+	rd.once.Do(func() { close(rd.done) })
+	rd.wg.Wait()
+	if p := rd.panicked; p != nil {
+		rd.panicked = nil
+		panic(p)
 	}
 }
 
-func (s *importSource) Values() ([]any, error) { return s.vals, nil }
-
-func (s *importSource) Err() error { return s.err }
+// stageSource feeds COPY into the staging table from rows.
+func stageSource(rows []importRow) pgx.CopyFromSource {
+	i, vals := 0, make([]any, len(importColumns))
+	return pgx.CopyFromFunc(func() ([]any, error) {
+		if i == len(rows) {
+			return nil, nil
+		}
+		r := &rows[i]
+		i++
+		vals[0], vals[1], vals[2], vals[3], vals[4] = int32(r.Line), r.Key, r.Provider, r.Amount.Value, r.Amount.Currency
+		vals[5], vals[6], vals[7], vals[8] = r.Customer, r.Reference, r.meta(), string(r.State)
+		vals[9], vals[10], vals[11] = utc(r.CreatedAt), utc(r.UpdatedAt), r.ProviderRefs
+		vals[12], vals[13] = string(r.Kind), r.RefundOf
+		return vals, nil
+	})
+}
 
 // prefixesRow scans leading columns into first and the rest into the
 // caller's destinations.
