@@ -334,8 +334,14 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 	if err := ledger.ValidateSightings(batch); err != nil {
 		return ledger.UpsertCounts{}, err
 	}
+	upsert := func(ctx context.Context, ptx pgx.Tx, known *bool) (ledger.UpsertCounts, error) {
+		if len(batch) >= copyAt && readBack == nil {
+			return upsertLarge(ctx, ptx, batch, known)
+		}
+		return upsertSightings(ctx, ptx, batch, readBack, known)
+	}
 	if ptx, ok := e.db.(pgx.Tx); ok {
-		c, err := upsertSightings(ctx, ptx, batch, readBack, known)
+		c, err := upsert(ctx, ptx, known)
 		return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
 	}
 	db, ok := e.db.(interface {
@@ -347,7 +353,7 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 	var c ledger.UpsertCounts
 	err := pgx.BeginFunc(ctx, db, func(ptx pgx.Tx) error {
 		var err error
-		c, err = upsertSightings(ctx, ptx, batch, readBack, nil)
+		c, err = upsert(ctx, ptx, nil)
 		return err
 	})
 	return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))

@@ -1,0 +1,453 @@
+package pgstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// A large batch (copyAt sightings or more) takes a faster way than staging
+// all of it: one probe reads, for each sighting whose key the batch names
+// once, the stored transaction's compared fields and whether the sighting
+// is recorded. Go then sorts the batch into
+//   - new: the key is not stored. These rows go straight into
+//     provider_txns and provider_txn_sources with binary COPY, sorted by
+//     key, with no staging table and no speculative ON CONFLICT insert;
+//   - recorded: the stored transaction agrees with the sighting exactly as
+//     classifySQL decides "nothing to do" (agreesStored) and the sighting is
+//     recorded. They are duplicates and write nothing;
+//   - the rest (a key named twice in the batch, a fill, a conflict, a new
+//     sighting of a stored transaction), which the staged set statements
+//     apply as before, on those rows only.
+// A re-import of a known file is then the probe and no write, and a first
+// import is about the cost of COPY into the indexed tables.
+//
+// A concurrent writer can store a key between the probe and the COPY. The
+// COPY runs in a savepoint: on a unique violation it is rolled back and the
+// whole batch goes through the staged statements, which handle that case
+// (ON CONFLICT DO NOTHING, then the comparison with what is stored).
+
+// probeSQL reads, for each key in the arrays, the stored transaction's
+// compared fields, a bitmask of its empty fields (emptyReference...) and
+// whether the sighting's source exists (sourceRecorded). Keys not stored
+// return no row. Each key is a primary-key probe through a LATERAL ...
+// LIMIT 1, whatever the tables' sizes and statistics (see the set
+// statements).
+const probeSQL = `
+	SELECT k.i::int4, p.type, p.status, p.amount, p.currency, p.occurred_at, p.settlement_amount,
+	       p.settlement_currency,
+	       (CASE WHEN p.reference = '' THEN 1 ELSE 0 END | CASE WHEN p.provider_ref = '' THEN 2 ELSE 0 END
+	        | CASE WHEN p.counterparty = '' THEN 4 ELSE 0 END | CASE WHEN p.linked_txn_id = '' THEN 8 ELSE 0 END
+	        | CASE WHEN EXISTS (SELECT FROM provider_txn_sources x WHERE x.provider = k.provider
+	                            AND x.txn_id = k.txn_id AND x.channel = k.channel AND x.ref = k.ref)
+	               THEN 16 ELSE 0 END)::int4
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(provider, txn_id, channel, ref, i)
+	CROSS JOIN LATERAL (
+	    SELECT p.type, p.status, p.amount, p.currency, p.occurred_at, p.reference, p.provider_ref, p.counterparty,
+	           p.linked_txn_id, p.settlement_amount, p.settlement_currency
+	    FROM provider_txns p WHERE p.provider = k.provider AND p.txn_id = k.txn_id LIMIT 1) p`
+
+// The bits of probeSQL's last column.
+const (
+	emptyReference = 1 << iota
+	emptyProviderRef
+	emptyCounterparty
+	emptyLinkedID
+	sourceRecorded
+)
+
+// storedTxn is a row of probeSQL, as its binary values.
+type storedTxn struct {
+	typ, status, amount, currency, occurred, settlement, settlementCurrency []byte
+	flags                                                                   int32
+}
+
+// beforeNewCopy, when set (by tests), runs between the probe and the COPY
+// of the new rows.
+var beforeNewCopy atomic.Pointer[func(ctx context.Context, batch []ledger.Sighting)]
+
+// upsertLarge applies a large batch as described above.
+func upsertLarge(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, known *bool) (ledger.UpsertCounts, error) {
+	fresh, rest, restKnown, err := classifyBatch(ctx, tx, batch)
+	if err != nil {
+		return ledger.UpsertCounts{}, err
+	}
+	if h := beforeNewCopy.Load(); h != nil {
+		(*h)(ctx, batch)
+	}
+	if len(fresh) > 0 {
+		copied, err := copyNew(ctx, tx, batch, fresh)
+		if err != nil {
+			return ledger.UpsertCounts{}, err
+		}
+		if !copied {
+			// A concurrent writer stored one of the keys since the
+			// probe: the staged statements sort it out.
+			return upsertSightings(ctx, tx, batch, nil, known)
+		}
+	}
+	var c ledger.UpsertCounts
+	if len(rest) > 0 {
+		sub := make([]ledger.Sighting, len(rest))
+		for i, p := range rest {
+			sub[i] = batch[p]
+		}
+		subKnown := 2*restKnown > len(rest)
+		if c, err = upsertSightings(ctx, tx, sub, nil, &subKnown); err != nil {
+			return ledger.UpsertCounts{}, err
+		}
+		for i := range c.Conflicts {
+			c.Conflicts[i].Index = rest[c.Conflicts[i].Index]
+		}
+	}
+	c.NewTxns += len(fresh)
+	c.NewSources += len(fresh)
+	c.Duplicates = len(batch) - c.NewSources - len(c.Conflicts)
+	if known != nil {
+		*known = 2*c.NewTxns < len(batch)
+	}
+	return c, nil
+}
+
+// classifyBatch probes the batch's keys and returns the positions of the
+// new rows, sorted by key, and of the rest (neither new nor recorded), in
+// batch order, with how many of the rest have a stored transaction.
+func classifyBatch(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting) (fresh, rest []int, restKnown int, err error) {
+	// Positions in key order; a key named more than once goes to the rest
+	// unprobed.
+	order := make([]int, len(batch))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return compareKeys(&batch[a].Txn, &batch[b].Txn) })
+	kind := make([]byte, len(batch)) // 0 unknown, 'r' rest, 's' stored and recorded, 'k' stored with work
+	var probe []int
+	for j := 0; j < len(order); {
+		k := j + 1
+		for k < len(order) && compareKeys(&batch[order[j]].Txn, &batch[order[k]].Txn) == 0 {
+			k++
+		}
+		if k-j == 1 {
+			probe = append(probe, order[j])
+		} else {
+			for _, p := range order[j:k] {
+				kind[p] = 'r'
+			}
+		}
+		j = k
+	}
+	provider, id, channel, ref := make([]string, len(probe)), make([]string, len(probe)),
+		make([]string, len(probe)), make([]string, len(probe))
+	for i, p := range probe {
+		s := &batch[p]
+		provider[i], id[i], channel[i], ref[i] = s.Txn.Provider, s.Txn.ID, s.Source.Channel, s.Source.Ref
+	}
+	rows, err := tx.Query(ctx, probeSQL, provider, id, channel, ref)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("probe stored transactions: %w", err)
+	}
+	for rows.Next() {
+		v := rows.RawValues()
+		if len(v) != 9 || len(v[0]) != 4 || len(v[8]) != 4 {
+			rows.Close()
+			return nil, nil, 0, errors.New("probe stored transactions: unexpected row")
+		}
+		p := probe[int32(binary.BigEndian.Uint32(v[0]))-1]
+		st := storedTxn{typ: v[1], status: v[2], amount: v[3], currency: v[4], occurred: v[5], settlement: v[6],
+			settlementCurrency: v[7], flags: int32(binary.BigEndian.Uint32(v[8]))}
+		if agreesStored(&batch[p], &st) {
+			kind[p] = 's'
+		} else {
+			kind[p] = 'k'
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, 0, fmt.Errorf("probe stored transactions: %w", err)
+	}
+	for _, p := range order {
+		if kind[p] == 0 {
+			fresh = append(fresh, p)
+		}
+	}
+	for p, k := range kind {
+		switch k {
+		case 'k':
+			restKnown++
+			rest = append(rest, p)
+		case 'r':
+			rest = append(rest, p)
+		}
+	}
+	return fresh, rest, restKnown, nil
+}
+
+// compareKeys orders transactions by provider and id, bytewise (COLLATE
+// "C"), the order in which every write path inserts them.
+func compareKeys(a, b *ledger.ProviderTxn) int {
+	if c := cmp.Compare(a.Provider, b.Provider); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// pgEpochMicros is 2000-01-01 UTC, the zero of PostgreSQL's binary
+// timestamps, in microseconds since 1970.
+const pgEpochMicros = 946684800 * 1000000
+
+// dayMicros is interval '24 hours' in microseconds.
+const dayMicros = 24 * 3600 * 1000000
+
+// agreesStored is classifySQL's condition negated, in Go: the sighting
+// agrees with the stored transaction st, fills none of its empty fields and
+// is recorded already, so that no set statement would change anything for
+// it. It must decide exactly as classifySQL does (a test compares them on
+// random batches).
+func agreesStored(s *ledger.Sighting, st *storedTxn) bool {
+	t := &s.Txn
+	if st.flags&sourceRecorded == 0 {
+		return false
+	}
+	if (st.flags&emptyReference != 0 && t.Reference != "") || (st.flags&emptyProviderRef != 0 && t.ProviderRef != "") ||
+		(st.flags&emptyCounterparty != 0 && t.Counterparty != "") || (st.flags&emptyLinkedID != 0 && t.LinkedID != "") {
+		return false
+	}
+	if string(st.typ) != string(t.Type) || string(st.currency) != t.Amount.Currency {
+		return false
+	}
+	if t.Status != ledger.TxnPending && string(st.status) != string(t.Status) {
+		return false
+	}
+	if len(st.occurred) != 8 {
+		return false
+	}
+	stored := int64(binary.BigEndian.Uint64(st.occurred))
+	if stored == math.MaxInt64 || stored == math.MinInt64 {
+		return false // infinity: always beyond a day
+	}
+	seen := utc(t.OccurredAt).UnixMicro() - pgEpochMicros
+	if seen > stored+dayMicros || seen < stored-dayMicros {
+		return false
+	}
+	if t.Settlement.Currency != "" {
+		if string(st.settlementCurrency) != t.Settlement.Currency || st.settlement == nil ||
+			!numericEqual(st.settlement, t.Settlement.Value) {
+			return false
+		}
+	}
+	return numericEqual(st.amount, t.Amount.Value)
+}
+
+// numericEqual reports whether the binary numeric raw equals d as numbers
+// (1.5 = 1.50). NaN and infinities equal no decimal.
+func numericEqual(raw []byte, d decimal.Decimal) bool {
+	c, e, ok := numericValue(raw)
+	if !ok {
+		return false
+	}
+	dc, de := d.Coefficient(), d.Exponent()
+	// Compare c*10^e with dc*10^de at the smaller exponent.
+	switch {
+	case e > de:
+		c.Mul(c, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)-int64(de)), nil))
+	case de > e:
+		dc.Mul(dc, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(de)-int64(e)), nil))
+	}
+	return c.Cmp(dc) == 0
+}
+
+// numericValue decodes PostgreSQL's binary numeric (ndigits, weight, sign,
+// dscale, then base-10000 digits) into coefficient and decimal exponent.
+// ok is false for NaN, infinities and malformed input.
+func numericValue(raw []byte) (c *big.Int, exp int32, ok bool) {
+	if len(raw) < 8 {
+		return nil, 0, false
+	}
+	n := int(binary.BigEndian.Uint16(raw[0:]))
+	weight := int32(int16(binary.BigEndian.Uint16(raw[2:])))
+	sign := binary.BigEndian.Uint16(raw[4:])
+	if (sign != 0 && sign != 0x4000) || len(raw) != 8+2*n {
+		return nil, 0, false
+	}
+	var small uint64
+	c = new(big.Int)
+	for i := 0; i < n; i++ {
+		d := uint64(binary.BigEndian.Uint16(raw[8+2*i:]))
+		if i < 4 {
+			small = small*10000 + d
+			if i == n-1 || i == 3 {
+				c.SetUint64(small)
+			}
+			continue
+		}
+		c.Mul(c, big.NewInt(10000))
+		c.Add(c, big.NewInt(int64(d)))
+	}
+	if sign == 0x4000 {
+		c.Neg(c)
+	}
+	return c, 4 * (weight - int32(n) + 1), true
+}
+
+// Columns written by copyNew, as insertNewSQL and insertCreatedSourcesSQL
+// write them.
+const (
+	copyTxnsSQL = `COPY provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
+	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
+	    settlement_currency, exchange_rate) FROM STDIN (FORMAT binary)`
+	copySourcesSQL = `COPY provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
+	    FROM STDIN (FORMAT binary)`
+)
+
+// copyNew writes the new rows at positions fresh (in key order) with binary
+// COPY in a savepoint. copied is false, and nothing written, when a key was
+// stored meanwhile by another transaction.
+func copyNew(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, fresh []int) (copied bool, err error) {
+	var enc copyEncoder
+	enc.numeric = tx.Conn().TypeMap().PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})
+	if enc.numeric == nil {
+		return false, errors.New("copy new transactions: no numeric encoder")
+	}
+	txns, err := enc.txns(batch, fresh)
+	if err != nil {
+		return false, fmt.Errorf("copy new transactions: %w", err)
+	}
+	sources := enc.sources(batch, fresh)
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = sp.Rollback(ctx) }() // a no-op once released
+	pc := sp.Conn().PgConn()
+	if _, err := pc.CopyFrom(ctx, bytes.NewReader(txns), copyTxnsSQL); err != nil {
+		if uniqueViolation(err) {
+			return false, sp.Rollback(ctx)
+		}
+		return false, fmt.Errorf("copy new transactions: %w", err)
+	}
+	if _, err := pc.CopyFrom(ctx, bytes.NewReader(sources), copySourcesSQL); err != nil {
+		if uniqueViolation(err) {
+			return false, sp.Rollback(ctx)
+		}
+		return false, fmt.Errorf("copy new sightings: %w", err)
+	}
+	return true, sp.Commit(ctx)
+}
+
+func uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// copyEncoder writes rows in COPY's binary format: a header, then per row
+// the field count and each field as its length (-1 for NULL) and bytes,
+// then a trailer. Text and timestamps are written directly; numerics go
+// through pgx's numeric encoder, planned once.
+type copyEncoder struct {
+	buf     []byte
+	numeric pgtype.EncodePlan
+}
+
+func (e *copyEncoder) start(rows, width int) {
+	e.buf = make([]byte, 0, 19+rows*width+2)
+	e.buf = append(e.buf, "PGCOPY\n\377\r\n\000"...)
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // flags
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // header extension
+}
+
+func (e *copyEncoder) finish() []byte {
+	return binary.BigEndian.AppendUint16(e.buf, 0xffff)
+}
+
+func (e *copyEncoder) text(s string) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(s)))
+	e.buf = append(e.buf, s...)
+}
+
+func (e *copyEncoder) bytea(b []byte) {
+	if b == nil {
+		e.null()
+		return
+	}
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(b)))
+	e.buf = append(e.buf, b...)
+}
+
+func (e *copyEncoder) null() { e.buf = binary.BigEndian.AppendUint32(e.buf, 0xffffffff) }
+
+func (e *copyEncoder) timestamptz(micros int64) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 8)
+	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(micros))
+}
+
+func (e *copyEncoder) decimal(d decimal.Decimal) error {
+	at := len(e.buf)
+	e.buf = append(e.buf, 0, 0, 0, 0)
+	out, err := e.numeric.Encode(pgtype.Numeric{Int: d.Coefficient(), Exp: d.Exponent(), Valid: true}, e.buf)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint32(out[at:], uint32(len(out)-at-4))
+	e.buf = out
+	return nil
+}
+
+func (e *copyEncoder) txns(batch []ledger.Sighting, fresh []int) ([]byte, error) {
+	e.start(len(fresh), 200)
+	for _, p := range fresh {
+		t, src := &batch[p].Txn, &batch[p].Source
+		received := utc(src.ReceivedAt).UnixMicro() - pgEpochMicros
+		e.buf = binary.BigEndian.AppendUint16(e.buf, 16)
+		e.text(t.Provider)
+		e.text(t.ID)
+		e.text(string(t.Type))
+		e.text(string(t.Status))
+		if err := e.decimal(t.Amount.Value); err != nil {
+			return nil, err
+		}
+		e.text(t.Amount.Currency)
+		e.timestamptz(utc(t.OccurredAt).UnixMicro() - pgEpochMicros)
+		e.text(t.Reference)
+		e.text(t.ProviderRef)
+		e.text(t.Counterparty)
+		e.text(t.LinkedID)
+		e.timestamptz(received)
+		e.timestamptz(received)
+		if t.Settlement.IsZero() {
+			e.null()
+		} else if err := e.decimal(t.Settlement.Value); err != nil {
+			return nil, err
+		}
+		e.text(t.Settlement.Currency)
+		e.text(t.ExchangeRate)
+	}
+	return e.finish(), nil
+}
+
+func (e *copyEncoder) sources(batch []ledger.Sighting, fresh []int) []byte {
+	e.start(len(fresh), 100)
+	for _, p := range fresh {
+		t, src := &batch[p].Txn, &batch[p].Source
+		e.buf = binary.BigEndian.AppendUint16(e.buf, 6)
+		e.text(t.Provider)
+		e.text(t.ID)
+		e.text(src.Channel)
+		e.text(src.Ref)
+		e.bytea(src.Raw)
+		e.timestamptz(utc(src.ReceivedAt).UnixMicro() - pgEpochMicros)
+	}
+	return e.finish()
+}
