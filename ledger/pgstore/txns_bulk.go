@@ -118,16 +118,18 @@ func stageRow(i int, s ledger.Sighting) []any {
 // its pages, and the only joins that depend on it are within the batch.
 const (
 	// insertNewSQL inserts each unknown transaction from its first sighting,
-	// in key order so that concurrent imports lock in the same order.
+	// in key order so that concurrent imports lock in the same order: the
+	// bytewise order (COLLATE "C") in which the COPY of a large batch's new
+	// rows writes them too (compareKeys).
 	insertNewSQL = `
 	INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
 	    settlement_currency, exchange_rate)
-	SELECT DISTINCT ON (provider, txn_id) provider, txn_id, type, status, amount, currency, occurred_at,
-	    reference, provider_ref, counterparty, linked_txn_id, received_at, received_at, settlement_amount,
-	    settlement_currency, exchange_rate
+	SELECT DISTINCT ON (provider COLLATE "C", txn_id COLLATE "C") provider, txn_id, type, status, amount,
+	    currency, occurred_at, reference, provider_ref, counterparty, linked_txn_id, received_at, received_at,
+	    settlement_amount, settlement_currency, exchange_rate
 	FROM ` + stagedRows + `
-	ORDER BY provider, txn_id, seq
+	ORDER BY provider COLLATE "C", txn_id COLLATE "C", seq
 	ON CONFLICT (provider, txn_id) DO NOTHING
 	RETURNING provider, txn_id`
 
@@ -313,7 +315,7 @@ const (
 
 // UpsertProviderTxns copies the batch into a temporary staging table and
 // applies it with the set statements above, in the caller's transaction or
-// one of its own.
+// one of its own. A large batch stages only its rows with work (upsertLarge).
 func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
 	return e.upsertProviderTxns(ctx, batch, nil, nil)
 }
@@ -335,7 +337,7 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 		return ledger.UpsertCounts{}, err
 	}
 	upsert := func(ctx context.Context, ptx pgx.Tx, known *bool) (ledger.UpsertCounts, error) {
-		if len(batch) >= copyAt && readBack == nil {
+		if len(batch) >= copyAt && readBack == nil && !stagedOnly.Load() {
 			return upsertLarge(ctx, ptx, batch, known)
 		}
 		return upsertSightings(ctx, ptx, batch, readBack, known)

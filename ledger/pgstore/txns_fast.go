@@ -76,9 +76,13 @@ type storedTxn struct {
 	flags                                                                   int32
 }
 
-// beforeNewCopy, when set (by tests), runs between the probe and the COPY
-// of the new rows.
-var beforeNewCopy atomic.Pointer[func(ctx context.Context, batch []ledger.Sighting)]
+// Test hooks: beforeNewCopy, when set, runs between the probe and the COPY
+// of the new rows; stagedOnly sends large batches through the set
+// statements alone, for tests that compare the two ways.
+var (
+	beforeNewCopy atomic.Pointer[func(ctx context.Context, batch []ledger.Sighting)]
+	stagedOnly    atomic.Bool
+)
 
 // upsertLarge applies a large batch as described above.
 func upsertLarge(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, known *bool) (ledger.UpsertCounts, error) {
