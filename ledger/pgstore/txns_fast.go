@@ -258,6 +258,16 @@ func agreesStored(s *ledger.Sighting, st *storedTxn) bool {
 // numericEqual reports whether the binary numeric raw equals d as numbers
 // (1.5 = 1.50). NaN and infinities equal no decimal.
 func numericEqual(raw []byte, d decimal.Decimal) bool {
+	// Most amounts fit in int64 on both sides: compare them without
+	// allocating, each with its trailing zeros stripped.
+	if len(raw) >= 8 && len(raw) <= 8+2*4 && d.NumDigits() <= 18 {
+		c, e, ok := numericInt64(raw)
+		if !ok {
+			return false
+		}
+		dc, de := stripZeros(d.CoefficientInt64(), d.Exponent())
+		return c == dc && (c == 0 || e == de)
+	}
 	c, e, ok := numericValue(raw)
 	if !ok {
 		return false
@@ -271,6 +281,34 @@ func numericEqual(raw []byte, d decimal.Decimal) bool {
 		dc.Mul(dc, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(de)-int64(e)), nil))
 	}
 	return c.Cmp(dc) == 0
+}
+
+// numericInt64 is numericValue for at most four base-10000 digits, with
+// the coefficient's trailing zeros stripped.
+func numericInt64(raw []byte) (c int64, exp int32, ok bool) {
+	n := int(binary.BigEndian.Uint16(raw[0:]))
+	weight := int32(int16(binary.BigEndian.Uint16(raw[2:])))
+	sign := binary.BigEndian.Uint16(raw[4:])
+	if (sign != 0 && sign != 0x4000) || len(raw) != 8+2*n || n > 4 {
+		return 0, 0, false
+	}
+	for i := 0; i < n; i++ {
+		c = c*10000 + int64(binary.BigEndian.Uint16(raw[8+2*i:]))
+	}
+	if sign == 0x4000 {
+		c = -c
+	}
+	c, exp = stripZeros(c, 4*(weight-int32(n)+1))
+	return c, exp, true
+}
+
+// stripZeros divides out the trailing decimal zeros of c, raising exp.
+func stripZeros(c int64, exp int32) (int64, int32) {
+	for c != 0 && c%10 == 0 {
+		c /= 10
+		exp++
+	}
+	return c, exp
 }
 
 // numericValue decodes PostgreSQL's binary numeric (ndigits, weight, sign,
@@ -400,6 +438,13 @@ func (e *copyEncoder) timestamptz(micros int64) {
 func (e *copyEncoder) decimal(d decimal.Decimal) error {
 	at := len(e.buf)
 	e.buf = append(e.buf, 0, 0, 0, 0)
+	if d.NumDigits() <= 15 {
+		if out, ok := appendNumeric(e.buf, d.CoefficientInt64(), d.Exponent()); ok {
+			binary.BigEndian.PutUint32(out[at:], uint32(len(out)-at-4))
+			e.buf = out
+			return nil
+		}
+	}
 	out, err := e.numeric.Encode(pgtype.Numeric{Int: d.Coefficient(), Exp: d.Exponent(), Valid: true}, e.buf)
 	if err != nil {
 		return err
@@ -454,4 +499,67 @@ func (e *copyEncoder) sources(batch []ledger.Sighting, fresh []int) []byte {
 		e.timestamptz(utc(src.ReceivedAt).UnixMicro() - pgEpochMicros)
 	}
 	return e.finish()
+}
+
+// appendNumeric appends c×10^exp in PostgreSQL's binary numeric format,
+// digit for digit as pgx's encoder writes a pgtype.Numeric{Int: c, Exp:
+// exp}, without its big.Int arithmetic. ok is false when |c| is 10^15 or
+// more or the scale is beyond 16 digits: the caller then uses pgx's.
+func appendNumeric(buf []byte, c int64, exp int32) (out []byte, ok bool) {
+	var sign uint16
+	abs := uint64(c)
+	if c < 0 {
+		sign, abs = 0x4000, uint64(-c)
+	}
+	if abs >= 1e15 || exp < -16 || exp > 1000 {
+		return buf, false
+	}
+	dscale := int32(0)
+	if exp < 0 {
+		dscale = -exp
+	}
+	// Align the exponent on a multiple of 4 (base-10000 digits).
+	switch exp % 4 {
+	case 1, -3:
+		abs, exp = abs*10, exp-1
+	case 2, -2:
+		abs, exp = abs*100, exp-2
+	case 3, -1:
+		abs, exp = abs*1000, exp-3
+	}
+	whole, frac, fracDigits := abs, uint64(0), 0
+	if exp < 0 {
+		fracDigits = int(-exp / 4)
+		div := uint64(1)
+		for range -exp {
+			div *= 10
+		}
+		whole, frac = abs/div, abs%div
+	}
+	var w [8]uint16
+	n := 0
+	for ; whole != 0; whole /= 10000 {
+		w[n] = uint16(whole % 10000)
+		n++
+	}
+	weight := int32(n-1) + max(exp, 0)/4
+	if n == 0 {
+		weight = exp/4 - 1 + int32(fracDigits)
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(n+fracDigits))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
+	buf = binary.BigEndian.AppendUint16(buf, sign)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(dscale))
+	for i := n - 1; i >= 0; i-- {
+		buf = binary.BigEndian.AppendUint16(buf, w[i])
+	}
+	var f [4]uint16
+	for i := fracDigits - 1; i >= 0; i-- {
+		f[i] = uint16(frac % 10000)
+		frac /= 10000
+	}
+	for i := range fracDigits {
+		buf = binary.BigEndian.AppendUint16(buf, f[i])
+	}
+	return buf, true
 }
