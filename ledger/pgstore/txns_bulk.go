@@ -317,33 +317,33 @@ const (
 // applies it with the set statements above, in the caller's transaction or
 // one of its own. A large batch stages only its rows with work (upsertLarge).
 func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
-	return e.upsertProviderTxns(ctx, batch, nil, nil)
+	return e.upsertProviderTxns(ctx, batch, nil, nil, nil)
 }
 
 // UpsertProviderTxns is the executor's, with the order of its statements
 // chosen from the transaction's previous batch (see upsertSightings).
 func (t *tx) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
-	return t.upsertProviderTxns(ctx, batch, nil, &t.known)
+	return t.upsertProviderTxns(ctx, batch, nil, &t.known, &t.allNew)
 }
 
 // upsertProviderTxns is UpsertProviderTxns that, when readBack is set, also
 // reads the first sighting's stored transaction into it in the same round
 // trip.
-func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sighting, readBack *ledger.ProviderTxn, known *bool) (ledger.UpsertCounts, error) {
+func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sighting, readBack *ledger.ProviderTxn, known, allNew *bool) (ledger.UpsertCounts, error) {
 	if len(batch) == 0 {
 		return ledger.UpsertCounts{}, nil
 	}
 	if err := ledger.ValidateSightings(batch); err != nil {
 		return ledger.UpsertCounts{}, err
 	}
-	upsert := func(ctx context.Context, ptx pgx.Tx, known *bool) (ledger.UpsertCounts, error) {
+	upsert := func(ctx context.Context, ptx pgx.Tx, known, allNew *bool) (ledger.UpsertCounts, error) {
 		if len(batch) >= copyAt && readBack == nil && !stagedOnly.Load() {
-			return upsertLarge(ctx, ptx, batch, known)
+			return upsertLarge(ctx, ptx, batch, known, allNew)
 		}
 		return upsertSightings(ctx, ptx, batch, readBack, known)
 	}
 	if ptx, ok := e.db.(pgx.Tx); ok {
-		c, err := upsert(ctx, ptx, known)
+		c, err := upsert(ctx, ptx, known, allNew)
 		return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
 	}
 	db, ok := e.db.(interface {
@@ -355,7 +355,7 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 	var c ledger.UpsertCounts
 	err := pgx.BeginFunc(ctx, db, func(ptx pgx.Tx) error {
 		var err error
-		c, err = upsert(ctx, ptx, nil)
+		c, err = upsert(ctx, ptx, nil, nil)
 		return err
 	})
 	return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))

@@ -84,10 +84,23 @@ var (
 	stagedOnly    atomic.Bool
 )
 
-// upsertLarge applies a large batch as described above.
-func upsertLarge(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, known *bool) (ledger.UpsertCounts, error) {
-	fresh, rest, restKnown, err := classifyBatch(ctx, tx, batch)
-	if err != nil {
+// upsertLarge applies a large batch as described above. known is as in
+// upsertSightings. allNew, when not nil, says whether no key of the
+// transaction's previous batch was stored, and is set for the next one:
+// then the batch is first copied without a probe, on the bet that its keys
+// are new too (the second and later batches of a first import). A key
+// found stored makes the COPY fail; it is rolled back and the batch is
+// probed as usual.
+func upsertLarge(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, known, allNew *bool) (ledger.UpsertCounts, error) {
+	optimistic := allNew != nil && *allNew
+	var (
+		fresh, rest       []int
+		restKnown, stored int
+		err               error
+	)
+	if optimistic {
+		fresh, rest = splitRepeats(batch)
+	} else if fresh, rest, restKnown, stored, err = classifyBatch(ctx, tx, batch); err != nil {
 		return ledger.UpsertCounts{}, err
 	}
 	if h := beforeNewCopy.Load(); h != nil {
@@ -98,11 +111,22 @@ func upsertLarge(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, known 
 		if err != nil {
 			return ledger.UpsertCounts{}, err
 		}
+		if !copied && optimistic {
+			// Some key was stored: probe after all.
+			*allNew = false
+			return upsertLarge(ctx, tx, batch, known, allNew)
+		}
 		if !copied {
 			// A concurrent writer stored one of the keys since the
 			// probe: the staged statements sort it out.
+			if allNew != nil {
+				*allNew = false
+			}
 			return upsertSightings(ctx, tx, batch, nil, known)
 		}
+	}
+	if allNew != nil {
+		*allNew = stored == 0
 	}
 	var c ledger.UpsertCounts
 	if len(rest) > 0 {
@@ -127,32 +151,45 @@ func upsertLarge(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, known 
 	return c, nil
 }
 
-// classifyBatch probes the batch's keys and returns the positions of the
-// new rows, sorted by key, and of the rest (neither new nor recorded), in
-// batch order, with how many of the rest have a stored transaction.
-func classifyBatch(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting) (fresh, rest []int, restKnown int, err error) {
-	// Positions in key order; a key named more than once goes to the rest
-	// unprobed.
+// splitRepeats returns the positions of the rows whose key the batch names
+// once, in key order, and of the others, in batch order.
+func splitRepeats(batch []ledger.Sighting) (once, repeats []int) {
 	order := make([]int, len(batch))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return compareKeys(&batch[a].Txn, &batch[b].Txn) })
-	kind := make([]byte, len(batch)) // 0 unknown, 'r' rest, 's' stored and recorded, 'k' stored with work
-	var probe []int
+	slices.SortFunc(order, func(a, b int) int {
+		if c := compareKeys(&batch[a].Txn, &batch[b].Txn); c != 0 {
+			return c
+		}
+		return a - b
+	})
 	for j := 0; j < len(order); {
 		k := j + 1
 		for k < len(order) && compareKeys(&batch[order[j]].Txn, &batch[order[k]].Txn) == 0 {
 			k++
 		}
 		if k-j == 1 {
-			probe = append(probe, order[j])
+			once = append(once, order[j])
 		} else {
-			for _, p := range order[j:k] {
-				kind[p] = 'r'
-			}
+			repeats = append(repeats, order[j:k]...)
 		}
 		j = k
+	}
+	slices.Sort(repeats)
+	return once, repeats
+}
+
+// classifyBatch probes the keys the batch names once and returns the
+// positions of the new rows, in key order, and of the rest (neither new nor
+// recorded: repeated keys, or stored transactions with work), in batch
+// order, with how many of the rest have a stored transaction and how many
+// rows met one.
+func classifyBatch(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting) (fresh, rest []int, restKnown, stored int, err error) {
+	probe, repeats := splitRepeats(batch)
+	kind := make([]byte, len(batch)) // 0 new, 'r' repeated key, 's' stored and recorded, 'k' stored with work
+	for _, p := range repeats {
+		kind[p] = 'r'
 	}
 	provider, id, channel, ref := make([]string, len(probe)), make([]string, len(probe)),
 		make([]string, len(probe)), make([]string, len(probe))
@@ -162,17 +199,18 @@ func classifyBatch(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting) (fre
 	}
 	rows, err := tx.Query(ctx, probeSQL, provider, id, channel, ref)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("probe stored transactions: %w", err)
+		return nil, nil, 0, 0, fmt.Errorf("probe stored transactions: %w", err)
 	}
 	for rows.Next() {
 		v := rows.RawValues()
 		if len(v) != 9 || len(v[0]) != 4 || len(v[8]) != 4 {
 			rows.Close()
-			return nil, nil, 0, errors.New("probe stored transactions: unexpected row")
+			return nil, nil, 0, 0, errors.New("probe stored transactions: unexpected row")
 		}
 		p := probe[int32(binary.BigEndian.Uint32(v[0]))-1]
 		st := storedTxn{typ: v[1], status: v[2], amount: v[3], currency: v[4], occurred: v[5], settlement: v[6],
 			settlementCurrency: v[7], flags: int32(binary.BigEndian.Uint32(v[8]))}
+		stored++
 		if agreesStored(&batch[p], &st) {
 			kind[p] = 's'
 		} else {
@@ -180,9 +218,9 @@ func classifyBatch(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting) (fre
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, 0, fmt.Errorf("probe stored transactions: %w", err)
+		return nil, nil, 0, 0, fmt.Errorf("probe stored transactions: %w", err)
 	}
-	for _, p := range order {
+	for _, p := range probe {
 		if kind[p] == 0 {
 			fresh = append(fresh, p)
 		}
@@ -196,7 +234,7 @@ func classifyBatch(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting) (fre
 			rest = append(rest, p)
 		}
 	}
-	return fresh, rest, restKnown, nil
+	return fresh, rest, restKnown, stored, nil
 }
 
 // compareKeys orders transactions by provider and id, bytewise (COLLATE

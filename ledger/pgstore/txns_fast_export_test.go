@@ -23,7 +23,7 @@ var errRollback = errors.New("rolled back")
 func ProbeClassify(ctx context.Context, s *Store, batch []ledger.Sighting) (fresh, rest []int, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		fresh, rest, _, err = classifyBatch(ctx, tx, batch)
+		fresh, rest, _, _, err = classifyBatch(ctx, tx, batch)
 		if err != nil {
 			return err
 		}

@@ -308,6 +308,69 @@ func TestLargeBatchAsStaged(t *testing.T) {
 	}
 }
 
+// TestLargeBatchesOfNewKeys imports, in one transaction, batches of new
+// keys (the second, copied without a probe, with keys named twice), then a batch that also
+// names stored keys, agreeing, with a new source and contradicting (its
+// COPY without a probe fails and it is probed), then an all-new batch
+// again, and compares counts and books with the set statements'.
+func TestLargeBatchesOfNewKeys(t *testing.T) {
+	// Not parallel: SetStagedOnly is the package's.
+	ctx := context.Background()
+	keys := newKeys("mpesa", 4*pgstore.CopyAt)
+	var batches [][]ledger.Sighting
+	for i := range 4 {
+		batches = append(batches, slices.Clone(keys[i*pgstore.CopyAt:(i+1)*pgstore.CopyAt]))
+	}
+	again, newSource, conflict := keys[5], keys[7], keys[9]
+	newSource.Source.Ref = "api:7"
+	conflict.Txn.Status = ledger.TxnFailed
+	batches[2] = append(batches[2], again, newSource, conflict)
+	// The second batch, copied without a probe, names two keys twice: its
+	// own and one of no other batch.
+	repeat, twice := batches[1][44], keys[0]
+	repeat.Source.Ref, twice.Txn.ID = "api:44", "X1"
+	twice2 := twice
+	twice2.Source.Ref, twice2.Txn.Reference, twice2.Txn.Amount.Value = "api:x1", "filled", decimal.New(1, 0)
+	repeat2 := repeat
+	repeat2.Source.Ref, repeat2.Txn.Type = "api:45", ledger.TxnRefund
+	batches[1] = append(batches[1], twice, repeat, twice2, repeat2)
+	fast, staged := dbtest.Postgres(t), dbtest.Postgres(t)
+	apply := func(s ledger.Store, stagedOnly bool) []ledger.UpsertCounts {
+		pgstore.SetStagedOnly(stagedOnly)
+		defer pgstore.SetStagedOnly(false)
+		var cs []ledger.UpsertCounts
+		err := s.InTx(ctx, func(tx ledger.Tx) error {
+			for _, b := range batches {
+				c, err := tx.UpsertProviderTxns(ctx, b)
+				if err != nil {
+					return err
+				}
+				cs = append(cs, c)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	got, want := apply(fast, false), apply(staged, true)
+	if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
+		t.Fatalf("counts on the fast path:\n%s\nthrough the set statements:\n%s", g, w)
+	}
+	n := pgstore.CopyAt
+	if c := got[1]; c.NewTxns != n+1 || c.NewSources != n+2 || c.Duplicates != 0 || len(c.Conflicts) != 2 ||
+		c.Conflicts[0].Index != n+2 || c.Conflicts[1].Index != n+3 {
+		t.Fatalf("second batch %+v", c)
+	}
+	if c := got[2]; c.NewTxns != n || c.NewSources != n+1 || c.Duplicates != 1 || len(c.Conflicts) != 1 || c.Conflicts[0].Index != n+2 {
+		t.Fatalf("third batch %+v", c)
+	}
+	if g, w := dump(t, fast), dump(t, staged); g != w {
+		t.Fatalf("books on the fast path:\n%s\nthrough the set statements:\n%s", g, w)
+	}
+}
+
 // dump renders the books of provider mpesa: transactions, their sources
 // and the quarantined conflicts.
 func dump(t *testing.T, s ledger.Store) string {
