@@ -1,12 +1,12 @@
 package pgstore
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"slices"
@@ -396,29 +396,25 @@ const (
 // COPY in a savepoint. copied is false, and nothing written, when a key was
 // stored meanwhile by another transaction.
 func copyNew(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, fresh []int) (copied bool, err error) {
-	var enc copyEncoder
-	enc.numeric = tx.Conn().TypeMap().PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})
+	enc := &copyEncoder{numeric: tx.Conn().TypeMap().PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})}
 	if enc.numeric == nil {
 		return false, errors.New("copy new transactions: no numeric encoder")
 	}
-	txns, err := enc.txns(batch, fresh)
-	if err != nil {
-		return false, fmt.Errorf("copy new transactions: %w", err)
-	}
-	sources := enc.sources(batch, fresh)
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = sp.Rollback(ctx) }() // a no-op once released
 	pc := sp.Conn().PgConn()
-	if _, err := pc.CopyFrom(ctx, bytes.NewReader(txns), copyTxnsSQL); err != nil {
+	txns := &copyRows{enc: enc, n: len(fresh), row: func(i int) error { return enc.txn(&batch[fresh[i]]) }}
+	if _, err := pc.CopyFrom(ctx, txns, copyTxnsSQL); err != nil {
 		if uniqueViolation(err) {
 			return false, sp.Rollback(ctx)
 		}
 		return false, fmt.Errorf("copy new transactions: %w", err)
 	}
-	if _, err := pc.CopyFrom(ctx, bytes.NewReader(sources), copySourcesSQL); err != nil {
+	sources := &copyRows{enc: enc, n: len(fresh), row: func(i int) error { enc.source(&batch[fresh[i]]); return nil }}
+	if _, err := pc.CopyFrom(ctx, sources, copySourcesSQL); err != nil {
 		if uniqueViolation(err) {
 			return false, sp.Rollback(ctx)
 		}
@@ -427,29 +423,57 @@ func copyNew(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, fresh []in
 	return true, sp.Commit(ctx)
 }
 
+// copyRows reads n rows in COPY's binary format (a header, the rows, a
+// trailer), encoding them as the server takes them, about 64 KiB at a
+// time: a batch is never encoded whole in memory.
+type copyRows struct {
+	enc   *copyEncoder
+	n, i  int
+	row   func(i int) error // appends row i to enc.buf
+	state int               // 0 before the header, 1 in the rows, 2 after the trailer
+	off   int               // of enc.buf, read already
+}
+
+func (r *copyRows) Read(p []byte) (int, error) {
+	for r.off == len(r.enc.buf) {
+		r.enc.buf, r.off = r.enc.buf[:0], 0
+		switch {
+		case r.state == 0:
+			r.enc.buf = append(r.enc.buf, "PGCOPY\n\377\r\n\000"...)
+			r.enc.buf = binary.BigEndian.AppendUint32(r.enc.buf, 0) // flags
+			r.enc.buf = binary.BigEndian.AppendUint32(r.enc.buf, 0) // header extension
+			r.state = 1
+		case r.i < r.n:
+			for ; r.i < r.n && len(r.enc.buf) < 64<<10; r.i++ {
+				if err := r.row(r.i); err != nil {
+					return 0, err
+				}
+			}
+		case r.state == 1:
+			r.enc.buf = binary.BigEndian.AppendUint16(r.enc.buf, 0xffff)
+			r.state = 2
+		default:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, r.enc.buf[r.off:])
+	r.off += n
+	return n, nil
+}
+
 func uniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
-// copyEncoder writes rows in COPY's binary format: a header, then per row
-// the field count and each field as its length (-1 for NULL) and bytes,
-// then a trailer. Text and timestamps are written directly; numerics go
-// through pgx's numeric encoder, planned once.
+// copyEncoder appends rows in COPY's binary format (copyRows adds the
+// header and trailer): per row the field count, then each field as its
+// length (-1 for NULL) and bytes. Text and timestamps are written
+// directly, numerics by appendNumeric or, past its range, pgx's numeric
+// encoder, planned once per batch.
 type copyEncoder struct {
 	buf     []byte
 	numeric pgtype.EncodePlan
-}
-
-func (e *copyEncoder) start(rows, width int) {
-	e.buf = make([]byte, 0, 19+rows*width+2)
-	e.buf = append(e.buf, "PGCOPY\n\377\r\n\000"...)
-	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // flags
-	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // header extension
-}
-
-func (e *copyEncoder) finish() []byte {
-	return binary.BigEndian.AppendUint16(e.buf, 0xffff)
 }
 
 func (e *copyEncoder) text(s string) {
@@ -492,51 +516,46 @@ func (e *copyEncoder) decimal(d decimal.Decimal) error {
 	return nil
 }
 
-func (e *copyEncoder) txns(batch []ledger.Sighting, fresh []int) ([]byte, error) {
-	e.start(len(fresh), 200)
-	for _, p := range fresh {
-		t, src := &batch[p].Txn, &batch[p].Source
-		received := utc(src.ReceivedAt).UnixMicro() - pgEpochMicros
-		e.buf = binary.BigEndian.AppendUint16(e.buf, 16)
-		e.text(t.Provider)
-		e.text(t.ID)
-		e.text(string(t.Type))
-		e.text(string(t.Status))
-		if err := e.decimal(t.Amount.Value); err != nil {
-			return nil, err
-		}
-		e.text(t.Amount.Currency)
-		e.timestamptz(utc(t.OccurredAt).UnixMicro() - pgEpochMicros)
-		e.text(t.Reference)
-		e.text(t.ProviderRef)
-		e.text(t.Counterparty)
-		e.text(t.LinkedID)
-		e.timestamptz(received)
-		e.timestamptz(received)
-		if t.Settlement.IsZero() {
-			e.null()
-		} else if err := e.decimal(t.Settlement.Value); err != nil {
-			return nil, err
-		}
-		e.text(t.Settlement.Currency)
-		e.text(t.ExchangeRate)
+// txn appends a row of provider_txns (copyTxnsSQL's columns).
+func (e *copyEncoder) txn(s *ledger.Sighting) error {
+	t, src := &s.Txn, &s.Source
+	received := utc(src.ReceivedAt).UnixMicro() - pgEpochMicros
+	e.buf = binary.BigEndian.AppendUint16(e.buf, 16)
+	e.text(t.Provider)
+	e.text(t.ID)
+	e.text(string(t.Type))
+	e.text(string(t.Status))
+	if err := e.decimal(t.Amount.Value); err != nil {
+		return err
 	}
-	return e.finish(), nil
+	e.text(t.Amount.Currency)
+	e.timestamptz(utc(t.OccurredAt).UnixMicro() - pgEpochMicros)
+	e.text(t.Reference)
+	e.text(t.ProviderRef)
+	e.text(t.Counterparty)
+	e.text(t.LinkedID)
+	e.timestamptz(received)
+	e.timestamptz(received)
+	if t.Settlement.IsZero() {
+		e.null()
+	} else if err := e.decimal(t.Settlement.Value); err != nil {
+		return err
+	}
+	e.text(t.Settlement.Currency)
+	e.text(t.ExchangeRate)
+	return nil
 }
 
-func (e *copyEncoder) sources(batch []ledger.Sighting, fresh []int) []byte {
-	e.start(len(fresh), 100)
-	for _, p := range fresh {
-		t, src := &batch[p].Txn, &batch[p].Source
-		e.buf = binary.BigEndian.AppendUint16(e.buf, 6)
-		e.text(t.Provider)
-		e.text(t.ID)
-		e.text(src.Channel)
-		e.text(src.Ref)
-		e.bytea(src.Raw)
-		e.timestamptz(utc(src.ReceivedAt).UnixMicro() - pgEpochMicros)
-	}
-	return e.finish()
+// source appends a row of provider_txn_sources (copySourcesSQL's columns).
+func (e *copyEncoder) source(s *ledger.Sighting) {
+	t, src := &s.Txn, &s.Source
+	e.buf = binary.BigEndian.AppendUint16(e.buf, 6)
+	e.text(t.Provider)
+	e.text(t.ID)
+	e.text(src.Channel)
+	e.text(src.Ref)
+	e.bytea(src.Raw)
+	e.timestamptz(utc(src.ReceivedAt).UnixMicro() - pgEpochMicros)
 }
 
 // appendNumeric appends c×10^exp in PostgreSQL's binary numeric format,

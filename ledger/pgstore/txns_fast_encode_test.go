@@ -3,9 +3,11 @@ package pgstore
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	pgxdecimal "github.com/jackc/pgx-shopspring-decimal"
@@ -42,8 +44,9 @@ func BenchmarkCopyEncode(b *testing.B) {
 	pgxdecimal.Register(m)
 	b.Run("copyEncoder", func(b *testing.B) {
 		for b.Loop() {
-			enc := copyEncoder{numeric: m.PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})}
-			if _, err := enc.txns(batch, fresh); err != nil {
+			enc := &copyEncoder{numeric: m.PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})}
+			r := &copyRows{enc: enc, n: len(fresh), row: func(i int) error { return enc.txn(&batch[fresh[i]]) }}
+			if _, err := io.Copy(io.Discard, r); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -124,6 +127,39 @@ func TestAppendNumeric(t *testing.T) {
 		}
 		if ok && !bytes.Equal(got, want) {
 			t.Fatalf("%s (exp %d): %x, pgx %x", d, d.Exponent(), got, want)
+		}
+	}
+}
+
+// TestCopyRowsChunks reads a batch far larger than one chunk through
+// readers of several sizes and checks that the stream is the header, every
+// row once in order, and the trailer.
+func TestCopyRowsChunks(t *testing.T) {
+	t.Parallel()
+	batch, fresh := benchBatch(3000)
+	m := pgtype.NewMap()
+	plan := m.PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})
+	want := &copyEncoder{numeric: plan}
+	want.buf = append(want.buf, "PGCOPY\n\377\r\n\000\x00\x00\x00\x00\x00\x00\x00\x00"...)
+	for _, p := range fresh {
+		if err := want.txn(&batch[p]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want.buf = append(want.buf, 0xff, 0xff)
+	if len(want.buf) < 3*64<<10 {
+		t.Fatalf("%d bytes: not several chunks", len(want.buf))
+	}
+	for _, read := range []func(io.Reader) io.Reader{
+		func(r io.Reader) io.Reader { return r }, iotest.OneByteReader, iotest.HalfReader,
+	} {
+		enc := &copyEncoder{numeric: plan}
+		got, err := io.ReadAll(read(&copyRows{enc: enc, n: len(fresh), row: func(i int) error { return enc.txn(&batch[fresh[i]]) }}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.buf) {
+			t.Fatalf("stream of %d bytes differs from the %d expected", len(got), len(want.buf))
 		}
 	}
 }
