@@ -40,6 +40,11 @@ import (
 // COPY runs in a savepoint: on a unique violation it is rolled back and the
 // whole batch goes through the staged statements, which handle that case
 // (ON CONFLICT DO NOTHING, then the comparison with what is stored).
+// Each batch with new rows takes one savepoint. PostgreSQL keeps the ids
+// of released savepoints that wrote until the transaction ends; past 64 of
+// them (an import of more than 640,000 new lines in batches of 10,000),
+// other sessions taking a snapshot while the import runs look its
+// subtransactions up in pg_subtrans.
 
 // probeSQL reads, for each key in the arrays, the stored transaction's
 // compared fields, a bitmask of its empty fields (emptyReference...) and
