@@ -1,102 +1,211 @@
 package pgstore
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
-	"strings"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 )
 
-// copyBuf builds rows in PostgreSQL's binary COPY format in memory, one
-// field after the other, for a COPY of known column types: pgx's CopyFrom
-// looks up an encoder for every value, which costs more than the encoding.
-// Numerics are encoded by the connection's own encoder for decimals, looked
-// up once.
-type copyBuf struct {
+// Binary COPY of rows of known column types, written by hand: pgx's
+// CopyFrom looks up an encoder for every value, which costs more than the
+// encoding itself.
+
+// copyRows reads n rows in COPY's binary format (a header, the rows, a
+// trailer), encoding them as the server takes them, about 64 KiB at a
+// time: a batch is never encoded whole in memory.
+type copyRows struct {
+	enc   *copyEncoder
+	n, i  int
+	row   func(i int) error // appends row i to enc.buf
+	state int               // 0 before the header, 1 in the rows, 2 after the trailer
+	off   int               // of enc.buf, read already
+}
+
+func (r *copyRows) Read(p []byte) (int, error) {
+	for r.off == len(r.enc.buf) {
+		r.enc.buf, r.off = r.enc.buf[:0], 0
+		switch {
+		case r.state == 0:
+			r.enc.buf = append(r.enc.buf, "PGCOPY\n\377\r\n\000"...)
+			r.enc.buf = binary.BigEndian.AppendUint32(r.enc.buf, 0) // flags
+			r.enc.buf = binary.BigEndian.AppendUint32(r.enc.buf, 0) // header extension
+			r.state = 1
+		case r.i < r.n:
+			for ; r.i < r.n && len(r.enc.buf) < 64<<10; r.i++ {
+				if err := r.row(r.i); err != nil {
+					return 0, err
+				}
+			}
+		case r.state == 1:
+			r.enc.buf = binary.BigEndian.AppendUint16(r.enc.buf, 0xffff)
+			r.state = 2
+		default:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, r.enc.buf[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// pgEpochMicros is 2000-01-01 UTC, the zero of PostgreSQL's binary
+// timestamps, in microseconds since 1970.
+const pgEpochMicros = 946684800 * 1000000
+
+// copyEncoder appends rows in COPY's binary format (copyRows adds the
+// header and trailer): per row the field count, then each field as its
+// length (-1 for NULL) and bytes. Text and timestamps are written
+// directly, numerics by appendNumeric or, past its range, pgx's numeric
+// encoder, planned once per COPY.
+type copyEncoder struct {
 	buf     []byte
 	numeric pgtype.EncodePlan
 }
 
-// microsecFromUnixEpochToY2K is the start of PostgreSQL's timestamps
-// (2000-01-01 UTC) in microseconds since the Unix epoch.
-const microsecFromUnixEpochToY2K = 946_684_800 * 1_000_000
-
-func newCopyBuf(tx pgx.Tx) (*copyBuf, error) {
-	plan := tx.Conn().TypeMap().PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, decimal.Decimal{})
+func newCopyEncoder(tx pgx.Tx) (*copyEncoder, error) {
+	plan := tx.Conn().TypeMap().PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})
 	if plan == nil {
-		return nil, errors.New("copy: no binary encoder of decimals into numeric")
+		return nil, errors.New("copy: no binary encoder of numerics")
 	}
-	b := &copyBuf{numeric: plan}
-	b.buf = append(b.buf, "PGCOPY\n\xff\r\n\x00"...)
-	b.buf = binary.BigEndian.AppendUint32(b.buf, 0) // flags
-	b.buf = binary.BigEndian.AppendUint32(b.buf, 0) // header extension length
-	return b, nil
+	return &copyEncoder{numeric: plan}, nil
 }
 
 // row starts a row of n fields.
-func (b *copyBuf) row(n int) { b.buf = binary.BigEndian.AppendUint16(b.buf, uint16(n)) }
+func (e *copyEncoder) row(n int) { e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(n)) }
 
-func (b *copyBuf) text(s string) {
-	b.buf = binary.BigEndian.AppendUint32(b.buf, uint32(len(s)))
-	b.buf = append(b.buf, s...)
+func (e *copyEncoder) text(s string) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(s)))
+	e.buf = append(e.buf, s...)
 }
 
-func (b *copyBuf) int4(v int32) {
-	b.buf = binary.BigEndian.AppendUint32(b.buf, 4)
-	b.buf = binary.BigEndian.AppendUint32(b.buf, uint32(v))
-}
-
-func (b *copyBuf) int8(v int64) {
-	b.buf = binary.BigEndian.AppendUint32(b.buf, 8)
-	b.buf = binary.BigEndian.AppendUint64(b.buf, uint64(v))
-}
-
-// timestamptz encodes t as pgx does: microseconds since 2000-01-01 UTC,
-// the nanoseconds below a microsecond dropped.
-func (b *copyBuf) timestamptz(t time.Time) {
-	b.int8(t.Unix()*1_000_000 + int64(t.Nanosecond())/1000 - microsecFromUnixEpochToY2K)
+func (e *copyEncoder) bytea(b []byte) {
+	if b == nil {
+		e.null()
+		return
+	}
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(b)))
+	e.buf = append(e.buf, b...)
 }
 
 // jsonb encodes a JSON document, or NULL when doc is nil.
-func (b *copyBuf) jsonb(doc []byte) {
+func (e *copyEncoder) jsonb(doc []byte) {
 	if doc == nil {
-		b.buf = binary.BigEndian.AppendUint32(b.buf, ^uint32(0))
+		e.null()
 		return
 	}
-	b.buf = binary.BigEndian.AppendUint32(b.buf, uint32(len(doc)+1))
-	b.buf = append(b.buf, 1) // jsonb binary format version
-	b.buf = append(b.buf, doc...)
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(doc)+1))
+	e.buf = append(e.buf, 1) // jsonb binary format version
+	e.buf = append(e.buf, doc...)
 }
 
-func (b *copyBuf) numericValue(d decimal.Decimal) error {
-	at := len(b.buf)
-	b.buf = append(b.buf, 0, 0, 0, 0)
-	out, err := b.numeric.Encode(d, b.buf)
+func (e *copyEncoder) null() { e.buf = binary.BigEndian.AppendUint32(e.buf, 0xffffffff) }
+
+func (e *copyEncoder) int4(v int32) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 4)
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(v))
+}
+
+func (e *copyEncoder) int8(v int64) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 8)
+	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(v))
+}
+
+// timestamptz writes microseconds since pgEpochMicros.
+func (e *copyEncoder) timestamptz(micros int64) { e.int8(micros) }
+
+// timestamp writes t as pgx does: the nanoseconds below a microsecond
+// dropped.
+func (e *copyEncoder) timestamp(t time.Time) { e.int8(t.UnixMicro() - pgEpochMicros) }
+
+func (e *copyEncoder) decimal(d decimal.Decimal) error {
+	at := len(e.buf)
+	e.buf = append(e.buf, 0, 0, 0, 0)
+	if d.NumDigits() <= 15 {
+		if out, ok := appendNumeric(e.buf, d.CoefficientInt64(), d.Exponent()); ok {
+			binary.BigEndian.PutUint32(out[at:], uint32(len(out)-at-4))
+			e.buf = out
+			return nil
+		}
+	}
+	out, err := e.numeric.Encode(pgtype.Numeric{Int: d.Coefficient(), Exp: d.Exponent(), Valid: true}, e.buf)
 	if err != nil {
 		return err
 	}
-	if out == nil {
-		return errors.New("copy: a decimal encoded as NULL")
-	}
 	binary.BigEndian.PutUint32(out[at:], uint32(len(out)-at-4))
-	b.buf = out
+	e.buf = out
 	return nil
 }
 
-// send ends the data and copies it into table's columns.
-func (b *copyBuf) send(ctx context.Context, tx pgx.Tx, table string, columns []string) error {
-	b.buf = binary.BigEndian.AppendUint16(b.buf, 0xffff)
-	quoted := make([]string, len(columns))
-	for i, c := range columns {
-		quoted[i] = pgx.Identifier{c}.Sanitize()
+// appendNumeric appends c×10^exp in PostgreSQL's binary numeric format,
+// digit for digit as pgx's encoder writes a pgtype.Numeric{Int: c, Exp:
+// exp}, without its big.Int arithmetic. ok is false when |c| is 10^15 or
+// more or the scale is beyond 16 digits: the caller then uses pgx's.
+func appendNumeric(buf []byte, c int64, exp int32) (out []byte, ok bool) {
+	var sign uint16
+	abs := uint64(c)
+	if c < 0 {
+		sign, abs = 0x4000, uint64(-c)
 	}
-	sql := "COPY " + pgx.Identifier{table}.Sanitize() + " (" + strings.Join(quoted, ", ") + ") FROM STDIN BINARY"
-	_, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(b.buf), sql)
-	return err
+	if abs >= 1e15 || exp < -16 || exp > 1000 {
+		return buf, false
+	}
+	dscale := int32(0)
+	if exp < 0 {
+		dscale = -exp
+	}
+	// Align the exponent on a multiple of 4 (base-10000 digits).
+	switch exp % 4 {
+	case 1, -3:
+		abs, exp = abs*10, exp-1
+	case 2, -2:
+		abs, exp = abs*100, exp-2
+	case 3, -1:
+		abs, exp = abs*1000, exp-3
+	}
+	whole, frac, fracDigits := abs, uint64(0), 0
+	if exp < 0 {
+		fracDigits = int(-exp / 4)
+		div := uint64(1)
+		for range -exp {
+			div *= 10
+		}
+		whole, frac = abs/div, abs%div
+	}
+	var w [8]uint16
+	n := 0
+	for ; whole != 0; whole /= 10000 {
+		w[n] = uint16(whole % 10000)
+		n++
+	}
+	weight := int32(n-1) + max(exp, 0)/4
+	if n == 0 {
+		weight = exp/4 - 1 + int32(fracDigits)
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(n+fracDigits))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
+	buf = binary.BigEndian.AppendUint16(buf, sign)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(dscale))
+	for i := n - 1; i >= 0; i-- {
+		buf = binary.BigEndian.AppendUint16(buf, w[i])
+	}
+	var f [4]uint16
+	for i := fracDigits - 1; i >= 0; i-- {
+		f[i] = uint16(frac % 10000)
+		frac /= 10000
+	}
+	for i := range fracDigits {
+		buf = binary.BigEndian.AppendUint16(buf, f[i])
+	}
+	return buf, true
 }

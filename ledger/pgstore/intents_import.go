@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
@@ -346,15 +346,14 @@ func (st *importState) create(ctx context.Context, rows []importRow) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	err = copyNew(ctx, sp, rows)
+	err = copyNewIntents(ctx, sp, rows)
 	if err == nil {
 		if err = sp.Commit(ctx); err == nil {
 			st.created += len(rows)
 			return true, nil
 		}
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+	if uniqueViolation(err) {
 		if rerr := sp.Rollback(ctx); rerr != nil {
 			return false, rerr
 		}
@@ -364,53 +363,67 @@ func (st *importState) create(ctx context.Context, rows []importRow) (bool, erro
 	return false, fmt.Errorf("insert: %w", err)
 }
 
-func copyNew(ctx context.Context, tx pgx.Tx, rows []importRow) error {
-	b, err := newCopyBuf(tx)
+// copyNewIntents writes rows (new charges, in key order) into intents and
+// their references into attempts with binary COPY.
+func copyNewIntents(ctx context.Context, tx pgx.Tx, rows []importRow) error {
+	enc, err := newCopyEncoder(tx)
 	if err != nil {
 		return err
 	}
-	for i := range rows {
+	pc := tx.Conn().PgConn()
+	intents := &copyRows{enc: enc, n: len(rows), row: func(i int) error {
 		r := &rows[i]
-		b.row(len(intentCopyColumns))
-		b.text(r.Key)
-		b.text(string(r.Kind))
-		b.text(r.RefundOf)
-		b.text(r.Provider)
-		if err := b.numericValue(r.Amount.Value); err != nil {
+		enc.row(len(intentCopyColumns))
+		enc.text(r.Key)
+		enc.text(string(r.Kind))
+		enc.text(r.RefundOf)
+		enc.text(r.Provider)
+		if err := enc.decimal(r.Amount.Value); err != nil {
 			return err
 		}
-		b.text(r.Amount.Currency)
-		b.text(r.Customer)
-		b.text(r.Reference)
-		b.jsonb(r.metaJSON)
-		b.text(string(r.State))
-		b.timestamptz(r.CreatedAt)
-		b.timestamptz(r.UpdatedAt)
-	}
-	if err := b.send(ctx, tx, "intents", intentCopyColumns); err != nil {
-		return err
-	}
-	if b, err = newCopyBuf(tx); err != nil {
+		enc.text(r.Amount.Currency)
+		enc.text(r.Customer)
+		enc.text(r.Reference)
+		enc.jsonb(r.metaJSON)
+		enc.text(string(r.State))
+		enc.timestamp(r.CreatedAt)
+		enc.timestamp(r.UpdatedAt)
+		return nil
+	}}
+	if _, err := pc.CopyFrom(ctx, intents, copySQL("intents", intentCopyColumns)); err != nil {
 		return err
 	}
 	n := 0
 	for i := range rows {
-		r := &rows[i]
-		for j, ref := range r.ProviderRefs {
-			b.row(len(attemptCopyColumns))
-			b.text(r.Key)
-			b.int4(int32(j + 1))
-			b.int8(0)
-			b.text(ref)
-			b.text(string(ledger.OutcomeImported))
-			b.timestamptz(r.CreatedAt)
-			n++
-		}
+		n += len(rows[i].ProviderRefs)
 	}
 	if n == 0 {
 		return nil
 	}
-	return b.send(ctx, tx, "attempts", attemptCopyColumns)
+	attempts := &copyRows{enc: enc, n: len(rows), row: func(i int) error {
+		r := &rows[i]
+		for j, ref := range r.ProviderRefs {
+			enc.row(len(attemptCopyColumns))
+			enc.text(r.Key)
+			enc.int4(int32(j + 1))
+			enc.int8(0)
+			enc.text(ref)
+			enc.text(string(ledger.OutcomeImported))
+			enc.timestamp(r.CreatedAt)
+		}
+		return nil
+	}}
+	_, err = pc.CopyFrom(ctx, attempts, copySQL("attempts", attemptCopyColumns))
+	return err
+}
+
+// copySQL is the binary COPY of columns into table.
+func copySQL(table string, columns []string) string {
+	quoted := make([]string, len(columns))
+	for i, c := range columns {
+		quoted[i] = pgx.Identifier{c}.Sanitize()
+	}
+	return "COPY " + pgx.Identifier{table}.Sanitize() + " (" + strings.Join(quoted, ", ") + ") FROM STDIN BINARY"
 }
 
 // writeStaged writes the staged rows with set statements and returns how

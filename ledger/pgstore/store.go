@@ -89,6 +89,9 @@ type tx struct {
 	// known is whether the transaction's last batch of sightings was
 	// mostly known already (UpsertProviderTxns).
 	known bool
+	// allNew is whether no key of its last large batch was stored
+	// (upsertLarge).
+	allNew bool
 }
 
 func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }

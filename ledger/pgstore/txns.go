@@ -40,7 +40,7 @@ func scanTxn(row pgx.Row) (ledger.ProviderTxn, error) {
 // stored transaction read back.
 func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, src ledger.Source) (ledger.UpsertResult, error) {
 	var stored ledger.ProviderTxn
-	c, err := e.upsertProviderTxns(ctx, []ledger.Sighting{{Txn: t, Source: src}}, &stored, nil)
+	c, err := e.upsertProviderTxns(ctx, []ledger.Sighting{{Txn: t, Source: src}}, &stored, nil, nil)
 	if err != nil {
 		var se *ledger.SightingError
 		if errors.As(err, &se) {

@@ -118,16 +118,18 @@ func stageRow(i int, s ledger.Sighting) []any {
 // its pages, and the only joins that depend on it are within the batch.
 const (
 	// insertNewSQL inserts each unknown transaction from its first sighting,
-	// in key order so that concurrent imports lock in the same order.
+	// in key order so that concurrent imports lock in the same order: the
+	// bytewise order (COLLATE "C") in which the COPY of a large batch's new
+	// rows writes them too (compareKeys).
 	insertNewSQL = `
 	INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
 	    settlement_currency, exchange_rate)
-	SELECT DISTINCT ON (provider, txn_id) provider, txn_id, type, status, amount, currency, occurred_at,
-	    reference, provider_ref, counterparty, linked_txn_id, received_at, received_at, settlement_amount,
-	    settlement_currency, exchange_rate
+	SELECT DISTINCT ON (provider COLLATE "C", txn_id COLLATE "C") provider, txn_id, type, status, amount,
+	    currency, occurred_at, reference, provider_ref, counterparty, linked_txn_id, received_at, received_at,
+	    settlement_amount, settlement_currency, exchange_rate
 	FROM ` + stagedRows + `
-	ORDER BY provider, txn_id, seq
+	ORDER BY provider COLLATE "C", txn_id COLLATE "C", seq
 	ON CONFLICT (provider, txn_id) DO NOTHING
 	RETURNING provider, txn_id`
 
@@ -313,29 +315,35 @@ const (
 
 // UpsertProviderTxns copies the batch into a temporary staging table and
 // applies it with the set statements above, in the caller's transaction or
-// one of its own.
+// one of its own. A large batch stages only its rows with work (upsertLarge).
 func (e executor) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
-	return e.upsertProviderTxns(ctx, batch, nil, nil)
+	return e.upsertProviderTxns(ctx, batch, nil, nil, nil)
 }
 
 // UpsertProviderTxns is the executor's, with the order of its statements
 // chosen from the transaction's previous batch (see upsertSightings).
 func (t *tx) UpsertProviderTxns(ctx context.Context, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
-	return t.upsertProviderTxns(ctx, batch, nil, &t.known)
+	return t.upsertProviderTxns(ctx, batch, nil, &t.known, &t.allNew)
 }
 
 // upsertProviderTxns is UpsertProviderTxns that, when readBack is set, also
 // reads the first sighting's stored transaction into it in the same round
 // trip.
-func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sighting, readBack *ledger.ProviderTxn, known *bool) (ledger.UpsertCounts, error) {
+func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sighting, readBack *ledger.ProviderTxn, known, allNew *bool) (ledger.UpsertCounts, error) {
 	if len(batch) == 0 {
 		return ledger.UpsertCounts{}, nil
 	}
 	if err := ledger.ValidateSightings(batch); err != nil {
 		return ledger.UpsertCounts{}, err
 	}
+	upsert := func(ctx context.Context, ptx pgx.Tx, known, allNew *bool) (ledger.UpsertCounts, error) {
+		if len(batch) >= copyAt && readBack == nil && !stagedOnly.Load() {
+			return upsertLarge(ctx, ptx, batch, known, allNew)
+		}
+		return upsertSightings(ctx, ptx, batch, readBack, known)
+	}
 	if ptx, ok := e.db.(pgx.Tx); ok {
-		c, err := upsertSightings(ctx, ptx, batch, readBack, known)
+		c, err := upsert(ctx, ptx, known, allNew)
 		return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
 	}
 	db, ok := e.db.(interface {
@@ -347,7 +355,7 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 	var c ledger.UpsertCounts
 	err := pgx.BeginFunc(ctx, db, func(ptx pgx.Tx) error {
 		var err error
-		c, err = upsertSightings(ctx, ptx, batch, readBack, nil)
+		c, err = upsert(ctx, ptx, nil, nil)
 		return err
 	})
 	return c, ledger.Wrap("upsert provider txns", batch[0].Txn.Provider, translate(err))
