@@ -290,13 +290,42 @@ func ConflictKey(q QuarantineItem) string {
 // fill it; stores skip them (all of a first import) when checking for
 // conflicts and filling.
 func SightingsToMeet(batch []Sighting, created map[string]bool) []int {
-	n := make(map[string]int, len(batch))
+	// Counted by the strings the batch holds (by id alone when the batch
+	// is of one provider, as a file's is) and looked up in created through
+	// a reused buffer: no key is built per sighting.
+	type txnID struct{ provider, id string }
+	oneProvider := true
 	for _, s := range batch {
-		n[TxnKey(s.Txn.Provider, s.Txn.ID)]++
+		if s.Txn.Provider != batch[0].Txn.Provider {
+			oneProvider = false
+			break
+		}
 	}
-	var out []int
+	var (
+		byID   map[string]int32
+		byTxn  map[txnID]int32
+		repeat func(ProviderTxn) bool
+	)
+	if oneProvider {
+		byID = make(map[string]int32, len(batch))
+		for _, s := range batch {
+			byID[s.Txn.ID]++
+		}
+		repeat = func(t ProviderTxn) bool { return byID[t.ID] > 1 }
+	} else {
+		byTxn = make(map[txnID]int32, len(batch))
+		for _, s := range batch {
+			byTxn[txnID{s.Txn.Provider, s.Txn.ID}]++
+		}
+		repeat = func(t ProviderTxn) bool { return byTxn[txnID{t.Provider, t.ID}] > 1 }
+	}
+	var (
+		out []int
+		key []byte
+	)
 	for i, s := range batch {
-		if k := TxnKey(s.Txn.Provider, s.Txn.ID); !created[k] || n[k] > 1 {
+		key = append(append(append(key[:0], s.Txn.Provider...), 0), s.Txn.ID...)
+		if !created[string(key)] || repeat(s.Txn) {
 			out = append(out, i)
 		}
 	}
