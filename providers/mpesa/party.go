@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/reconcilehq/reconcile/ledger"
 )
@@ -13,10 +14,7 @@ import (
 // masked or hashed MSISDN; the full number never leaves this function.
 func counterparty(id, name string) string {
 	id = strings.TrimSpace(id)
-	first := ""
-	if f := strings.Fields(name); len(f) > 0 {
-		first = f[0]
-	}
+	first := firstField(name)
 	masked := ""
 	if id != "" {
 		masked = ledger.MaskCustomer(id)
@@ -28,6 +26,16 @@ func counterparty(id, name string) string {
 		return maskDigitRuns(masked)
 	}
 	return maskDigitRuns(first)
+}
+
+// firstField is strings.Fields(s)[0], or "" when s has no field, without
+// splitting the rest.
+func firstField(s string) string {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 var digitRun = regexp.MustCompile(`\d{9,}`)

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"regexp"
 	"strings"
@@ -134,6 +133,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 	reject func(perr *ledger.ParseError, raw []byte) error) error {
 	cr := rawcsv.NewReader(r)
 	cr.CSV.FieldsPerRecord = -1
+	cr.CSV.ReuseRecord = true // no row's slice of fields is kept; its strings are
 	now := time.Now
 	if sp.Clock != nil {
 		now = sp.Clock
@@ -224,6 +224,33 @@ type statementState struct {
 	file       string
 	receivedAt time.Time
 	seen       map[string]seenRow
+	// types remembers typeOfReason of the first reasons of the file: a
+	// statement has few.
+	types map[reasonKey]ledger.TxnType
+}
+
+type reasonKey struct {
+	reason string
+	paidIn bool
+}
+
+// maxTypes bounds statementState.types.
+const maxTypes = 64
+
+// typeOf is typeOfReason, remembered.
+func (st *statementState) typeOf(reason string, paidIn bool) ledger.TxnType {
+	if t, ok := st.types[reasonKey{reason, paidIn}]; ok {
+		return t
+	}
+	t := typeOfReason(reason, paidIn)
+	if len(st.types) < maxTypes {
+		if st.types == nil {
+			st.types = map[reasonKey]ledger.TxnType{}
+		}
+		// A copy: reason is part of the row's text, which it would keep.
+		st.types[reasonKey{strings.Clone(reason), paidIn}] = t
+	}
+	return t
 }
 
 func (st *statementState) fail(line int, c column, err error) *ledger.ParseError {
@@ -298,7 +325,7 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 			ref = strings.TrimSpace(m[1])
 		}
 	}
-	t := ledger.ProviderTxn{Provider: Provider, ID: id, Type: typeOfReason(reason, paidIn), Status: status, Amount: amt,
+	t := ledger.ProviderTxn{Provider: Provider, ID: id, Type: st.typeOf(reason, paidIn), Status: status, Amount: amt,
 		OccurredAt: at, Reference: ref, Counterparty: partyCounterparty(get(colOther)), LinkedID: linked}
 	if linked == id {
 		t.LinkedID = ""
@@ -310,9 +337,7 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		}
 		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line, Err: err}
 	}
-	sh := fnv.New64a()
-	fmt.Fprintf(sh, "%s|%s|%s|%s", t.Type, t.Status, t.Amount.Text(), t.OccurredAt.Format(time.RFC3339))
-	sig := sh.Sum64()
+	sig := rowSig(t)
 	if prev, ok := st.seen[id]; ok && prev.sig != sig {
 		return providers.Sighting{}, st.fail(line, colReceipt,
 			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
@@ -322,6 +347,60 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 	}
 	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: "statement:" + id,
 		Raw: raw, ReceivedAt: st.receivedAt}}, nil
+}
+
+// rowSig hashes (FNV-1a) what must not differ between two rows of one
+// receipt: the type, the status, the amount as its text at the currency's
+// exponent says it (in minor units) and the time to the second (as RFC 3339
+// in UTC says it, t being in UTC). The hash stays in memory: it only needs
+// to be the same for two equal rows of one file.
+func rowSig(t ledger.ProviderTxn) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	str := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+		h = (h ^ '|') * prime
+	}
+	word := func(v uint64) {
+		for range 8 {
+			h = (h ^ (v & 0xff)) * prime
+			v >>= 8
+		}
+	}
+	str(string(t.Type))
+	str(string(t.Status))
+	if minor, ok := minorUnits(t.Amount); ok {
+		word(0)
+		word(uint64(minor))
+	} else {
+		word(1)
+		str(t.Amount.Text())
+	}
+	word(uint64(t.OccurredAt.Unix()))
+	return h
+}
+
+// minorUnits is a.Minor() without allocating for the amounts a statement
+// holds: within the maximum (at most ledger.CeilingMaxMinor minor units,
+// so that the coefficient fits an int64) and with at most the currency's
+// decimals.
+func minorUnits(a money.Amount) (int64, bool) {
+	exp, err := money.Exponent(a.Currency)
+	if err != nil || ledger.CheckAmount(a) != nil {
+		return 0, false
+	}
+	e := a.Value.Exponent()
+	if e > 0 || -e > exp {
+		m, err := a.Minor()
+		return m, err == nil
+	}
+	c := a.Value.CoefficientInt64()
+	for range exp + e {
+		c *= 10
+	}
+	return c, true
 }
 
 // amount reads Paid In and Withdrawn: exactly one carries the amount.
