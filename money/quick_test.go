@@ -83,3 +83,27 @@ func TestParseQuickPath(t *testing.T) {
 		t.Fatalf("the quick path read only %d amounts", quick)
 	}
 }
+
+// TestNormalizeCurrencyQuickPath holds NormalizeCurrency, which looks the
+// usual spellings up, to its definition: trimmed, upper-cased, known.
+func TestNormalizeCurrencyQuickPath(t *testing.T) {
+	t.Parallel()
+	byDefinition := func(code string) (string, error) {
+		c := strings.ToUpper(strings.TrimSpace(code))
+		if _, ok := exponents[c]; !ok {
+			return "", &UnknownCurrencyError{Code: code}
+		}
+		return c, nil
+	}
+	codes := []string{"", " ", "usd", "USD", "Usd", " kes", "KES\n", "xyz", "us", "usdd", "ｕｓｄ", "\u0130"}
+	for c := range exponents {
+		codes = append(codes, c, strings.ToLower(c), " "+c, c[:2])
+	}
+	for _, c := range codes {
+		got, gerr := NormalizeCurrency(c)
+		want, werr := byDefinition(c)
+		if got != want || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("NormalizeCurrency(%q) = %q, %v; want %q, %v", c, got, gerr, want, werr)
+		}
+	}
+}

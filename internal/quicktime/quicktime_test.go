@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	_ "time/tzdata" // zones with daylight saving, wherever the test runs
 )
 
 // exactForm says whether s has a digit wherever layout has one and
@@ -31,6 +32,13 @@ func TestParseAgreesWithTime(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	zones := []*time.Location{time.UTC, time.FixedZone("EAT", 3*3600), time.FixedZone("X", -(5*3600 + 30*60))}
+	for _, name := range []string{"America/New_York", "Europe/London", "Australia/Lord_Howe"} {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zones = append(zones, loc)
+	}
 	two := func(max int) string {
 		n := rng.IntN(max)
 		return string([]byte{byte('0' + n/10%10), byte('0' + n%10)})
@@ -69,6 +77,20 @@ func TestParseAgreesWithTime(t *testing.T) {
 			}
 		} else if err == nil && exactForm(layout, s) {
 			t.Fatalf("Parse(%q, %q) declined what time.ParseInLocation reads as %v", layout, s, want)
+		}
+	}
+	// Times a daylight-saving change skips or repeats.
+	for _, s := range []string{"2024-03-10 02:30:00", "2024-11-03 01:30:00", "2024-03-31 01:30:00", "2024-10-27 01:30:00",
+		"2024-04-07 01:45:00", "2024-10-06 02:15:00"} {
+		for _, loc := range zones {
+			d := s[8:10] + "-" + s[5:7] + "-" + s[0:4] + s[10:]
+			for layout, v := range map[string]string{YearFirst: s, DayFirst: d} {
+				got, ok := Parse(layout, v, loc)
+				want, err := time.ParseInLocation(layout, v, loc)
+				if !ok || err != nil || got.String() != want.String() {
+					t.Fatalf("Parse(%q, %q, %s) = %v, %v; time.ParseInLocation = %v, %v", layout, v, loc, got, ok, want, err)
+				}
+			}
 		}
 	}
 	if accepted < 10000 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/reconcilehq/reconcile/internal/quicktime"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 )
@@ -34,4 +35,13 @@ func BenchmarkParseReport(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows)/float64(b.N), "ns/line")
+}
+
+// TestReportTimeQuickPath: report times are read by quicktime first, which
+// agrees with time.ParseInLocation on reportTimeLayout only.
+func TestReportTimeQuickPath(t *testing.T) {
+	t.Parallel()
+	if reportTimeLayout != quicktime.YearFirst {
+		t.Fatalf("report times are read as %q by the quick path and as %q otherwise", quicktime.YearFirst, reportTimeLayout)
+	}
 }

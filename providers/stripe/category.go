@@ -203,7 +203,7 @@ func (l balanceLine) normalize() (lineResult, *lineError) {
 	if main.ID == l.BalanceTxnID {
 		byBalance = true
 	}
-	res.txns = []ledger.ProviderTxn{main}
+	res.txns = append(make([]ledger.ProviderTxn, 0, 2), main) // room for the fee
 	if !l.Fee.Value.IsZero() {
 		fee := base
 		fee.Type, fee.ID, fee.Amount = ledger.TxnFee, l.BalanceTxnID, l.Fee

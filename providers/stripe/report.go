@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/quicktime"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -180,8 +181,11 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 				s.Category = res.category
 				if res.warning != "" {
 					s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: %s", rec.Line, res.warning))
+					s.Warnings = append(s.Warnings, fileNotes...)
+				} else if len(fileNotes) > 0 {
+					// Shared by every line; an append copies it.
+					s.Warnings = fileNotes[:len(fileNotes):len(fileNotes)]
 				}
-				s.Warnings = append(s.Warnings, fileNotes...)
 			}
 			if err := emit(s); err != nil {
 				return err
@@ -337,7 +341,11 @@ func (p ReportParser) time(rec csvfile.Record, utcCol, localCol int) (time.Time,
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.ParseInLocation(reportTimeLayout, s, loc)
+	t, ok := quicktime.Parse(quicktime.YearFirst, s, loc)
+	var err error
+	if !ok {
+		t, err = time.ParseInLocation(reportTimeLayout, s, loc)
+	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not a time like 2024-11-23 14:05:06", s)
 	}
