@@ -167,16 +167,22 @@ func checkTxnLimits(t ProviderTxn) error {
 	if err := CheckTime(t.OccurredAt); err != nil {
 		return &FieldError{Field: "occurred_at", Err: err}
 	}
-	for _, f := range [...]struct {
-		name, v string
-		max     int
-	}{{"provider", t.Provider, MaxProviderLen}, {"id", t.ID, MaxIDLen}, {"reference", t.Reference, MaxIDLen},
-		{"provider_ref", t.ProviderRef, MaxIDLen}, {"counterparty", t.Counterparty, MaxIDLen}, {"linked_id", t.LinkedID, MaxIDLen}} {
-		if err := checkField(f.name, f.v, f.max); err != nil {
-			return err
-		}
+	if err := checkField("provider", t.Provider, MaxProviderLen); err != nil {
+		return err
 	}
-	return nil
+	if err := checkField("id", t.ID, MaxIDLen); err != nil {
+		return err
+	}
+	if err := checkField("reference", t.Reference, MaxIDLen); err != nil {
+		return err
+	}
+	if err := checkField("provider_ref", t.ProviderRef, MaxIDLen); err != nil {
+		return err
+	}
+	if err := checkField("counterparty", t.Counterparty, MaxIDLen); err != nil {
+		return err
+	}
+	return checkField("linked_id", t.LinkedID, MaxIDLen)
 }
 
 // Conflict says how a sighting disagrees with the stored transaction, or ""

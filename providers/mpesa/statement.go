@@ -253,6 +253,9 @@ func (st *statementState) typeOf(reason string, paidIn bool) ledger.TxnType {
 	return t
 }
 
+// refPrefix begins the ref of every statement row's source.
+const refPrefix = "statement:"
+
 func (st *statementState) fail(line int, c column, err error) *ledger.ParseError {
 	return &ledger.ParseError{File: st.file, Line: line, Field: columnNames[c][0], Err: err}
 }
@@ -283,6 +286,10 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 	if err != nil {
 		return providers.Sighting{}, st.fail(line, colReceipt, err)
 	}
+	// The source's ref and the id in one string of their own: the id then
+	// keeps no part of the row's text.
+	ref := refPrefix + id
+	id = ref[len(refPrefix):]
 	status, ok := statusOf(get(colStatus))
 	if !ok {
 		if get(colStatus) == "" {
@@ -319,14 +326,14 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		// decide the type ("Acc. DELIVERY CHARGE").
 		reason = accRef.ReplaceAllString(details, "")
 	}
-	ref := get(colAccount)
-	if ref == "" {
+	account := get(colAccount)
+	if account == "" {
 		if m := accRef.FindStringSubmatch(details); m != nil {
-			ref = strings.TrimSpace(m[1])
+			account = strings.TrimSpace(m[1])
 		}
 	}
 	t := ledger.ProviderTxn{Provider: Provider, ID: id, Type: st.typeOf(reason, paidIn), Status: status, Amount: amt,
-		OccurredAt: at, Reference: ref, Counterparty: partyCounterparty(get(colOther)), LinkedID: linked}
+		OccurredAt: at, Reference: account, Counterparty: partyCounterparty(get(colOther)), LinkedID: linked}
 	if linked == id {
 		t.LinkedID = ""
 	}
@@ -342,10 +349,9 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		return providers.Sighting{}, st.fail(line, colReceipt,
 			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
 	} else if !ok {
-		// A copy: id is part of the row's text, which it would keep.
-		st.seen[strings.Clone(id)] = seenRow{line: int32(line), sig: sig}
+		st.seen[id] = seenRow{line: int32(line), sig: sig}
 	}
-	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: "statement:" + id,
+	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: ref,
 		Raw: raw, ReceivedAt: st.receivedAt}}, nil
 }
 
