@@ -62,7 +62,7 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 			return nil
 		}
 		var pe *csv.ParseError
-		if errors.As(err, &pe) {
+		if err != nil && errors.As(err, &pe) {
 			if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: pe.Err}, nil); rerr != nil {
 				return rerr
 			}

@@ -16,7 +16,9 @@ func counterparty(id, name string) string {
 	id = strings.TrimSpace(id)
 	first := firstField(name)
 	masked := ""
-	if id != "" {
+	if isMasked(id) {
+		masked = id // as ledger.MaskCustomer would write it, without building it again
+	} else if id != "" {
 		masked = ledger.MaskCustomer(id)
 	}
 	switch {
@@ -26,6 +28,26 @@ func counterparty(id, name string) string {
 		return maskDigitRuns(masked)
 	}
 	return maskDigitRuns(first)
+}
+
+// isMasked says whether s is a number masked as ledger.MaskCustomer masks
+// one, "2547****0845": four digits, four stars, four digits. MaskCustomer
+// returns such a string unchanged.
+func isMasked(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for i := 0; i < 12; i++ {
+		c := s[i]
+		if i >= 4 && i < 8 {
+			if c != '*' {
+				return false
+			}
+		} else if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // firstField is strings.Fields(s)[0], or "" when s has no field, without

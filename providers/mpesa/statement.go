@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
@@ -152,7 +154,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		raw := bytes.TrimRight(consumed, "\r\n")
 		lines++
 		var pe *csv.ParseError
-		if errors.As(err, &pe) {
+		if err != nil && errors.As(err, &pe) {
 			if !found {
 				continue
 			}
@@ -227,6 +229,13 @@ type statementState struct {
 	// types remembers typeOfReason of the first reasons of the file: a
 	// statement has few.
 	types map[reasonKey]ledger.TxnType
+	// statuses remembers statusOf likewise.
+	statuses map[string]statusResult
+}
+
+type statusResult struct {
+	status ledger.TxnStatus
+	ok     bool
 }
 
 type reasonKey struct {
@@ -234,8 +243,23 @@ type reasonKey struct {
 	paidIn bool
 }
 
-// maxTypes bounds statementState.types.
+// maxTypes bounds statementState.types and statuses.
 const maxTypes = 64
+
+// statusOf is statusOf, remembered.
+func (st *statementState) statusOf(s string) (ledger.TxnStatus, bool) {
+	if r, ok := st.statuses[s]; ok {
+		return r.status, r.ok
+	}
+	status, ok := statusOf(s)
+	if len(st.statuses) < maxTypes {
+		if st.statuses == nil {
+			st.statuses = map[string]statusResult{}
+		}
+		st.statuses[strings.Clone(s)] = statusResult{status, ok}
+	}
+	return status, ok
+}
 
 // typeOf is typeOfReason, remembered.
 func (st *statementState) typeOf(reason string, paidIn bool) ledger.TxnType {
@@ -290,7 +314,7 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 	// keeps no part of the row's text.
 	ref := refPrefix + id
 	id = ref[len(refPrefix):]
-	status, ok := statusOf(get(colStatus))
+	status, ok := st.statusOf(get(colStatus))
 	if !ok {
 		if get(colStatus) == "" {
 			return providers.Sighting{}, st.fail(line, colStatus, errMissing)
@@ -497,7 +521,51 @@ func statementAmount(s string) (money.Amount, error) {
 		if !isGrouped(s) {
 			return money.Amount{}, fmt.Errorf("%q has misplaced thousands separators", s)
 		}
+		if a, ok := groupedAmount(s); ok {
+			return a, nil
+		}
 		s = strings.ReplaceAll(s, ",", "")
 	}
 	return money.Parse(s, Currency)
+}
+
+// groupedAmount reads s, an isGrouped amount, as money.Parse reads it
+// without its separators, when that is short: at most 18 digits and at
+// most the currency's decimals (then Parse keeps the digits as the
+// coefficient and minus the decimals as the exponent). Otherwise it
+// returns false.
+func groupedAmount(s string) (money.Amount, bool) {
+	exp, err := money.Exponent(Currency)
+	if err != nil {
+		return money.Amount{}, false
+	}
+	i, neg := 0, false
+	if s[0] == '-' || s[0] == '+' {
+		i, neg = 1, s[0] == '-'
+	}
+	var c int64
+	digits, decimals, dot := 0, int32(0), false
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case ',':
+			continue
+		case '.':
+			dot = true
+			continue
+		}
+		if digits++; digits > 18 {
+			return money.Amount{}, false
+		}
+		c = c*10 + int64(s[i]-'0')
+		if dot {
+			decimals++
+		}
+	}
+	if decimals > exp {
+		return money.Amount{}, false
+	}
+	if neg {
+		c = -c
+	}
+	return money.Amount{Value: decimal.New(c, -decimals), Currency: Currency}, true
 }

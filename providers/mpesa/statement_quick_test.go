@@ -165,8 +165,8 @@ func TestRowSigAgreesWithItsDefinition(t *testing.T) {
 	}
 }
 
-// TestTypeOfRemembers: the remembered types are typeOfReason's, past the
-// bound of what is remembered too.
+// TestTypeOfRemembers: the remembered types and statuses are typeOfReason's
+// and statusOf's, past the bound of what is remembered too.
 func TestTypeOfRemembers(t *testing.T) {
 	t.Parallel()
 	st := &statementState{}
@@ -186,4 +186,122 @@ func TestTypeOfRemembers(t *testing.T) {
 	if len(st.types) != maxTypes {
 		t.Fatalf("%d types remembered, want %d", len(st.types), maxTypes)
 	}
+	statuses := []string{"Completed", "completed", " Failed ", "", "Pending", "Unknown", "COMPLETED", "ſuccess", "Reversed"}
+	for i := range 2 * maxTypes {
+		statuses = append(statuses, fmt.Sprintf("Status %d", i))
+	}
+	for range 3 {
+		for _, s := range statuses {
+			got, gok := st.statusOf(s)
+			want, wok := statusOf(s)
+			if got != want || gok != wok {
+				t.Fatalf("statusOf(%q) = %s, %v; want %s, %v", s, got, gok, want, wok)
+			}
+		}
+	}
+	if len(st.statuses) != maxTypes {
+		t.Fatalf("%d statuses remembered, want %d", len(st.statuses), maxTypes)
+	}
+}
+
+// TestGroupedAmountAgreesWithParse: amounts with thousands separators read
+// straight into a decimal equal what money.Parse makes of them without
+// the separators, in value, exponent and text, or are left to it.
+func TestGroupedAmountAgreesWithParse(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(21, 22))
+	quick := 0
+	for range 50000 {
+		var b strings.Builder
+		switch r.IntN(4) {
+		case 0:
+			b.WriteByte('-')
+		case 1:
+			b.WriteByte('+')
+		}
+		b.WriteString(fmt.Sprint(1 + r.IntN(999)))
+		for range 1 + r.IntN(7) {
+			fmt.Fprintf(&b, ",%03d", r.IntN(1000))
+		}
+		if r.IntN(3) > 0 {
+			b.WriteByte('.')
+			for range 1 + r.IntN(4) {
+				b.WriteByte(byte('0' + r.IntN(10)))
+			}
+		}
+		s := b.String()
+		if !isGrouped(s) {
+			t.Fatalf("the test made %q, which is not grouped", s)
+		}
+		got, gerr := statementAmount(s)
+		want, werr := money.Parse(strings.ReplaceAll(s, ",", ""), Currency)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || got.Currency != want.Currency || got.Value.Exponent() != want.Value.Exponent() ||
+			got.Value.Coefficient().Cmp(want.Value.Coefficient()) != 0 || got.Text() != want.Text() {
+			t.Fatalf("statementAmount(%q) = %v (exponent %d), %v; money.Parse says %v (exponent %d), %v", s, got, got.Value.Exponent(), gerr,
+				want, want.Value.Exponent(), werr)
+		}
+		if _, ok := groupedAmount(s); ok {
+			quick++
+		}
+	}
+	if quick < 10000 {
+		t.Fatalf("only %d amounts took the quick path", quick)
+	}
+}
+
+// TestIsMaskedIsMaskCustomers: a number isMasked accepts is one that
+// ledger.MaskCustomer leaves as it is, so counterparty skips it.
+func TestIsMaskedIsMaskCustomers(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(23, 24))
+	alphabet := "0123456789*** -+a@"
+	masked := 0
+	for range 50000 {
+		n := 10 + r.IntN(5)
+		b := make([]byte, n)
+		for i := range b {
+			switch {
+			case r.IntN(8) == 0:
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			case i >= 4 && i < 8:
+				b[i] = '*'
+			default:
+				b[i] = byte('0' + r.IntN(10))
+			}
+		}
+		s := string(b)
+		if isMasked(s) {
+			masked++
+			if m := ledger.MaskCustomer(s); m != s {
+				t.Fatalf("isMasked(%q), but ledger.MaskCustomer makes it %q", s, m)
+			}
+		}
+		name := []string{"", "MARY ATIENO", " JOHN", "0712345678"}[r.IntN(4)]
+		if got, want := counterparty(s, name), counterpartyByDefinition(s, name); got != want {
+			t.Fatalf("counterparty(%q, %q) = %q, want %q", s, name, got, want)
+		}
+	}
+	if masked < 2000 {
+		t.Fatalf("only %d masked numbers", masked)
+	}
+}
+
+// counterpartyByDefinition is counterparty masking every id.
+func counterpartyByDefinition(id, name string) string {
+	id = strings.TrimSpace(id)
+	first := ""
+	if f := strings.Fields(name); len(f) > 0 {
+		first = f[0]
+	}
+	masked := ""
+	if id != "" {
+		masked = ledger.MaskCustomer(id)
+	}
+	switch {
+	case masked != "" && first != "":
+		return maskDigitRuns(masked + " - " + first)
+	case masked != "":
+		return maskDigitRuns(masked)
+	}
+	return maskDigitRuns(first)
 }
