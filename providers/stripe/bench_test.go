@@ -3,10 +3,14 @@ package stripe
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/reconcilehq/reconcile/internal/quicktime"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
 )
 
@@ -43,5 +47,42 @@ func TestReportTimeQuickPath(t *testing.T) {
 	t.Parallel()
 	if reportTimeLayout != quicktime.YearFirst {
 		t.Fatalf("report times are read as %q by the quick path and as %q otherwise", quicktime.YearFirst, reportTimeLayout)
+	}
+}
+
+// TestNetOfAgreesWithSub: netOf's comparison of coefficients agrees with
+// the decimal subtraction it stands for, in every exponent and size.
+func TestNetOfAgreesWithSub(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(25, 26))
+	quick := 0
+	for range 50000 {
+		amount := func() money.Amount {
+			v := decimal.New(r.Int64N(2000)-500, -int32(r.IntN(3)))
+			switch r.IntN(10) {
+			case 0:
+				v = decimal.New(r.Int64(), -int32(r.IntN(3)))
+			case 1:
+				v = decimal.RequireFromString("98765432109876543210987654321").Add(decimal.New(r.Int64N(3), 0))
+			}
+			return money.Amount{Value: v, Currency: "USD"}
+		}
+		gross, fee := amount(), amount()
+		net := amount()
+		if r.IntN(2) == 0 {
+			net.Value = gross.Value.Sub(fee.Value)
+			if r.IntN(2) == 0 {
+				net.Value = decimal.RequireFromString(net.Value.StringFixed(2))
+			}
+		}
+		if got, want := netOf(net, gross, fee), net.Value.Equal(gross.Value.Sub(fee.Value)); got != want {
+			t.Fatalf("netOf(%s, %s, %s) = %v, want %v", net.Value, gross.Value, fee.Value, got, want)
+		}
+		if e := net.Value.Exponent(); gross.Value.Exponent() == e && fee.Value.Exponent() == e {
+			quick++
+		}
+	}
+	if quick < 1000 {
+		t.Fatalf("only %d comparisons of one exponent", quick)
 	}
 }

@@ -143,12 +143,20 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		fileNotes = append(fileNotes, "rows of a payout reconciliation report are listed by payout: a payment not yet paid out is not in it "+
 			"(reconcile days from the balance change report or the API, or give the settlement grace your payout delay)")
 	}
+	cr.ReuseRecords()
+	var (
+		perr *ledger.ParseError
+		fe   *ledger.FieldError
+		// txns holds a line's transactions until they are emitted
+		// (copied into their sightings).
+		txns = make([]ledger.ProviderTxn, 0, 2)
+	)
 	for {
 		rec, err := cr.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		var perr *ledger.ParseError
+		perr = nil
 		if err != nil && !errors.As(err, &perr) {
 			return err
 		}
@@ -159,13 +167,12 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		var res lineResult
 		if perr == nil {
 			var lerr *lineError
-			if res, lerr = row.line().normalize(); lerr != nil {
+			if res, lerr = row.line().normalizeInto(txns); lerr != nil {
 				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: lerr.field, Err: lerr.err}
 			}
 		}
 		for _, t := range res.txns {
-			var fe *ledger.FieldError
-			if err := ledger.ValidateTxn(t); perr == nil && errors.As(err, &fe) {
+			if err := ledger.ValidateTxn(t); perr == nil && err != nil && errors.As(err, &fe) {
 				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: fe.Field, Err: fe.Err}
 			}
 		}
@@ -291,7 +298,7 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 		if err != nil {
 			return bad("net", "%w", err)
 		}
-		if want := row.Gross.Value.Sub(row.Fee.Value); !net.Value.Equal(want) {
+		if !netOf(net, row.Gross, row.Fee) {
 			return bad("net", "%s is not gross %s minus fee %s", net.Text(), row.Gross.Text(), row.Fee.Text())
 		}
 	}
@@ -312,6 +319,18 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 		}
 	}
 	return row, nil
+}
+
+// netOf says whether net is gross minus fee. Amounts within the maximum
+// and written with the same exponent (as a report writes them) are
+// compared by their coefficients, which fit an int64, without allocating.
+func netOf(net, gross, fee money.Amount) bool {
+	e := net.Value.Exponent()
+	if gross.Value.Exponent() == e && fee.Value.Exponent() == e && net.Currency == gross.Currency &&
+		ledger.CheckAmount(net) == nil && ledger.CheckAmount(gross) == nil && ledger.CheckAmount(fee) == nil {
+		return gross.Value.CoefficientInt64()-fee.Value.CoefficientInt64() == net.Value.CoefficientInt64()
+	}
+	return net.Value.Equal(gross.Value.Sub(fee.Value))
 }
 
 // line is the row as a balance line.
