@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +57,30 @@ func TestColumnNames(t *testing.T) {
 	t.Parallel()
 	if known := append(slices.Clone(Required), Optional...); !slices.Equal(columnNames[:], known) {
 		t.Fatalf("columnNames = %q, the known columns are %q", columnNames, known)
+	}
+}
+
+// TestSplitRefs holds splitRefs to strings.Split on random lists.
+func TestSplitRefs(t *testing.T) {
+	t.Parallel()
+	byDefinition := func(s string) []string {
+		var refs []string
+		for _, r := range strings.Split(s, ";") {
+			if r = strings.TrimSpace(r); r != "" && !slices.Contains(refs, r) {
+				refs = append(refs, r)
+			}
+		}
+		return refs
+	}
+	r := rand.New(rand.NewPCG(27, 28))
+	pieces := []string{";", " ", "a", "b", "SB1", ";;", "\t"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		if got, want := splitRefs(b.String()), byDefinition(b.String()); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("splitRefs(%q) = %q, want %q", b.String(), got, want)
+		}
 	}
 }

@@ -56,12 +56,12 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 		return perr
 	}
 	at := positions(cols)
+	var pe *csv.ParseError // one for the file: As needs its address
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		var pe *csv.ParseError
 		if err != nil && errors.As(err, &pe) {
 			if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: pe.Err}, nil); rerr != nil {
 				return rerr
@@ -198,13 +198,21 @@ func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) 
 		}
 		return Row{}, "", err
 	}
+	return Row{Intent: n, ProviderRefs: splitRefs(get(colProviderRefs))}, "", nil
+}
+
+// splitRefs splits provider_refs at semicolons, trimmed, without empty
+// or repeated refs.
+func splitRefs(s string) []string {
 	var refs []string
-	for r := range strings.SplitSeq(get(colProviderRefs), ";") {
+	for rest, more := s, true; more; {
+		var r string
+		r, rest, more = strings.Cut(rest, ";")
 		if r = strings.TrimSpace(r); r != "" && !slices.Contains(refs, r) {
 			refs = append(refs, r)
 		}
 	}
-	return Row{Intent: n, ProviderRefs: refs}, "", nil
+	return refs
 }
 
 // parseTime accepts RFC 3339 with a zone; a time without a zone is refused

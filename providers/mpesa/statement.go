@@ -146,6 +146,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		found bool
 		lines int
 	)
+	var pe *csv.ParseError // one for the file: As needs its address
 	for {
 		fields, consumed, err := cr.Read()
 		if err == io.EOF {
@@ -153,7 +154,6 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		}
 		raw := bytes.TrimRight(consumed, "\r\n")
 		lines++
-		var pe *csv.ParseError
 		if err != nil && errors.As(err, &pe) {
 			if !found {
 				continue
