@@ -296,6 +296,17 @@ func ConflictKey(q QuarantineItem) string {
 // fill it; stores skip them (all of a first import) when checking for
 // conflicts and filling.
 func SightingsToMeet(batch []Sighting, created map[string]bool) []int {
+	if len(batch) == 0 {
+		return nil
+	}
+	if len(created) == 0 {
+		// Nothing created (a re-import): every sighting meets something.
+		out := make([]int, len(batch))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
 	// Counted by the strings the batch holds (by id alone when the batch
 	// is of one provider, as a file's is) and looked up in created through
 	// a reused buffer: no key is built per sighting.
