@@ -298,7 +298,8 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 		if err != nil {
 			return bad("net", "%w", err)
 		}
-		if !netOf(net, row.Gross, row.Fee) {
+		short := max(len(rec.Get(c.net)), len(rec.Get(c.gross)), len(rec.Get(c.fee))) <= maxShortAmount
+		if !netOf(net, row.Gross, row.Fee, short) {
 			return bad("net", "%s is not gross %s minus fee %s", net.Text(), row.Gross.Text(), row.Fee.Text())
 		}
 	}
@@ -321,13 +322,18 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 	return row, nil
 }
 
-// netOf says whether net is gross minus fee. Amounts within the maximum
-// and written with the same exponent (as a report writes them) are
-// compared by their coefficients, which fit an int64, without allocating.
-func netOf(net, gross, fee money.Amount) bool {
+// maxShortAmount bounds the text of an amount whose coefficient netOf
+// compares as an int64: 18 characters hold at most 18 digits.
+const maxShortAmount = 18
+
+// netOf says whether net is gross minus fee. When short (each was parsed
+// from at most maxShortAmount characters, so that each coefficient and
+// their difference fit an int64) and the three share an exponent (as a
+// report writes them), their coefficients are compared without
+// allocating.
+func netOf(net, gross, fee money.Amount, short bool) bool {
 	e := net.Value.Exponent()
-	if gross.Value.Exponent() == e && fee.Value.Exponent() == e && net.Currency == gross.Currency &&
-		ledger.CheckAmount(net) == nil && ledger.CheckAmount(gross) == nil && ledger.CheckAmount(fee) == nil {
+	if short && gross.Value.Exponent() == e && fee.Value.Exponent() == e {
 		return gross.Value.CoefficientInt64()-fee.Value.CoefficientInt64() == net.Value.CoefficientInt64()
 	}
 	return net.Value.Equal(gross.Value.Sub(fee.Value))
