@@ -412,22 +412,37 @@ func rowSig(t ledger.ProviderTxn) uint64 {
 	return h
 }
 
-// minorUnits is a.Minor() without allocating for the amounts a statement
-// holds: within the maximum (at most ledger.CeilingMaxMinor minor units,
-// so that the coefficient fits an int64) and with at most the currency's
-// decimals.
-func minorUnits(a money.Amount) (int64, bool) {
-	exp, err := money.Exponent(a.Currency)
-	if err != nil || ledger.CheckAmount(a) != nil {
-		return 0, false
+// currencyExp is the exponent of Currency.
+var currencyExp = func() int32 {
+	e, err := money.Exponent(Currency)
+	if err != nil {
+		panic(err)
 	}
-	e := a.Value.Exponent()
-	if e > 0 || -e > exp {
+	return e
+}()
+
+// coefLimits are ±10^16 at each exponent from 0 down to -currencyExp: a
+// coefficient between them fits an int64 even in minor units.
+var coefLimits = func() (l [][2]decimal.Decimal) {
+	for k := range currencyExp + 1 {
+		l = append(l, [2]decimal.Decimal{decimal.New(-1e16, -k), decimal.New(1e16, -k)})
+	}
+	return l
+}()
+
+// minorUnits is a.Minor(), without allocating for the amounts a statement
+// holds: in Currency, with at most its decimals and a coefficient below
+// 10^16 (compared at its own exponent, which allocates nothing). Other
+// amounts go through a.Minor().
+func minorUnits(a money.Amount) (int64, bool) {
+	k := -a.Value.Exponent()
+	if a.Currency != Currency || k < 0 || int(k) >= len(coefLimits) ||
+		a.Value.Cmp(coefLimits[k][0]) <= 0 || a.Value.Cmp(coefLimits[k][1]) >= 0 {
 		m, err := a.Minor()
 		return m, err == nil
 	}
 	c := a.Value.CoefficientInt64()
-	for range exp + e {
+	for range currencyExp - k {
 		c *= 10
 	}
 	return c, true
@@ -535,10 +550,6 @@ func statementAmount(s string) (money.Amount, error) {
 // coefficient and minus the decimals as the exponent). Otherwise it
 // returns false.
 func groupedAmount(s string) (money.Amount, bool) {
-	exp, err := money.Exponent(Currency)
-	if err != nil {
-		return money.Amount{}, false
-	}
 	i, neg := 0, false
 	if s[0] == '-' || s[0] == '+' {
 		i, neg = 1, s[0] == '-'
@@ -561,7 +572,7 @@ func groupedAmount(s string) (money.Amount, bool) {
 			decimals++
 		}
 	}
-	if decimals > exp {
+	if decimals > currencyExp {
 		return money.Amount{}, false
 	}
 	if neg {

@@ -130,8 +130,14 @@ func TestRowSigAgreesWithItsDefinition(t *testing.T) {
 		if f := int32(r.IntN(3)); n%100 == 0 {
 			v = decimal.New(n/100*pow10(f), -f)
 		}
-		if r.IntN(10) == 0 { // near the maximum
+		switch r.IntN(10) {
+		case 0: // near the maximum
 			v = ledger.MaxAmount(Currency).Value.Sub(decimal.New(r.Int64N(2), -2))
+		case 1: // one value, its coefficient below 10^16 or not
+			v = decimal.New(1e14+r.Int64N(2), 0)
+			if r.IntN(2) == 0 {
+				v = decimal.New(v.CoefficientInt64()*100, -2)
+			}
 		}
 		return ledger.ProviderTxn{Type: []ledger.TxnType{ledger.TxnCharge, ledger.TxnPayout}[r.IntN(2)],
 			Status:     []ledger.TxnStatus{ledger.TxnSucceeded, ledger.TxnFailed}[r.IntN(2)],
