@@ -266,6 +266,9 @@ func (e *encoder) encode(rec []string) []byte {
 	return bytes.Clone(bytes.TrimRight(e.b.Bytes(), "\n"))
 }
 
+// quoted marks the bytes that make the CSV writer quote a field.
+var quoted = [256]bool{',': true, '"': true, '\r': true, '\n': true}
+
 // plainFields says whether the CSV writer writes every field of rec as it
 // is, unquoted: no field holds a comma, a quote or a line break, begins
 // with a space, or is \. (encoding/csv's Writer.fieldNeedsQuotes).
@@ -278,7 +281,7 @@ func plainFields(rec []string) bool {
 			return false
 		}
 		for i := 0; i < len(f); i++ {
-			if c := f[i]; c == '\n' || c == '\r' || c == '"' || c == ',' {
+			if quoted[f[i]] {
 				return false
 			}
 		}
