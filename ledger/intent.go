@@ -132,6 +132,9 @@ func (p IntentParams) checkLimits() error {
 	if len(p.Metadata) > MaxMetadataEntries {
 		return &FieldError{Field: "metadata", Err: fmt.Errorf("%d entries, more than %d: %w", len(p.Metadata), MaxMetadataEntries, ErrOutOfRange)}
 	}
+	if len(p.Metadata) == 0 {
+		return nil // without sorting no keys
+	}
 	for _, k := range slices.Sorted(maps.Keys(p.Metadata)) {
 		if err := checkField("metadata key", k, MaxMetadataKeyLen); err != nil {
 			return err

@@ -93,6 +93,14 @@ func maxMinorOf(max map[string]decimal.Decimal) (map[string]int64, error) {
 
 // MaxAmount returns the largest absolute amount accepted in currency cur.
 func MaxAmount(cur string) money.Amount {
+	if b := amountBounds().of[cur]; b != nil {
+		return b.max
+	}
+	return maxAmount(cur)
+}
+
+// maxAmount computes MaxAmount from the configured maxima.
+func maxAmount(cur string) money.Amount {
 	limit := int64(DefaultMaxMinor)
 	if m := maxMinor.Load(); m != nil {
 		if v, ok := (*m)[cur]; ok {
@@ -106,13 +114,84 @@ func MaxAmount(cur string) money.Amount {
 	return a
 }
 
+// bounds are the maxima of every known currency, computed once for the
+// configured maxima (from), since every line of an import checks its
+// amount.
+type bounds struct {
+	from *map[string]int64
+	of   map[string]*bound
+}
+
+// bound is the maximum of one currency, with the largest coefficient an
+// amount of each exponent from 0 down to -(the currency's exponent) may
+// have: within[k] is the maximum at exponent -k, rounded down.
+type bound struct {
+	max    money.Amount
+	within []decimal.Decimal
+	// neg are the negated within.
+	neg []decimal.Decimal
+}
+
+var boundsCache atomic.Pointer[bounds]
+
+// amountBounds returns the bounds of the configured maxima, computing them
+// when the maxima changed.
+func amountBounds() *bounds {
+	m := maxMinor.Load()
+	if b := boundsCache.Load(); b != nil && b.from == m {
+		return b
+	}
+	b := &bounds{from: m, of: map[string]*bound{}}
+	for _, cur := range money.Codes() {
+		max := maxAmount(cur)
+		exp, err := money.Exponent(cur)
+		if max.IsZero() || err != nil {
+			continue
+		}
+		minor, err := max.Minor()
+		if err != nil {
+			continue
+		}
+		bd := &bound{max: max}
+		scale := int64(1)
+		for range exp {
+			scale *= 10
+		}
+		for k := int32(0); k <= exp; k++ {
+			c := minor / scale
+			bd.within = append(bd.within, decimal.New(c, -k))
+			bd.neg = append(bd.neg, decimal.New(-c, -k))
+			scale /= 10
+		}
+		b.of[cur] = bd
+	}
+	boundsCache.Store(b)
+	return b
+}
+
+// withinMax is a quick sufficient condition of CheckAmount's success: a
+// of a known currency, written with no more decimals than the currency
+// has, is within its maximum. Compared at the same exponent, decimals
+// compare their coefficients without allocating.
+func withinMax(a money.Amount) bool {
+	b := amountBounds().of[a.Currency]
+	if b == nil {
+		return false
+	}
+	k := -int(a.Value.Exponent())
+	if k < 0 || k >= len(b.within) {
+		return false
+	}
+	return a.Value.Cmp(b.within[k]) <= 0 && a.Value.Cmp(b.neg[k]) >= 0
+}
+
 // ErrOutOfRange reports a value outside the limits.
 var ErrOutOfRange = errors.New("out of range")
 
 // CheckAmount refuses an amount whose absolute value is above its currency's
 // maximum.
 func CheckAmount(a money.Amount) error {
-	if a.IsZero() {
+	if a.IsZero() || withinMax(a) {
 		return nil
 	}
 	max := MaxAmount(a.Currency)
@@ -145,6 +224,9 @@ func CheckText(s string, max int) error {
 	if len(s) > max {
 		return fmt.Errorf("%d bytes, longer than %d: %w", len(s), max, ErrOutOfRange)
 	}
+	if printableASCII(s) {
+		return nil // the common case, without decoding runes
+	}
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("%s is not valid UTF-8", Clip(s))
 	}
@@ -154,6 +236,17 @@ func CheckText(s string, max int) error {
 		}
 	}
 	return nil
+}
+
+// printableASCII reports whether s is ASCII without control characters
+// (C0 and DEL): valid UTF-8 that CheckText accepts.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // isBidiControl reports the bidirectional embedding, override and isolate

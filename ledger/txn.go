@@ -167,16 +167,22 @@ func checkTxnLimits(t ProviderTxn) error {
 	if err := CheckTime(t.OccurredAt); err != nil {
 		return &FieldError{Field: "occurred_at", Err: err}
 	}
-	for _, f := range [...]struct {
-		name, v string
-		max     int
-	}{{"provider", t.Provider, MaxProviderLen}, {"id", t.ID, MaxIDLen}, {"reference", t.Reference, MaxIDLen},
-		{"provider_ref", t.ProviderRef, MaxIDLen}, {"counterparty", t.Counterparty, MaxIDLen}, {"linked_id", t.LinkedID, MaxIDLen}} {
-		if err := checkField(f.name, f.v, f.max); err != nil {
-			return err
-		}
+	if err := checkField("provider", t.Provider, MaxProviderLen); err != nil {
+		return err
 	}
-	return nil
+	if err := checkField("id", t.ID, MaxIDLen); err != nil {
+		return err
+	}
+	if err := checkField("reference", t.Reference, MaxIDLen); err != nil {
+		return err
+	}
+	if err := checkField("provider_ref", t.ProviderRef, MaxIDLen); err != nil {
+		return err
+	}
+	if err := checkField("counterparty", t.Counterparty, MaxIDLen); err != nil {
+		return err
+	}
+	return checkField("linked_id", t.LinkedID, MaxIDLen)
 }
 
 // Conflict says how a sighting disagrees with the stored transaction, or ""
@@ -290,13 +296,53 @@ func ConflictKey(q QuarantineItem) string {
 // fill it; stores skip them (all of a first import) when checking for
 // conflicts and filling.
 func SightingsToMeet(batch []Sighting, created map[string]bool) []int {
-	n := make(map[string]int, len(batch))
-	for _, s := range batch {
-		n[TxnKey(s.Txn.Provider, s.Txn.ID)]++
+	if len(batch) == 0 {
+		return nil
 	}
-	var out []int
+	if len(created) == 0 {
+		// Nothing created (a re-import): every sighting meets something.
+		out := make([]int, len(batch))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	// Counted by the strings the batch holds (by id alone when the batch
+	// is of one provider, as a file's is) and looked up in created through
+	// a reused buffer: no key is built per sighting.
+	type txnID struct{ provider, id string }
+	oneProvider := true
+	for _, s := range batch {
+		if s.Txn.Provider != batch[0].Txn.Provider {
+			oneProvider = false
+			break
+		}
+	}
+	var (
+		byID   map[string]int32
+		byTxn  map[txnID]int32
+		repeat func(ProviderTxn) bool
+	)
+	if oneProvider {
+		byID = make(map[string]int32, len(batch))
+		for _, s := range batch {
+			byID[s.Txn.ID]++
+		}
+		repeat = func(t ProviderTxn) bool { return byID[t.ID] > 1 }
+	} else {
+		byTxn = make(map[txnID]int32, len(batch))
+		for _, s := range batch {
+			byTxn[txnID{s.Txn.Provider, s.Txn.ID}]++
+		}
+		repeat = func(t ProviderTxn) bool { return byTxn[txnID{t.Provider, t.ID}] > 1 }
+	}
+	var (
+		out []int
+		key []byte
+	)
 	for i, s := range batch {
-		if k := TxnKey(s.Txn.Provider, s.Txn.ID); !created[k] || n[k] > 1 {
+		key = append(append(append(key[:0], s.Txn.Provider...), 0), s.Txn.ID...)
+		if !created[string(key)] || repeat(s.Txn) {
 			out = append(out, i)
 		}
 	}

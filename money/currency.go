@@ -27,6 +27,16 @@ var exponents = map[string]int32{
 	"XAF": 0, "XCD": 2, "XOF": 0, "XPF": 0, "YER": 2, "ZAR": 2, "ZMW": 2, "ZWG": 2,
 }
 
+// canonical maps each code, upper-case and lower-case, to itself
+// upper-case: what NormalizeCurrency returns for it.
+var canonical = func() map[string]string {
+	m := make(map[string]string, 2*len(exponents))
+	for c := range exponents {
+		m[c], m[strings.ToLower(c)] = c, c
+	}
+	return m
+}()
+
 // UnknownCurrencyError reports a currency code that is not an active ISO 4217 code.
 type UnknownCurrencyError struct{ Code string }
 
@@ -37,6 +47,9 @@ func (e *UnknownCurrencyError) Error() string {
 // NormalizeCurrency upper-cases and trims code and checks that it is a known
 // ISO 4217 code.
 func NormalizeCurrency(code string) (string, error) {
+	if c, ok := canonical[code]; ok {
+		return c, nil // the common case, without building a string
+	}
 	c := strings.ToUpper(strings.TrimSpace(code))
 	if _, ok := exponents[c]; !ok {
 		return "", &UnknownCurrencyError{Code: code}

@@ -52,6 +52,9 @@ func Parse(s, currency string) (Amount, error) {
 	if !plainDecimal(s) {
 		return Amount{}, fmt.Errorf("%s: %w", clip(s), ErrSyntax)
 	}
+	if d, ok := quickDecimal(s, exponents[cur]); ok {
+		return Amount{Value: d, Currency: cur}, nil
+	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
 		return Amount{}, fmt.Errorf("%s: %w", clip(s), ErrSyntax)
@@ -167,6 +170,39 @@ func plainDecimal(s string) bool {
 		}
 	}
 	return digits > 0
+}
+
+// quickDecimal reads s, a plainDecimal, when it has at most 18 digits and
+// at most exp decimals: the value decimal.NewFromString returns (the
+// digits as coefficient, minus the decimals as exponent), which New then
+// keeps as it is. Otherwise it returns false.
+func quickDecimal(s string, exp int32) (decimal.Decimal, bool) {
+	i, neg := 0, false
+	if s[0] == '-' || s[0] == '+' {
+		i, neg = 1, s[0] == '-'
+	}
+	var c int64
+	digits, decimals, dot := 0, int32(0), false
+	for ; i < len(s); i++ {
+		if s[i] == '.' {
+			dot = true
+			continue
+		}
+		if digits++; digits > 18 {
+			return decimal.Decimal{}, false
+		}
+		c = c*10 + int64(s[i]-'0')
+		if dot {
+			decimals++
+		}
+	}
+	if decimals > exp {
+		return decimal.Decimal{}, false
+	}
+	if neg {
+		c = -c
+	}
+	return decimal.New(c, -decimals), true
 }
 
 // clipNum shortens a long number for an error message.

@@ -79,10 +79,12 @@ func (c *recorder) take(from, to int64) []byte {
 	return bytes.Clone(c.buf[lo:hi])
 }
 
-// discard drops the input before offset upTo.
+// discard drops the input before offset upTo, or some of it: it moves
+// what is left to the front only once that is at most what it drops, so
+// that each byte is moved about once rather than once per record.
 func (c *recorder) discard(upTo int64) {
 	n := min(upTo-c.base, int64(len(c.buf)))
-	if n <= 0 {
+	if n <= 0 || n < int64(len(c.buf))-n {
 		return
 	}
 	c.buf = append(c.buf[:0], c.buf[n:]...)

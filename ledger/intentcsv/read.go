@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -53,13 +55,14 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 		}
 		return perr
 	}
+	at := positions(cols)
+	var pe *csv.ParseError // one for the file: As needs its address
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
+		if err != nil && errors.As(err, &pe) {
 			if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: pe.Err}, nil); rerr != nil {
 				return rerr
 			}
@@ -76,7 +79,7 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 		if isBlank(rec) {
 			continue
 		}
-		row, field, err := parseRow(cols, rec)
+		row, field, err := parseRow(at, len(cols), rec)
 		if err != nil {
 			if rerr := reject(&ledger.ParseError{File: file, Line: line, Field: field, Err: err}, raw); rerr != nil {
 				return rerr
@@ -111,41 +114,79 @@ func columns(header []string) (map[string]int, string, error) {
 	return cols, "", nil
 }
 
-func parseRow(cols map[string]int, rec []string) (Row, string, error) {
-	get := func(name string) string {
-		i, ok := cols[name]
-		if !ok || i >= len(rec) {
+// column is a column a row is read from, by its position in cols.
+type column int
+
+const (
+	colKey column = iota
+	colProvider
+	colAmount
+	colCurrency
+	colStatus
+	colCreatedAt
+	colReference
+	colProviderRefs
+	colCustomer
+	colUpdatedAt
+	colKind
+	colRefundOf
+	numColumns
+)
+
+// columnNames are the names of the columns, in column order.
+var columnNames = [numColumns]string{"key", "provider", "amount", "currency", "status", "created_at", "reference",
+	"provider_refs", "customer", "updated_at", "kind", "refund_of"}
+
+// positions is where each column is in a row, -1 when the header lacks it:
+// looked up once rather than by name on every row.
+func positions(cols map[string]int) [numColumns]int {
+	var at [numColumns]int
+	for c, name := range columnNames {
+		if i, ok := cols[name]; ok {
+			at[c] = i
+		} else {
+			at[c] = -1
+		}
+	}
+	return at
+}
+
+// parseRow reads rec, a row of a file with width columns at positions at.
+func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) {
+	get := func(c column) string {
+		i := at[c]
+		if i < 0 || i >= len(rec) {
 			return ""
 		}
 		return strings.TrimSpace(rec[i])
 	}
-	if len(rec) != len(cols) {
-		return Row{}, "", fmt.Errorf("%d fields, header has %d", len(rec), len(cols))
+	if len(rec) != width {
+		return Row{}, "", fmt.Errorf("%d fields, header has %d", len(rec), width)
 	}
 	var n ledger.NewIntent
-	n.Key, n.Provider, n.Reference, n.Customer = get("key"), get("provider"), get("reference"), get("customer")
-	kind, err := ledger.ParseIntentKind(get("kind"))
+	n.Key, n.Provider, n.Reference, n.Customer = get(colKey), get(colProvider), get(colReference), get(colCustomer)
+	kind, err := ledger.ParseIntentKind(get(colKind))
 	if err != nil {
 		return Row{}, "kind", err
 	}
-	n.Kind, n.RefundOf = kind, get("refund_of")
-	cur, err := money.NormalizeCurrency(get("currency"))
+	n.Kind, n.RefundOf = kind, get(colRefundOf)
+	cur, err := money.NormalizeCurrency(get(colCurrency))
 	if err != nil {
 		return Row{}, "currency", err
 	}
-	if get("amount") == "" {
+	if get(colAmount) == "" {
 		return Row{}, "amount", errors.New("is empty")
 	}
-	if n.Amount, err = money.Parse(get("amount"), cur); err != nil {
+	if n.Amount, err = money.Parse(get(colAmount), cur); err != nil {
 		return Row{}, "amount", err
 	}
-	if n.State, err = ledger.ParseState(get("status")); err != nil {
+	if n.State, err = ledger.ParseState(get(colStatus)); err != nil {
 		return Row{}, "status", err
 	}
-	if n.CreatedAt, err = parseTime(get("created_at")); err != nil {
+	if n.CreatedAt, err = parseTime(get(colCreatedAt)); err != nil {
 		return Row{}, "created_at", err
 	}
-	if s := get("updated_at"); s != "" {
+	if s := get(colUpdatedAt); s != "" {
 		if n.UpdatedAt, err = parseTime(s); err != nil {
 			return Row{}, "updated_at", err
 		}
@@ -157,13 +198,21 @@ func parseRow(cols map[string]int, rec []string) (Row, string, error) {
 		}
 		return Row{}, "", err
 	}
+	return Row{Intent: n, ProviderRefs: splitRefs(get(colProviderRefs))}, "", nil
+}
+
+// splitRefs splits provider_refs at semicolons, trimmed, without empty
+// or repeated refs.
+func splitRefs(s string) []string {
 	var refs []string
-	for r := range strings.SplitSeq(get("provider_refs"), ";") {
+	for rest, more := s, true; more; {
+		var r string
+		r, rest, more = strings.Cut(rest, ";")
 		if r = strings.TrimSpace(r); r != "" && !slices.Contains(refs, r) {
 			refs = append(refs, r)
 		}
 	}
-	return Row{Intent: n, ProviderRefs: refs}, "", nil
+	return refs
 }
 
 // parseTime accepts RFC 3339 with a zone; a time without a zone is refused
@@ -196,10 +245,51 @@ func newEncoder() *encoder {
 
 // encode returns rec as one CSV line, in a slice of its own.
 func (e *encoder) encode(rec []string) []byte {
+	if plainFields(rec) {
+		// What the writer writes, without it: the fields and commas.
+		n := len(rec)
+		for _, f := range rec {
+			n += len(f)
+		}
+		b := make([]byte, 0, n)
+		for i, f := range rec {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, f...)
+		}
+		return b
+	}
 	e.b.Reset()
 	_ = e.w.Write(rec) // writing to a bytes.Buffer cannot fail
 	e.w.Flush()
 	return bytes.Clone(bytes.TrimRight(e.b.Bytes(), "\n"))
+}
+
+// quoted marks the bytes that make the CSV writer quote a field.
+var quoted = [256]bool{',': true, '"': true, '\r': true, '\n': true}
+
+// plainFields says whether the CSV writer writes every field of rec as it
+// is, unquoted: no field holds a comma, a quote or a line break, begins
+// with a space, or is \. (encoding/csv's Writer.fieldNeedsQuotes).
+func plainFields(rec []string) bool {
+	for _, f := range rec {
+		if f == "" {
+			continue
+		}
+		if f == `\.` {
+			return false
+		}
+		for i := 0; i < len(f); i++ {
+			if quoted[f[i]] {
+				return false
+			}
+		}
+		if r, _ := utf8.DecodeRuneInString(f); unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func isBlank(rec []string) bool {

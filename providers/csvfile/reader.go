@@ -67,6 +67,11 @@ func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 	return rd, nil
 }
 
+// ReuseRecords lets Next reuse the slice of fields of the record it
+// returned last: a caller that keeps no Record.Fields past the next call
+// saves a slice per record. The fields' strings are never reused.
+func (r *Reader) ReuseRecords() { r.rd.CSV.ReuseRecord = true }
+
 // HeaderLine returns the line the header row is on.
 func (r *Reader) HeaderLine() int { return r.headerLine }
 

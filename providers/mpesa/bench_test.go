@@ -48,6 +48,7 @@ func BenchmarkParseStatement(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows)/float64(b.N), "ns/line")
 }
 
 // BenchmarkDeliver measures one callback through the intake (store, then

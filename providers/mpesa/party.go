@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/reconcilehq/reconcile/ledger"
 )
@@ -13,12 +14,11 @@ import (
 // masked or hashed MSISDN; the full number never leaves this function.
 func counterparty(id, name string) string {
 	id = strings.TrimSpace(id)
-	first := ""
-	if f := strings.Fields(name); len(f) > 0 {
-		first = f[0]
-	}
+	first := firstField(name)
 	masked := ""
-	if id != "" {
+	if isMasked(id) {
+		masked = id // as ledger.MaskCustomer would write it, without building it again
+	} else if id != "" {
 		masked = ledger.MaskCustomer(id)
 	}
 	switch {
@@ -28,6 +28,36 @@ func counterparty(id, name string) string {
 		return maskDigitRuns(masked)
 	}
 	return maskDigitRuns(first)
+}
+
+// isMasked says whether s is a number masked as ledger.MaskCustomer masks
+// one, "2547****0845": four digits, four stars, four digits. MaskCustomer
+// returns such a string unchanged.
+func isMasked(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for i := 0; i < 12; i++ {
+		c := s[i]
+		if i >= 4 && i < 8 {
+			if c != '*' {
+				return false
+			}
+		} else if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// firstField is strings.Fields(s)[0], or "" when s has no field, without
+// splitting the rest.
+func firstField(s string) string {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 var digitRun = regexp.MustCompile(`\d{9,}`)

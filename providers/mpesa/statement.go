@@ -5,11 +5,12 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -134,6 +135,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 	reject func(perr *ledger.ParseError, raw []byte) error) error {
 	cr := rawcsv.NewReader(r)
 	cr.CSV.FieldsPerRecord = -1
+	cr.CSV.ReuseRecord = true // no row's slice of fields is kept; its strings are
 	now := time.Now
 	if sp.Clock != nil {
 		now = sp.Clock
@@ -144,6 +146,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		found bool
 		lines int
 	)
+	var pe *csv.ParseError // one for the file: As needs its address
 	for {
 		fields, consumed, err := cr.Read()
 		if err == io.EOF {
@@ -151,8 +154,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		}
 		raw := bytes.TrimRight(consumed, "\r\n")
 		lines++
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
+		if err != nil && errors.As(err, &pe) {
 			if !found {
 				continue
 			}
@@ -224,7 +226,59 @@ type statementState struct {
 	file       string
 	receivedAt time.Time
 	seen       map[string]seenRow
+	// types remembers typeOfReason of the first reasons of the file: a
+	// statement has few.
+	types map[reasonKey]ledger.TxnType
+	// statuses remembers statusOf likewise.
+	statuses map[string]statusResult
 }
+
+type statusResult struct {
+	status ledger.TxnStatus
+	ok     bool
+}
+
+type reasonKey struct {
+	reason string
+	paidIn bool
+}
+
+// maxTypes bounds statementState.types and statuses.
+const maxTypes = 64
+
+// statusOf is statusOf, remembered.
+func (st *statementState) statusOf(s string) (ledger.TxnStatus, bool) {
+	if r, ok := st.statuses[s]; ok {
+		return r.status, r.ok
+	}
+	status, ok := statusOf(s)
+	if len(st.statuses) < maxTypes {
+		if st.statuses == nil {
+			st.statuses = map[string]statusResult{}
+		}
+		st.statuses[strings.Clone(s)] = statusResult{status, ok}
+	}
+	return status, ok
+}
+
+// typeOf is typeOfReason, remembered.
+func (st *statementState) typeOf(reason string, paidIn bool) ledger.TxnType {
+	if t, ok := st.types[reasonKey{reason, paidIn}]; ok {
+		return t
+	}
+	t := typeOfReason(reason, paidIn)
+	if len(st.types) < maxTypes {
+		if st.types == nil {
+			st.types = map[reasonKey]ledger.TxnType{}
+		}
+		// A copy: reason is part of the row's text, which it would keep.
+		st.types[reasonKey{strings.Clone(reason), paidIn}] = t
+	}
+	return t
+}
+
+// refPrefix begins the ref of every statement row's source.
+const refPrefix = "statement:"
 
 func (st *statementState) fail(line int, c column, err error) *ledger.ParseError {
 	return &ledger.ParseError{File: st.file, Line: line, Field: columnNames[c][0], Err: err}
@@ -256,7 +310,11 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 	if err != nil {
 		return providers.Sighting{}, st.fail(line, colReceipt, err)
 	}
-	status, ok := statusOf(get(colStatus))
+	// The source's ref and the id in one string of their own: the id then
+	// keeps no part of the row's text.
+	ref := refPrefix + id
+	id = ref[len(refPrefix):]
+	status, ok := st.statusOf(get(colStatus))
 	if !ok {
 		if get(colStatus) == "" {
 			return providers.Sighting{}, st.fail(line, colStatus, errMissing)
@@ -292,14 +350,14 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		// decide the type ("Acc. DELIVERY CHARGE").
 		reason = accRef.ReplaceAllString(details, "")
 	}
-	ref := get(colAccount)
-	if ref == "" {
+	account := get(colAccount)
+	if account == "" {
 		if m := accRef.FindStringSubmatch(details); m != nil {
-			ref = strings.TrimSpace(m[1])
+			account = strings.TrimSpace(m[1])
 		}
 	}
-	t := ledger.ProviderTxn{Provider: Provider, ID: id, Type: typeOfReason(reason, paidIn), Status: status, Amount: amt,
-		OccurredAt: at, Reference: ref, Counterparty: partyCounterparty(get(colOther)), LinkedID: linked}
+	t := ledger.ProviderTxn{Provider: Provider, ID: id, Type: st.typeOf(reason, paidIn), Status: status, Amount: amt,
+		OccurredAt: at, Reference: account, Counterparty: partyCounterparty(get(colOther)), LinkedID: linked}
 	if linked == id {
 		t.LinkedID = ""
 	}
@@ -310,18 +368,84 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		}
 		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line, Err: err}
 	}
-	sh := fnv.New64a()
-	fmt.Fprintf(sh, "%s|%s|%s|%s", t.Type, t.Status, t.Amount.Text(), t.OccurredAt.Format(time.RFC3339))
-	sig := sh.Sum64()
+	sig := rowSig(t)
 	if prev, ok := st.seen[id]; ok && prev.sig != sig {
 		return providers.Sighting{}, st.fail(line, colReceipt,
 			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
 	} else if !ok {
-		// A copy: id is part of the row's text, which it would keep.
-		st.seen[strings.Clone(id)] = seenRow{line: int32(line), sig: sig}
+		st.seen[id] = seenRow{line: int32(line), sig: sig}
 	}
-	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: "statement:" + id,
+	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: ref,
 		Raw: raw, ReceivedAt: st.receivedAt}}, nil
+}
+
+// rowSig hashes (FNV-1a) what must not differ between two rows of one
+// receipt: the type, the status, the amount as its text at the currency's
+// exponent says it (in minor units) and the time to the second (as RFC 3339
+// in UTC says it, t being in UTC). The hash stays in memory: it only needs
+// to be the same for two equal rows of one file.
+func rowSig(t ledger.ProviderTxn) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	str := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+		h = (h ^ '|') * prime
+	}
+	word := func(v uint64) {
+		for range 8 {
+			h = (h ^ (v & 0xff)) * prime
+			v >>= 8
+		}
+	}
+	str(string(t.Type))
+	str(string(t.Status))
+	if minor, ok := minorUnits(t.Amount); ok {
+		word(0)
+		word(uint64(minor))
+	} else {
+		word(1)
+		str(t.Amount.Text())
+	}
+	word(uint64(t.OccurredAt.Unix()))
+	return h
+}
+
+// currencyExp is the exponent of Currency.
+var currencyExp = func() int32 {
+	e, err := money.Exponent(Currency)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// coefLimits are ±10^16 at each exponent from 0 down to -currencyExp: a
+// coefficient between them fits an int64 even in minor units.
+var coefLimits = func() (l [][2]decimal.Decimal) {
+	for k := range currencyExp + 1 {
+		l = append(l, [2]decimal.Decimal{decimal.New(-1e16, -k), decimal.New(1e16, -k)})
+	}
+	return l
+}()
+
+// minorUnits is a.Minor(), without allocating for the amounts a statement
+// holds: in Currency, with at most its decimals and a coefficient below
+// 10^16 (compared at its own exponent, which allocates nothing). Other
+// amounts go through a.Minor().
+func minorUnits(a money.Amount) (int64, bool) {
+	k := -a.Value.Exponent()
+	if a.Currency != Currency || k < 0 || int(k) >= len(coefLimits) ||
+		a.Value.Cmp(coefLimits[k][0]) <= 0 || a.Value.Cmp(coefLimits[k][1]) >= 0 {
+		m, err := a.Minor()
+		return m, err == nil
+	}
+	c := a.Value.CoefficientInt64()
+	for range currencyExp - k {
+		c *= 10
+	}
+	return c, true
 }
 
 // amount reads Paid In and Withdrawn: exactly one carries the amount.
@@ -412,7 +536,47 @@ func statementAmount(s string) (money.Amount, error) {
 		if !isGrouped(s) {
 			return money.Amount{}, fmt.Errorf("%q has misplaced thousands separators", s)
 		}
+		if a, ok := groupedAmount(s); ok {
+			return a, nil
+		}
 		s = strings.ReplaceAll(s, ",", "")
 	}
 	return money.Parse(s, Currency)
+}
+
+// groupedAmount reads s, an isGrouped amount, as money.Parse reads it
+// without its separators, when that is short: at most 18 digits and at
+// most the currency's decimals (then Parse keeps the digits as the
+// coefficient and minus the decimals as the exponent). Otherwise it
+// returns false.
+func groupedAmount(s string) (money.Amount, bool) {
+	i, neg := 0, false
+	if s[0] == '-' || s[0] == '+' {
+		i, neg = 1, s[0] == '-'
+	}
+	var c int64
+	digits, decimals, dot := 0, int32(0), false
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case ',':
+			continue
+		case '.':
+			dot = true
+			continue
+		}
+		if digits++; digits > 18 {
+			return money.Amount{}, false
+		}
+		c = c*10 + int64(s[i]-'0')
+		if dot {
+			decimals++
+		}
+	}
+	if decimals > currencyExp {
+		return money.Amount{}, false
+	}
+	if neg {
+		c = -c
+	}
+	return money.Amount{Value: decimal.New(c, -decimals), Currency: Currency}, true
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/reconcilehq/reconcile/internal/quicktime"
 )
 
 // ZoneName is the IANA name of M-Pesa's zone, the default zone of its
@@ -74,6 +76,14 @@ var statementLayouts = []string{
 }
 
 func parseStatementTime(s string) (time.Time, error) {
+	// The portal's form and ISO, read without the layout interpreter: the
+	// first two of statementLayouts, and no earlier layout reads either.
+	if t, ok := quicktime.Parse(quicktime.DayFirst, s, EAT); ok {
+		return plausible(s, t)
+	}
+	if t, ok := quicktime.Parse(quicktime.YearFirst, s, EAT); ok {
+		return plausible(s, t)
+	}
 	return parseLocal(s, statementLayouts, "dd-mm-yyyy HH:MM:SS, yyyy-mm-dd HH:MM:SS or dd-mm-yyyy HH:MM")
 }
 

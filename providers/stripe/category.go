@@ -129,6 +129,12 @@ const feeSuffix = ":fee"
 // undocumented categories keep the sign of gross. A non-zero fee on a line
 // becomes a fee transaction under the balance transaction id.
 func (l balanceLine) normalize() (lineResult, *lineError) {
+	return l.normalizeInto(make([]ledger.ProviderTxn, 0, 2))
+}
+
+// normalizeInto is normalize, with the transactions appended to
+// into[:0] (room for two: a payment and its fee).
+func (l balanceLine) normalizeInto(into []ledger.ProviderTxn) (lineResult, *lineError) {
 	if l.Category == "" {
 		return badLine("reporting_category", "is empty")
 	}
@@ -175,7 +181,7 @@ func (l balanceLine) normalize() (lineResult, *lineError) {
 	case ledger.TxnFee:
 		main = base
 		main.ID, main.LinkedID, main.Amount = l.BalanceTxnID, firstOf(l.ChargeID, l.SourceID), neg(l.Gross)
-		res.txns = []ledger.ProviderTxn{main}
+		res.txns = append(into[:0], main)
 		return res, nil
 	default: // adjustments and undocumented categories
 		main = base
@@ -203,7 +209,7 @@ func (l balanceLine) normalize() (lineResult, *lineError) {
 	if main.ID == l.BalanceTxnID {
 		byBalance = true
 	}
-	res.txns = []ledger.ProviderTxn{main}
+	res.txns = append(into[:0], main)
 	if !l.Fee.Value.IsZero() {
 		fee := base
 		fee.Type, fee.ID, fee.Amount = ledger.TxnFee, l.BalanceTxnID, l.Fee

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/quicktime"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -142,12 +143,20 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		fileNotes = append(fileNotes, "rows of a payout reconciliation report are listed by payout: a payment not yet paid out is not in it "+
 			"(reconcile days from the balance change report or the API, or give the settlement grace your payout delay)")
 	}
+	cr.ReuseRecords()
+	var (
+		perr *ledger.ParseError
+		fe   *ledger.FieldError
+		// txns holds a line's transactions until they are emitted
+		// (copied into their sightings).
+		txns = make([]ledger.ProviderTxn, 0, 2)
+	)
 	for {
 		rec, err := cr.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		var perr *ledger.ParseError
+		perr = nil
 		if err != nil && !errors.As(err, &perr) {
 			return err
 		}
@@ -158,13 +167,12 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		var res lineResult
 		if perr == nil {
 			var lerr *lineError
-			if res, lerr = row.line().normalize(); lerr != nil {
+			if res, lerr = row.line().normalizeInto(txns); lerr != nil {
 				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: lerr.field, Err: lerr.err}
 			}
 		}
 		for _, t := range res.txns {
-			var fe *ledger.FieldError
-			if err := ledger.ValidateTxn(t); perr == nil && errors.As(err, &fe) {
+			if err := ledger.ValidateTxn(t); perr == nil && err != nil && errors.As(err, &fe) {
 				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: fe.Field, Err: fe.Err}
 			}
 		}
@@ -180,8 +188,11 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 				s.Category = res.category
 				if res.warning != "" {
 					s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: %s", rec.Line, res.warning))
+					s.Warnings = append(s.Warnings, fileNotes...)
+				} else if len(fileNotes) > 0 {
+					// Shared by every line; an append copies it.
+					s.Warnings = fileNotes[:len(fileNotes):len(fileNotes)]
 				}
-				s.Warnings = append(s.Warnings, fileNotes...)
 			}
 			if err := emit(s); err != nil {
 				return err
@@ -287,7 +298,8 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 		if err != nil {
 			return bad("net", "%w", err)
 		}
-		if want := row.Gross.Value.Sub(row.Fee.Value); !net.Value.Equal(want) {
+		short := max(len(rec.Get(c.net)), len(rec.Get(c.gross)), len(rec.Get(c.fee))) <= maxShortAmount
+		if !netOf(net, row.Gross, row.Fee, short) {
 			return bad("net", "%s is not gross %s minus fee %s", net.Text(), row.Gross.Text(), row.Fee.Text())
 		}
 	}
@@ -308,6 +320,23 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 		}
 	}
 	return row, nil
+}
+
+// maxShortAmount bounds the text of an amount whose coefficient netOf
+// compares as an int64: 18 characters hold at most 18 digits.
+const maxShortAmount = 18
+
+// netOf says whether net is gross minus fee. When short (each was parsed
+// from at most maxShortAmount characters, so that each coefficient and
+// their difference fit an int64) and the three share an exponent (as a
+// report writes them), their coefficients are compared without
+// allocating.
+func netOf(net, gross, fee money.Amount, short bool) bool {
+	e := net.Value.Exponent()
+	if short && gross.Value.Exponent() == e && fee.Value.Exponent() == e {
+		return gross.Value.CoefficientInt64()-fee.Value.CoefficientInt64() == net.Value.CoefficientInt64()
+	}
+	return net.Value.Equal(gross.Value.Sub(fee.Value))
 }
 
 // line is the row as a balance line.
@@ -337,7 +366,11 @@ func (p ReportParser) time(rec csvfile.Record, utcCol, localCol int) (time.Time,
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.ParseInLocation(reportTimeLayout, s, loc)
+	t, ok := quicktime.Parse(quicktime.YearFirst, s, loc)
+	var err error
+	if !ok {
+		t, err = time.ParseInLocation(reportTimeLayout, s, loc)
+	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not a time like 2024-11-23 14:05:06", s)
 	}
