@@ -337,7 +337,7 @@ func (e executor) upsertProviderTxns(ctx context.Context, batch []ledger.Sightin
 		return ledger.UpsertCounts{}, err
 	}
 	upsert := func(ctx context.Context, ptx pgx.Tx, known, allNew *bool) (ledger.UpsertCounts, error) {
-		if len(batch) >= copyAt && readBack == nil && !stagedOnly.Load() {
+		if len(batch) >= copyAt && readBack == nil && !stagedOnly.Load() && binaryResults(ptx) {
 			return upsertLarge(ctx, ptx, batch, known, allNew)
 		}
 		return upsertSightings(ctx, ptx, batch, readBack, known)

@@ -153,6 +153,18 @@ func upsertLarge(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, known,
 	return c, nil
 }
 
+// binaryResults says whether the connection's queries return their results
+// in binary, as classifyBatch reads them. A URL may ask for a query mode
+// that returns text (default_query_exec_mode=exec or simple_protocol);
+// large batches then take the set statements.
+func binaryResults(tx pgx.Tx) bool {
+	switch tx.Conn().Config().DefaultQueryExecMode {
+	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
+		return false
+	}
+	return true
+}
+
 // splitRepeats returns the positions of the rows whose key the batch names
 // once, in key order, and of the others, in batch order.
 func splitRepeats(batch []ledger.Sighting) (once, repeats []int) {

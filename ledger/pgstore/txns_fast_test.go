@@ -526,3 +526,34 @@ func TestConcurrentLargeImports(t *testing.T) {
 		t.Fatal(ids, err)
 	}
 }
+
+// TestLargeBatchTextResults imports and re-imports a large batch through
+// stores whose URL asks for a query mode that returns results as text
+// (default_query_exec_mode=exec or simple_protocol, as behind a
+// transaction-pooling proxy): the fast path's probe reads binary values,
+// so there the batch must take the set statements and count as they do.
+func TestLargeBatchTextResults(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{"exec", "simple_protocol"} {
+		t.Run(mode, func(t *testing.T) {
+			s, err := pgstore.Open(ctx, dbtest.PostgresURL(t)+"&default_query_exec_mode="+mode, pgstore.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			batch := newKeys("mpesa", pgstore.CopyAt)
+			for pass, want := range []ledger.UpsertCounts{
+				{NewTxns: len(batch), NewSources: len(batch)},
+				{Duplicates: len(batch)},
+			} {
+				got, err := s.UpsertProviderTxns(ctx, batch)
+				if err != nil {
+					t.Fatalf("pass %d: %v", pass, err)
+				}
+				if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
+					t.Fatalf("pass %d: counts %s, want %s", pass, g, w)
+				}
+			}
+		})
+	}
+}

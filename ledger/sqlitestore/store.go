@@ -86,7 +86,9 @@ func create(ctx context.Context, path string) error {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return nil
 	}
-	db, err := sql.Open("sqlite", "file:"+path)
+	// The busy timeout of the store's own connections: another process may
+	// be creating the same file.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestPageSize: a file the store creates has large pages and is in WAL mode;
@@ -61,4 +62,41 @@ func TestPageSize(t *testing.T) {
 	if _, err := s.sqldb.ExecContext(ctx, `INSERT INTO t VALUES ('x')`); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestOpenNewFileWaitsForLock: opening a file that another connection is
+// creating (it holds a lock and has written nothing yet) waits for the lock,
+// as the store's busy timeout does for every other statement, instead of
+// failing at once with "database is locked".
+func TestOpenNewFileWaitsForLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "busy.db")
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, err := conn.ExecContext(ctx, `COMMIT`)
+		released <- err
+	}()
+	s, err := Open(ctx, path)
+	if rerr := <-released; rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Fatalf("open while another connection holds the new file's lock: %v", err)
+	}
+	s.Close()
 }
