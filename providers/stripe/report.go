@@ -172,8 +172,11 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 			}
 		}
 		for _, t := range res.txns {
-			if err := ledger.ValidateTxn(t); perr == nil && err != nil && errors.As(err, &fe) {
-				perr = &ledger.ParseError{File: file, Line: rec.Line, Field: fe.Field, Err: fe.Err}
+			if err := ledger.ValidateTxn(t); perr == nil && err != nil {
+				perr = &ledger.ParseError{File: file, Line: rec.Line, Err: err}
+				if errors.As(err, &fe) {
+					perr.Field, perr.Err = fe.Field, fe.Err
+				}
 			}
 		}
 		if perr != nil {
