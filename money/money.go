@@ -176,7 +176,15 @@ func plainDecimal(s string) bool {
 // at most exp decimals: the value decimal.NewFromString returns (the
 // digits as coefficient, minus the decimals as exponent), which New then
 // keeps as it is. Otherwise it returns false.
-func quickDecimal(s string, exp int32) (decimal.Decimal, bool) {
+func quickDecimal(s string, exp int32) (decimal.Decimal, bool) { return QuickDecimal(s, exp) }
+
+// QuickDecimal reads s, a decimal number whose form the caller has checked
+// (an optional sign, digits, at most one dot, and thousands commas in
+// their places, which it skips), when it has at most 18 digits and at most
+// exp decimals. The value is the one Parse gives the same digits without
+// the commas: the digits as coefficient, minus the decimals as exponent.
+// Otherwise it returns false, and the caller takes the general path.
+func QuickDecimal(s string, exp int32) (decimal.Decimal, bool) {
 	i, neg := 0, false
 	if s[0] == '-' || s[0] == '+' {
 		i, neg = 1, s[0] == '-'
@@ -184,7 +192,10 @@ func quickDecimal(s string, exp int32) (decimal.Decimal, bool) {
 	var c int64
 	digits, decimals, dot := 0, int32(0), false
 	for ; i < len(s); i++ {
-		if s[i] == '.' {
+		switch s[i] {
+		case ',':
+			continue
+		case '.':
 			dot = true
 			continue
 		}

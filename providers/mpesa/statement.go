@@ -545,38 +545,12 @@ func statementAmount(s string) (money.Amount, error) {
 }
 
 // groupedAmount reads s, an isGrouped amount, as money.Parse reads it
-// without its separators, when that is short: at most 18 digits and at
-// most the currency's decimals (then Parse keeps the digits as the
-// coefficient and minus the decimals as the exponent). Otherwise it
-// returns false.
+// without its separators, when that is short (money.QuickDecimal).
+// Otherwise it returns false.
 func groupedAmount(s string) (money.Amount, bool) {
-	i, neg := 0, false
-	if s[0] == '-' || s[0] == '+' {
-		i, neg = 1, s[0] == '-'
-	}
-	var c int64
-	digits, decimals, dot := 0, int32(0), false
-	for ; i < len(s); i++ {
-		switch s[i] {
-		case ',':
-			continue
-		case '.':
-			dot = true
-			continue
-		}
-		if digits++; digits > 18 {
-			return money.Amount{}, false
-		}
-		c = c*10 + int64(s[i]-'0')
-		if dot {
-			decimals++
-		}
-	}
-	if decimals > currencyExp {
+	v, ok := money.QuickDecimal(s, currencyExp)
+	if !ok {
 		return money.Amount{}, false
 	}
-	if neg {
-		c = -c
-	}
-	return money.Amount{Value: decimal.New(c, -decimals), Currency: Currency}, true
+	return money.Amount{Value: v, Currency: Currency}, true
 }
