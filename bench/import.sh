@@ -5,10 +5,11 @@
 # and a re-import of the same file, beside baselines in the same run:
 # PostgreSQL COPY ... FROM of the same CSV into an unindexed text table;
 # SQLite a plain prepared INSERT of the same rows in one transaction through
-# the same driver. On PostgreSQL a second, fairer baseline is printed
-# beside it: the floor, a binary COPY of the rows the import stored into the
-# same migrated, indexed tables (how far the import is from the physical
-# cost of its writes). Prints wall and CPU seconds (client: the timed
+# the same driver. A second, fairer baseline is printed beside it: the
+# floor, the rows the import stored written again into the same migrated,
+# indexed tables in one transaction (binary COPY on PostgreSQL, the
+# engine's INSERT ... SELECT from the imported file on SQLite): how far the
+# import is from the physical cost of its writes. Prints wall and CPU seconds (client: the timed
 # process; server: the PostgreSQL server when it runs here; on a shared
 # machine wall times say less than CPU times), the ratios to the baselines
 # and peak RSS.

@@ -86,8 +86,9 @@ func run(ctx context.Context) error {
 		c.dir = d
 	}
 	fmt.Println("wall and CPU seconds (client = the timed process from wait4; server = the PostgreSQL server's")
-	fmt.Println("processes from /proc when it runs here); ratios to the required baseline (/base) and, on PostgreSQL,")
-	fmt.Println("to the floor: COPY of the rows the import stored into the same migrated, indexed tables (/floor)")
+	fmt.Println("processes from /proc when it runs here); ratios to the required baseline (/base) and to the floor")
+	fmt.Println("(/floor): the rows the import stored written again into the same migrated, indexed tables in one")
+	fmt.Println("transaction, by binary COPY on PostgreSQL and by the engine's INSERT ... SELECT on SQLite")
 	fmt.Printf("%-8s %-7s %8s %-9s %8s %8s %8s %8s %8s %8s %9s %7s\n", "engine", "format", "lines", "step", "wall_s",
 		"client_s", "server_s", "cpu_s", "wall/base", "cpu/base", "wall/floor", "rss_MiB")
 	for _, fname := range c.formats {
@@ -178,6 +179,20 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			return err
 		}
 		r, err := pgFloor(ctx, dbURL, floorDB, f.tables, filepath.Join(c.dir, f.name+".floor"), server)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		floor = &r
+	}
+	if engine == "sqlite" {
+		path := strings.TrimPrefix(dbURL, "sqlite:")
+		if _, err := reconcile(ctx, c.bin, "sqlite:"+path+".floor", "migrate"); err != nil {
+			return err
+		}
+		r, err := sqliteFloor(ctx, path, path+".floor", f.tables)
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(path + ".floor" + suffix)
+		}
 		if err != nil {
 			return fmt.Errorf("floor: %w", err)
 		}
@@ -381,6 +396,72 @@ func pgFloor(ctx context.Context, from, to string, tables []string, prefix strin
 	return result{wall: time.Since(start), client: selfCPU() - self0, server: server() - s0}, nil
 }
 
+// sqliteFloor times, in the migrated, empty database at to, one
+// transaction that writes the rows of tables stored in the database at from
+// into the same indexed tables with the engine's own INSERT ... SELECT (no
+// driver between the rows and the engine): the physical floor of an import
+// on SQLite. Generated columns are left to the engine.
+func sqliteFloor(ctx context.Context, from, to string, tables []string) (result, error) {
+	db, err := sql.Open("sqlite", "file:"+to+"?"+storePragmas().Encode())
+	if err != nil {
+		return result{}, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, "ATTACH DATABASE ? AS src", from); err != nil {
+		return result{}, err
+	}
+	stmts := make([]string, len(tables))
+	for i, t := range tables {
+		rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0 ORDER BY cid", t)
+		if err != nil {
+			return result{}, err
+		}
+		var cols []string
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return result{}, err
+			}
+			cols = append(cols, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return result{}, err
+		}
+		list := strings.Join(cols, ", ")
+		stmts[i] = "INSERT INTO main." + t + " (" + list + ") SELECT " + list + " FROM src." + t
+	}
+	self0 := selfCPU()
+	start := time.Now()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer tx.Rollback()
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return result{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return result{}, err
+	}
+	return result{wall: time.Since(start), client: selfCPU() - self0}, nil
+}
+
+// storePragmas are the connection settings of the SQLite store (WAL,
+// synchronous FULL, foreign keys, immediate write transactions).
+func storePragmas() url.Values {
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(FULL)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	return q
+}
+
 // sqliteInsert times a plain prepared INSERT of every row of the file into
 // an unindexed text table, in one transaction, with the pragmas of the
 // SQLite store (WAL, synchronous FULL).
@@ -389,12 +470,7 @@ func sqliteInsert(ctx context.Context, path, file string) (time.Duration, error)
 	if err != nil {
 		return 0, err
 	}
-	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(FULL)"} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", "file:"+path+"?"+storePragmas().Encode())
 	if err != nil {
 		return 0, err
 	}
