@@ -277,15 +277,17 @@ func batchAsOneByOne(t *testing.T, newStore NewStore) {
 			t.Fatalf("seed %d: the second pass added %+v", seed, byOne)
 		}
 	}
-	if g, w := dumpBooks(t, all), dumpBooks(t, one); g != w {
+	if g, w := DumpBooks(t, all), DumpBooks(t, one); g != w {
 		t.Fatalf("seed %d: books in batches:\n%s\none by one:\n%s", seed, g, w)
 	}
-	if g, w := dumpBooks(t, intx), dumpBooks(t, one); g != w {
+	if g, w := DumpBooks(t, intx), DumpBooks(t, one); g != w {
 		t.Fatalf("seed %d: books in batches in a transaction:\n%s\none by one:\n%s", seed, g, w)
 	}
 }
 
-func dumpBooks(t *testing.T, s ledger.Store) string {
+// DumpBooks renders the books of provider mpesa: transactions, their
+// sources and the quarantined conflicts, for comparing two stores.
+func DumpBooks(t *testing.T, s ledger.Store) string {
 	t.Helper()
 	ctx := context.Background()
 	var ids []string
@@ -301,13 +303,15 @@ func dumpBooks(t *testing.T, s ledger.Store) string {
 	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int { return strings.Compare(a.ID, b.ID) })
 	var b strings.Builder
 	for _, x := range txns {
-		fmt.Fprintf(&b, "%s %s %s %s %s %s %s %s %s %s %s\n", x.ID, x.Type, x.Status, x.Amount, x.OccurredAt.Format(time.RFC3339Nano),
-			x.Reference, x.ProviderRef, x.Counterparty, x.LinkedID, x.FirstSeenAt.Format(time.RFC3339Nano), x.UpdatedAt.Format(time.RFC3339Nano))
+		fmt.Fprintf(&b, "%s %s %s %s %s|%s|%s|%s|%s %s %s %s %s %s\n", x.ID, x.Type, x.Status, x.Amount.Value.String(),
+			x.Amount.Currency, x.OccurredAt.Format(time.RFC3339Nano), x.Reference, x.ProviderRef, x.Counterparty,
+			x.LinkedID, x.Settlement.Value.String()+" "+x.Settlement.Currency, x.ExchangeRate,
+			x.FirstSeenAt.Format(time.RFC3339Nano), x.UpdatedAt.Format(time.RFC3339Nano))
 		for _, src := range x.Sources {
-			fmt.Fprintf(&b, "  %s %s %s %s\n", src.Channel, src.Ref, src.Raw, src.ReceivedAt.Format(time.RFC3339Nano))
+			fmt.Fprintf(&b, "  %s %s %q %s\n", src.Channel, src.Ref, src.Raw, src.ReceivedAt.Format(time.RFC3339Nano))
 		}
 	}
-	q, err := s.ListQuarantine(ctx, "mpesa_conflict", 10000)
+	q, err := s.ListQuarantine(ctx, "mpesa_conflict", 100000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/ledgertest"
 	"github.com/reconcilehq/reconcile/ledger/pgstore"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -302,7 +303,7 @@ func TestLargeBatchAsStaged(t *testing.T) {
 		if pass != 1 && (got.NewSources == 0 || len(got.Conflicts) == 0) {
 			t.Fatalf("pass %d misses a case: %+v", pass, got)
 		}
-		if g, w := dump(t, fast), dump(t, staged); g != w {
+		if g, w := ledgertest.DumpBooks(t, fast), ledgertest.DumpBooks(t, staged); g != w {
 			t.Fatalf("pass %d: books on the fast path:\n%s\nthrough the set statements:\n%s", pass, g, w)
 		}
 	}
@@ -366,48 +367,9 @@ func TestLargeBatchesOfNewKeys(t *testing.T) {
 	if c := got[2]; c.NewTxns != n || c.NewSources != n+1 || c.Duplicates != 1 || len(c.Conflicts) != 1 || c.Conflicts[0].Index != n+2 {
 		t.Fatalf("third batch %+v", c)
 	}
-	if g, w := dump(t, fast), dump(t, staged); g != w {
+	if g, w := ledgertest.DumpBooks(t, fast), ledgertest.DumpBooks(t, staged); g != w {
 		t.Fatalf("books on the fast path:\n%s\nthrough the set statements:\n%s", g, w)
 	}
-}
-
-// dump renders the books of provider mpesa: transactions, their sources
-// and the quarantined conflicts.
-func dump(t *testing.T, s ledger.Store) string {
-	t.Helper()
-	ctx := context.Background()
-	var ids []string
-	err := s.ListProviderTxns(ctx, ledger.TxnFilter{Provider: "mpesa", From: t0.AddDate(-1, 0, 0), To: t0.AddDate(1, 0, 0)},
-		func(x ledger.ProviderTxn) error { ids = append(ids, x.ID); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	txns, err := s.GetProviderTxns(ctx, "mpesa", ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int { return strings.Compare(a.ID, b.ID) })
-	var b strings.Builder
-	for _, x := range txns {
-		fmt.Fprintf(&b, "%s %s %s %s %s|%s|%s|%s|%s %s %s %s %s %s\n", x.ID, x.Type, x.Status, x.Amount.Value.String(),
-			x.Amount.Currency, x.OccurredAt.Format(time.RFC3339Nano), x.Reference, x.ProviderRef, x.Counterparty,
-			x.LinkedID, x.Settlement.Value.String()+" "+x.Settlement.Currency, x.ExchangeRate,
-			x.FirstSeenAt.Format(time.RFC3339Nano), x.UpdatedAt.Format(time.RFC3339Nano))
-		for _, src := range x.Sources {
-			fmt.Fprintf(&b, "  %s %s %q %s\n", src.Channel, src.Ref, src.Raw, src.ReceivedAt.Format(time.RFC3339Nano))
-		}
-	}
-	q, err := s.ListQuarantine(ctx, "mpesa_conflict", 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []string
-	for _, it := range q {
-		qs = append(qs, fmt.Sprintf("%s|%s|%s|%s|%s", it.Origin, it.Field, it.Reason, it.Raw, it.At.Format(time.RFC3339Nano)))
-	}
-	slices.Sort(qs)
-	b.WriteString(strings.Join(qs, "\n"))
-	return b.String()
 }
 
 // newKeys is a batch of n sightings of new transactions of provider.
