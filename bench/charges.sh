@@ -33,8 +33,9 @@ pgbench_charge() {
 \set k random(1, 2000000000)
 \set salt random(1, 2000000000)
 BEGIN;
-INSERT INTO intents (key, provider, amount, currency, customer, reference, state, created_at, updated_at)
-VALUES ('pgb-' || :client_id || '-' || :k || '-' || :salt, 'instant', 100, 'KES', '', 'PGBENCHREF01', 'pending', now(), now())
+INSERT INTO intents (key, provider, amount, currency, customer, reference, state, created_at, updated_at, amount_minor)
+VALUES ('pgb-' || :client_id || '-' || :k || '-' || :salt, 'instant', 100, 'KES', '', 'PGBENCHREF01', 'pending', now(), now(),
+        minor_units(100, 'KES'))
 ON CONFLICT (key) DO NOTHING;
 INSERT INTO river_job (args, kind, max_attempts, queue, state, unique_key, unique_states, metadata, tags)
 VALUES (jsonb_build_object('intent_key', 'pgb-' || :client_id || '-' || :k || '-' || :salt), 'charge', 8, 'charges',

@@ -20,8 +20,9 @@ pgbench_insert() {
   script=$(mktemp)
   cat >"$script" <<'SQL'
 \set k random(1, 2000000000)
-INSERT INTO intents (key, provider, amount, currency, customer, reference, state, created_at, updated_at)
-VALUES ('pgbench-' || :client_id || '-' || :k, 'mpesa', 100, 'KES', '', 'PGBENCHREF01', 'pending', now(), now())
+INSERT INTO intents (key, provider, amount, currency, customer, reference, state, created_at, updated_at, amount_minor)
+VALUES ('pgbench-' || :client_id || '-' || :k, 'mpesa', 100, 'KES', '', 'PGBENCHREF01', 'pending', now(), now(),
+        minor_units(100, 'KES'))
 ON CONFLICT (key) DO NOTHING;
 SQL
   jobs=$(( $1 < $(nproc) ? $1 : $(nproc) ))

@@ -15,13 +15,17 @@ func TestConformance(t *testing.T) {
 		s := dbtest.Postgres(t)
 		// After every test of the suite, no sighting is left without
 		// its transaction and no attempt without its intent (the schema
-		// no longer checks either).
+		// no longer checks either), and every amount_minor is the one
+		// minor_units computes (the writers fill it).
 		t.Cleanup(func() {
 			if n, err := pgstore.OrphanSources(s.(*pgstore.Store)); err != nil || n != 0 {
 				t.Errorf("%d sightings without their transaction (%v)", n, err)
 			}
 			if n, err := pgstore.OrphanAttempts(s.(*pgstore.Store)); err != nil || n != 0 {
 				t.Errorf("%d attempts without their intent (%v)", n, err)
+			}
+			if n, err := pgstore.StaleMinor(s.(*pgstore.Store)); err != nil || n != 0 {
+				t.Errorf("%d rows whose amount_minor is not minor_units(amount, currency) (%v)", n, err)
 			}
 		})
 		return s

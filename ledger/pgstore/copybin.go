@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
+
+	"github.com/reconcilehq/reconcile/money"
 )
 
 // Binary COPY of rows of known column types, written by hand: pgx's
@@ -119,6 +121,15 @@ func (e *copyEncoder) int4(v int32) {
 func (e *copyEncoder) int8(v int64) {
 	e.buf = binary.BigEndian.AppendUint32(e.buf, 8)
 	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(v))
+}
+
+// amountMinor writes AmountMinor(a), or NULL when a has no exact minor units.
+func (e *copyEncoder) amountMinor(a money.Amount) {
+	if m, ok := AmountMinor(a); ok {
+		e.int8(m)
+	} else {
+		e.null()
+	}
 }
 
 // timestamptz writes microseconds since pgEpochMicros.

@@ -65,3 +65,14 @@ func ImportIntentsWith(ctx context.Context, s *Store, p ledger.ImportIntentsPara
 	})
 	return res, stats, err
 }
+
+// StaleMinor counts the intents and provider transactions whose
+// amount_minor is not minor_units(amount, currency): none may be, since
+// the writers fill the column (migration 0012).
+func StaleMinor(s *Store) (int, error) {
+	var n int
+	err := s.pool.QueryRow(context.Background(), `
+		SELECT (SELECT count(*) FROM intents WHERE amount_minor IS DISTINCT FROM minor_units(amount, currency))
+		     + (SELECT count(*) FROM provider_txns WHERE amount_minor IS DISTINCT FROM minor_units(amount, currency))`).Scan(&n)
+	return n, err
+}

@@ -68,8 +68,9 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 		return e.createRefund(ctx, n, meta)
 	}
 	tag, err := e.db.Exec(ctx, `
-		INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at,
+		    amount_minor)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, minor_units($3, $4))
 		ON CONFLICT (key) DO NOTHING`,
 		p.Key, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, created, updated)
 	if err != nil {

@@ -28,7 +28,7 @@ var importColumns = []string{"line", "key", "provider", "amount", "currency", "c
 // writes of new intents and their imported attempts fill, in COPY order.
 var (
 	intentCopyColumns = []string{"key", "kind", "refund_of", "provider", "amount", "currency", "customer", "reference",
-		"metadata", "state", "created_at", "updated_at"}
+		"metadata", "state", "created_at", "updated_at", "amount_minor"}
 	attemptCopyColumns = []string{"intent_key", "number", "claim_token", "provider_ref", "outcome", "started_at"}
 )
 
@@ -388,6 +388,7 @@ func copyNewIntents(ctx context.Context, tx pgx.Tx, rows []importRow) error {
 		enc.text(string(r.State))
 		enc.timestamp(r.CreatedAt)
 		enc.timestamp(r.UpdatedAt)
+		enc.amountMinor(r.Amount)
 		return nil
 	}}
 	if _, err := pc.CopyFrom(ctx, intents, copySQL("intents", intentCopyColumns)); err != nil {
@@ -457,8 +458,10 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 	var created int
 	err = tx.QueryRow(ctx, `
 		WITH ins AS (
-			INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
-			SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at
+			INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
+			    updated_at, amount_minor)
+			SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
+			    updated_at, minor_units(amount, currency)
 			FROM intent_import
 			ON CONFLICT (key) DO NOTHING
 			RETURNING key, state

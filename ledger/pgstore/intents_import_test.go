@@ -173,6 +173,11 @@ func TestImportIntentsFastMatchesStaged(t *testing.T) {
 		if g, w := storedRows(t, fast, keys), storedRows(t, staged, keys); g != w {
 			t.Errorf("seed %d, batch %d: stored rows differ:\nfast:\n%s\nstaged:\n%s", seed, batch, g, w)
 		}
+		for _, s := range []ledger.Store{fast, staged} {
+			if n, err := pgstore.StaleMinor(s.(*pgstore.Store)); err != nil || n != 0 {
+				t.Errorf("seed %d: %d rows with a stale amount_minor (%v)", seed, n, err)
+			}
+		}
 		// A re-import of the same file agrees too.
 		got = runImport(t, fast, rows, pgstore.ImportOptions{Batch: batch, Probe: probe})
 		want = runImport(t, staged, rows, pgstore.ImportOptions{Batch: 1000, Staged: true})

@@ -124,10 +124,10 @@ const (
 	insertNewSQL = `
 	INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate)
+	    settlement_currency, exchange_rate, amount_minor)
 	SELECT DISTINCT ON (provider COLLATE "C", txn_id COLLATE "C") provider, txn_id, type, status, amount,
 	    currency, occurred_at, reference, provider_ref, counterparty, linked_txn_id, received_at, received_at,
-	    settlement_amount, settlement_currency, exchange_rate
+	    settlement_amount, settlement_currency, exchange_rate, minor_units(amount, currency)
 	FROM ` + stagedRows + `
 	ORDER BY provider COLLATE "C", txn_id COLLATE "C", seq
 	ON CONFLICT (provider, txn_id) DO NOTHING

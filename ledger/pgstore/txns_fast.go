@@ -397,7 +397,7 @@ func numericValue(raw []byte) (c *big.Int, exp int32, ok bool) {
 const (
 	copyTxnsSQL = `COPY provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate) FROM STDIN (FORMAT binary)`
+	    settlement_currency, exchange_rate, amount_minor) FROM STDIN (FORMAT binary)`
 	copySourcesSQL = `COPY provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
 	    FROM STDIN (FORMAT binary)`
 )
@@ -437,7 +437,7 @@ func copyNewTxns(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, fresh 
 func (e *copyEncoder) txn(s *ledger.Sighting) error {
 	t, src := &s.Txn, &s.Source
 	received := utc(src.ReceivedAt).UnixMicro() - pgEpochMicros
-	e.row(16)
+	e.row(17)
 	e.text(t.Provider)
 	e.text(t.ID)
 	e.text(string(t.Type))
@@ -460,6 +460,7 @@ func (e *copyEncoder) txn(s *ledger.Sighting) error {
 	}
 	e.text(t.Settlement.Currency)
 	e.text(t.ExchangeRate)
+	e.amountMinor(t.Amount)
 	return nil
 }
 

@@ -306,6 +306,11 @@ func TestLargeBatchAsStaged(t *testing.T) {
 		if g, w := ledgertest.DumpBooks(t, fast), ledgertest.DumpBooks(t, staged); g != w {
 			t.Fatalf("pass %d: books on the fast path:\n%s\nthrough the set statements:\n%s", pass, g, w)
 		}
+		for _, s := range []ledger.Store{fast, staged} {
+			if n, err := pgstore.StaleMinor(s.(*pgstore.Store)); err != nil || n != 0 {
+				t.Fatalf("pass %d: %d rows with a stale amount_minor (%v)", pass, n, err)
+			}
+		}
 	}
 }
 
@@ -369,6 +374,11 @@ func TestLargeBatchesOfNewKeys(t *testing.T) {
 	}
 	if g, w := ledgertest.DumpBooks(t, fast), ledgertest.DumpBooks(t, staged); g != w {
 		t.Fatalf("books on the fast path:\n%s\nthrough the set statements:\n%s", g, w)
+	}
+	for _, s := range []ledger.Store{fast, staged} {
+		if n, err := pgstore.StaleMinor(s.(*pgstore.Store)); err != nil || n != 0 {
+			t.Fatalf("%d rows with a stale amount_minor (%v)", n, err)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/pgstore"
+	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/reconciler/scenario"
 )
 
@@ -24,7 +25,7 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 
 	i := 0
 	n, err := c.CopyFrom(ctx, pgx.Identifier{"intents"}, []string{"key", "provider", "amount", "currency", "customer",
-		"reference", "state", "claim_token", "claim_owner", "lease_expires_at", "created_at", "updated_at"},
+		"reference", "state", "claim_token", "claim_owner", "lease_expires_at", "created_at", "updated_at", "amount_minor"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			if i == bk.N {
 				return nil, nil
@@ -40,7 +41,7 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 				owner = "worker-1"
 			}
 			return []any{in.Key, in.Provider, in.Amount.Value, in.Amount.Currency, in.Customer, in.Reference,
-				string(in.State), int64(1), owner, lease, in.CreatedAt, in.UpdatedAt}, nil
+				string(in.State), int64(1), owner, lease, in.CreatedAt, in.UpdatedAt, amountMinor(in.Amount)}, nil
 		}))
 	if err != nil {
 		return rows, err
@@ -83,7 +84,8 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 	i = 0
 	var txns []ledger.ProviderTxn
 	n, err = c.CopyFrom(ctx, pgx.Identifier{"provider_txns"}, []string{"provider", "txn_id", "type", "status", "amount",
-		"currency", "occurred_at", "reference", "provider_ref", "counterparty", "linked_txn_id", "first_seen_at", "updated_at"},
+		"currency", "occurred_at", "reference", "provider_ref", "counterparty", "linked_txn_id", "first_seen_at", "updated_at",
+		"amount_minor"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			for len(txns) == 0 {
 				if i == bk.N {
@@ -96,8 +98,17 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 			txns = txns[1:]
 			seen := t.OccurredAt.Add(time.Second)
 			return []any{t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Value, t.Amount.Currency,
-				t.OccurredAt, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, seen, seen}, nil
+				t.OccurredAt, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, seen, seen, amountMinor(t.Amount)}, nil
 		}))
 	rows[2] = int(n)
 	return rows, err
+}
+
+// amountMinor is the amount_minor the stores write for a (pgstore.AmountMinor),
+// nil (NULL) when it has no exact minor units.
+func amountMinor(a money.Amount) *int64 {
+	if m, ok := pgstore.AmountMinor(a); ok {
+		return &m
+	}
+	return nil
 }
