@@ -69,7 +69,7 @@ func TestAmountMinorWritten(t *testing.T) {
 			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T1'`: "150050",
 			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T2'`: "NULL",
 			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T3'`: "1200",
-			`SELECT amount_minor FROM intents WHERE key = 'k1'`:           "25025",
+			`SELECT amount_minor FROM intents WHERE key = 'k1'`:          "25025",
 		} {
 			if got := minor(q); got != want {
 				t.Errorf("%s: %s, want %s", q, got, want)
@@ -108,7 +108,7 @@ func TestAmountMinorWritten(t *testing.T) {
 			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T1'`: "750",
 			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T2'`: "1005",
 			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T3'`: "NULL",
-			`SELECT amount_minor FROM intents WHERE key = 'k1'`:           "99",
+			`SELECT amount_minor FROM intents WHERE key = 'k1'`:          "99",
 		} {
 			if got := minor(q); got != want {
 				t.Errorf("after the update, %s: %s, want %s", q, got, want)
