@@ -378,15 +378,47 @@ func (imp *intentImport) stored(ctx context.Context, keys []string) (map[string]
 }
 
 // insert inserts the intents of the rows at the given positions, in key
-// order.
+// order. Binding a value costs about as much as the engine's work on it, so
+// the rows without metadata that share the kind, charge refunded, provider
+// and currency of the first such row bind those once per statement; the
+// others bind all their values.
 func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []int) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b int) int { return strings.Compare(batch[a].Key, batch[b].Key) })
+	var (
+		common *importRow
+		shared = make([]int, 0, len(rows))
+		other  []int
+	)
+	for _, i := range rows {
+		r := &batch[i]
+		if common == nil && r.vals[8] == nil {
+			common = r
+		}
+		if common != nil && r.vals[8] == nil && r.Kind == common.Kind && r.RefundOf == common.RefundOf &&
+			r.Provider == common.Provider && r.Amount.Currency == common.Amount.Currency {
+			shared = append(shared, i)
+		} else {
+			other = append(other, i)
+		}
+	}
 	args := make([]any, 0, min(len(rows), fastChunk)*intentInsertCols)
-	return chunks(rows, func(part []int) error {
+	err := chunks(shared, func(part []int) error {
+		args = append(args[:0], common.vals[1], common.vals[2], common.vals[3], common.vals[5])
+		for _, i := range part {
+			v := &batch[i].vals
+			args = append(args, v[0], v[4], v[6], v[7], v[9], v[10], v[11])
+		}
+		_, err := imp.e.exec(ctx, insertSharedIntentsSQL(len(part)), args...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return chunks(other, func(part []int) error {
 		args = args[:0]
 		for _, i := range part {
 			args = append(args, batch[i].vals[:]...)
@@ -457,6 +489,17 @@ func multiRow(kind, n int, head, row, tail string) string {
 func insertIntentsSQL(n int) string {
 	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) VALUES `,
 		`(?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+}
+
+// insertSharedIntentsSQL inserts n intents without metadata whose kind,
+// charge refunded, provider and currency are the first four parameters; each
+// row binds its key, amount, customer, reference, state, creation and
+// update times, as anonymous parameters (numbered after the four), which
+// the driver binds without looking their names up.
+func insertSharedIntentsSQL(n int) string {
+	return multiRow(7, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) `+
+		`SELECT column1, ?1, ?2, ?3, column2, ?4, column3, column4, NULL, column5, column6, column7 FROM (VALUES `,
+		`(?,?,?,?,?,?,?)`, `)`)
 }
 
 // storedIntentsSQL reads the stored intents of n keys, each looked up by
