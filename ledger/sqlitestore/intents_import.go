@@ -9,9 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -296,7 +293,7 @@ func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map
 		}
 	}
 	if guessed {
-		ok, err := imp.insertGuessed(ctx, batch, create)
+		ok, err := imp.e.unlessStored(ctx, func() error { return imp.insert(ctx, batch, create) })
 		if err != nil || !ok {
 			return false, err
 		}
@@ -358,29 +355,6 @@ func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map
 		}
 	}
 	return true, nil
-}
-
-// insertGuessed inserts the intents of the rows at the given positions in a
-// savepoint. If one of their keys is stored it rolls the savepoint back and
-// returns false.
-func (imp *intentImport) insertGuessed(ctx context.Context, batch []importRow, rows []int) (bool, error) {
-	if _, err := imp.e.exec(ctx, `SAVEPOINT intent_import_guess`); err != nil {
-		return false, err
-	}
-	err := imp.insert(ctx, batch, rows)
-	if err != nil {
-		if _, rerr := imp.e.exec(ctx, `ROLLBACK TO intent_import_guess`); rerr != nil {
-			return false, errors.Join(err, rerr)
-		}
-	}
-	if _, rerr := imp.e.exec(ctx, `RELEASE intent_import_guess`); rerr != nil {
-		return false, errors.Join(err, rerr)
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // stored returns the stored intents of the given distinct keys.

@@ -26,6 +26,12 @@ import (
 // The parts share no transaction key with each other's writes, except the
 // agreeing re-sightings left out, which no write of the others could make
 // conflict, fill or record (a fill only fills what such a sighting lacks).
+//
+// After a batch whose probe found no key stored (the next part of a new
+// file), the batch is not probed: every transaction is taken for new, and
+// those named once are inserted in a savepoint. One stored after all makes
+// the insert fail on its primary key; the savepoint is rolled back and the
+// batch probed and written as above.
 
 // fastChunk is the most rows one multi-row statement of the fast path
 // carries: with 16 values a row, half SQLite's limit on bound parameters.
@@ -235,13 +241,18 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 			return res.Err()
 		})
 	}
-	if e.txStmts.knownBatches() {
+	guess := e.txStmts.freshBatches()
+	switch {
+	case guess:
+		// The previous batch named no stored transaction: neither does
+		// this one, it is guessed, and every row is new (see below).
+	case e.txStmts.knownBatches():
 		// The previous batch was mostly stored (a re-import): classify
 		// every row at once.
 		if err := classify(order); err != nil {
 			return c, err
 		}
-	} else {
+	default:
 		// Mostly new: probe each key once, and classify only the rows of
 		// stored ones.
 		var keys []int32
@@ -273,6 +284,7 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		if err != nil {
 			return c, err
 		}
+		e.txStmts.setFreshBatches(len(stored) == 0)
 		if len(stored) > 0 {
 			var rows []int32
 			for j := 0; j < len(order); {
@@ -316,7 +328,19 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		j = k
 	}
 	e.txStmts.setKnownBatches(2*known > len(batch))
-	if err := e.insertAlone(ctx, batch, alone, args); err != nil {
+	if guess {
+		// The new transactions named once are inserted in a savepoint:
+		// one stored after all makes the insert fail, and the batch is
+		// probed and written as any other.
+		ok, err := e.unlessStored(ctx, func() error { return e.insertAlone(ctx, batch, alone, args) })
+		if err != nil {
+			return c, err
+		}
+		if !ok {
+			e.txStmts.setFreshBatches(false)
+			return e.upsertSightings(ctx, batch)
+		}
+	} else if err := e.insertAlone(ctx, batch, alone, args); err != nil {
 		return c, err
 	}
 	c.NewTxns, c.NewSources = len(alone), len(alone)
