@@ -292,12 +292,16 @@ func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map
 			create = append(create, i)
 		}
 	}
+	// The new intents and their attempts are written in key order: each
+	// statement's inserts into the key indexes then go forward.
+	sorted := slices.Clone(create)
+	slices.SortFunc(sorted, func(a, b int) int { return strings.Compare(batch[a].Key, batch[b].Key) })
 	if guessed {
-		ok, err := imp.e.unlessStored(ctx, func() error { return imp.insert(ctx, batch, create) })
+		ok, err := imp.e.unlessStored(ctx, func() error { return imp.insert(ctx, batch, sorted) })
 		if err != nil || !ok {
 			return false, err
 		}
-	} else if err := imp.insert(ctx, batch, create); err != nil {
+	} else if err := imp.insert(ctx, batch, sorted); err != nil {
 		return false, err
 	}
 	var (
@@ -313,6 +317,9 @@ func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map
 		if r.State == ledger.StatePending {
 			pending[r.Kind] = append(pending[r.Kind], r.Key)
 		}
+	}
+	for _, i := range sorted {
+		r := &batch[i]
 		for i, ref := range r.ProviderRefs {
 			imp.attempts = append(imp.attempts, r.key(), i+1, ref, r.created())
 			if len(imp.attempts) == fastChunk*attemptInsertCols {
@@ -381,8 +388,8 @@ func (imp *intentImport) stored(ctx context.Context, keys []string) (map[string]
 	return byKey, err
 }
 
-// insert inserts the intents of the rows at the given positions, in key
-// order. Binding a value costs about as much as the engine's work on it, so
+// insert inserts the intents of the rows at the given positions, which
+// are in key order. Binding a value costs about as much as the engine's work on it, so
 // the rows without metadata that share the kind, charge refunded, provider
 // and currency of the first such row bind those once per statement; the
 // others bind all their values.
@@ -390,8 +397,6 @@ func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []i
 	if len(rows) == 0 {
 		return nil
 	}
-	rows = slices.Clone(rows)
-	slices.SortFunc(rows, func(a, b int) int { return strings.Compare(batch[a].Key, batch[b].Key) })
 	var (
 		common *importRow
 		shared = make([]int, 0, len(rows))
