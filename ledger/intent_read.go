@@ -16,9 +16,11 @@ import (
 // and the one being read.
 type ImportReader[T any] struct {
 	batches chan []T
-	done    chan struct{}
-	once    sync.Once
-	wg      sync.WaitGroup
+	// free holds batches handed back by Release, read into again.
+	free chan []T
+	done chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
 	// Set by the reading goroutine; read after Stop.
 	rows    int
 	refused []RefusedIntent
@@ -32,7 +34,7 @@ type ImportReader[T any] struct {
 // prep, or of normalising other than a *FieldError, stops the reading (see
 // Stop). The caller must call Stop.
 func ReadImportIntents[T any](seq iter.Seq[ImportIntent], size int, prep func(ImportIntent) (T, error)) *ImportReader[T] {
-	rd := &ImportReader[T]{batches: make(chan []T), done: make(chan struct{})}
+	rd := &ImportReader[T]{batches: make(chan []T), free: make(chan []T, 1), done: make(chan struct{})}
 	rd.wg.Add(1)
 	go func() {
 		defer rd.wg.Done()
@@ -46,7 +48,11 @@ func ReadImportIntents[T any](seq iter.Seq[ImportIntent], size int, prep func(Im
 		send := func() bool {
 			select {
 			case rd.batches <- batch:
-				batch = make([]T, 0, size)
+				select {
+				case batch = <-rd.free:
+				default:
+					batch = make([]T, 0, size)
+				}
 				return true
 			case <-rd.done:
 				return false
@@ -89,6 +95,16 @@ func (rd *ImportReader[T]) Next(ctx context.Context) ([]T, bool, error) {
 		return b, ok, nil
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
+	}
+}
+
+// Release hands a batch back once the store is done with it (it keeps
+// no reference to its rows): the next rows are read into it rather than
+// into a new one.
+func (rd *ImportReader[T]) Release(batch []T) {
+	select {
+	case rd.free <- batch[:0]:
+	default:
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,7 +49,8 @@ func TestReadImportIntents(t *testing.T) {
 		if !ok {
 			break
 		}
-		got = append(got, b)
+		got = append(got, slices.Clone(b))
+		rd.Release(b) // read into again
 	}
 	rd.Stop()
 	n, refused, err := rd.Result()

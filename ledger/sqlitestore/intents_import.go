@@ -86,6 +86,7 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 			if err := imp.flush(ctx, batch); err != nil {
 				return err
 			}
+			rd.Release(batch)
 		}
 		return imp.flushAttempts(ctx)
 	})
