@@ -390,10 +390,10 @@ func (imp *intentImport) stored(ctx context.Context, keys []string) (map[string]
 }
 
 // insert inserts the intents of the rows at the given positions, which
-// are in key order. Binding a value costs about as much as the engine's work on it, so
-// the rows without metadata that share the kind, charge refunded, provider
-// and currency of the first such row bind those once per statement; the
-// others bind all their values.
+// are in key order. Binding a value costs about as much as the engine's
+// work on it, so the rows without metadata that share the kind, charge
+// refunded, provider and currency of the first such row bind those once per
+// statement; the others bind all their values.
 func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []int) error {
 	if len(rows) == 0 {
 		return nil
