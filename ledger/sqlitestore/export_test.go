@@ -35,15 +35,43 @@ func UpsertSetOnly(ctx context.Context, s *Store, batch []ledger.Sighting) (ledg
 	return c, err
 }
 
+// ImportOptions are the knobs of ImportIntentsWith.
+type ImportOptions struct {
+	// Chunk is how many rows are read and written at a time.
+	Chunk int
+	// Probe reads the stored intents of every chunk's keys before writing
+	// it, never guessing that none is stored.
+	Probe bool
+}
+
+// ImportIntentsWith is ImportIntents in a transaction of its own with the
+// given knobs. It also returns how many chunks written without reading
+// their keys first met a stored key.
+func ImportIntentsWith(ctx context.Context, s *Store, p ledger.ImportIntentsParams, opt ImportOptions) (ledger.ImportIntentsResult, int, error) {
+	var failed int
+	res, err := s.importIntentsWith(ctx, p, importOptions{chunk: opt.Chunk, probe: opt.Probe, guessFailed: &failed})
+	return res, failed, err
+}
+
+// DumpIntents returns every stored intent and attempt as text, in key
+// order, for comparing two stores.
+func DumpIntents(ctx context.Context, s *Store) ([]string, error) {
+	return dumpQueries(ctx, s, `SELECT * FROM intents ORDER BY key`,
+		`SELECT intent_key, number, claim_token, provider_ref, outcome, error, started_at, finished_at FROM attempts ORDER BY intent_key, number`)
+}
+
 // Dump returns every stored provider transaction, sighting and quarantine
 // item as text, in key order, for comparing two stores.
 func Dump(ctx context.Context, s *Store) ([]string, error) {
-	var out []string
-	for _, q := range []string{
-		`SELECT ` + txnCols + ` FROM provider_txns ORDER BY provider, txn_id`,
+	return dumpQueries(ctx, s,
+		`SELECT `+txnCols+` FROM provider_txns ORDER BY provider, txn_id`,
 		`SELECT provider, txn_id, channel, ref, raw, received_at FROM provider_txn_sources ORDER BY provider, txn_id, channel, ref`,
-		`SELECT id, source, origin, line, field, reason, raw, received_at FROM quarantine ORDER BY id`,
-	} {
+		`SELECT id, source, origin, line, field, reason, raw, received_at FROM quarantine ORDER BY id`)
+}
+
+func dumpQueries(ctx context.Context, s *Store, queries ...string) ([]string, error) {
+	var out []string
+	for _, q := range queries {
 		rows, err := s.sqldb.QueryContext(ctx, q)
 		if err != nil {
 			return nil, err

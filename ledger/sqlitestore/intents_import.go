@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -16,29 +17,49 @@ import (
 // SQLite's limit on bound parameters.
 const importChunk = 1024
 
-// ImportIntents writes the rows a chunk at a time inside one transaction
-// (its own when not in one): a multi-row insert of the chunk's intents (ON
-// CONFLICT DO NOTHING), one read of the stored intents its other rows name,
-// and multi-row inserts of the new intents' imported attempts. Statements
-// are prepared once per transaction and closed with it.
+// ImportIntents reads the rows a chunk at a time on a goroutine of its own
+// (so that reading the next chunk overlaps writing this one) and writes
+// each chunk inside one transaction (its own when not in one): a multi-row
+// insert of the chunk's intents, one read of the stored intents its other
+// rows name, and multi-row inserts of the new intents' imported attempts.
+// A chunk after a chunk that found none of its keys stored is written
+// without that read first, inside a savepoint: a key stored after all makes
+// the insert fail, and the chunk is rolled back, read and written again.
+// Statements are prepared once per transaction and closed with it.
 func (e executor) ImportIntents(ctx context.Context, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
+	return e.importIntentsWith(ctx, p, importOptions{chunk: importChunk})
+}
+
+func (e executor) importIntentsWith(ctx context.Context, p ledger.ImportIntentsParams, opt importOptions) (ledger.ImportIntentsResult, error) {
 	var (
 		res ledger.ImportIntentsResult
 		err error
 	)
 	if e.tx != nil {
-		res, err = e.importIntents(ctx, p)
+		res, err = e.importIntents(ctx, p, opt)
 	} else {
 		err = e.atomically(ctx, func(x executor) error {
-			res, err = x.importIntents(ctx, p)
+			res, err = x.importIntents(ctx, p, opt)
 			return err
 		})
 	}
 	return res, ledger.Wrap("import intents", "", translate(err))
 }
 
-func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParams) (ledger.ImportIntentsResult, error) {
-	imp := &intentImport{e: e, p: p}
+// importOptions are the knobs of an import that the tests turn.
+type importOptions struct {
+	// chunk is how many rows are read and written at a time.
+	chunk int
+	// probe reads the stored intents of every chunk's keys before writing
+	// it.
+	probe bool
+	// guessFailed, when set, is told how many chunks written without that
+	// read met a stored key.
+	guessFailed *int
+}
+
+func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParams, opt importOptions) (ledger.ImportIntentsResult, error) {
+	imp := &intentImport{e: e, p: p, opt: opt, guess: !opt.probe}
 	if _, err := e.exec(ctx, `DROP TABLE IF EXISTS temp.intent_import_pending`); err != nil {
 		return imp.res, err
 	}
@@ -51,32 +72,36 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	if _, err := e.exec(ctx, `CREATE TEMP TABLE intent_import_refunds (line INTEGER NOT NULL, key TEXT PRIMARY KEY, refund_of TEXT NOT NULL)`); err != nil {
 		return imp.res, err
 	}
-	batch := make([]ledger.ImportIntent, 0, importChunk)
-	for r := range p.Rows {
-		imp.res.Rows++
-		n, err := r.NewIntent.Normalize()
-		if err != nil {
-			var fe *ledger.FieldError
-			if !errors.As(err, &fe) {
-				return imp.res, err
+	rd := ledger.ReadImportIntents(p.Rows, opt.chunk, newImportRow)
+	defer rd.Stop()
+	err := e.unchecked(ctx, func() error {
+		for {
+			batch, ok, err := rd.Next(ctx)
+			if err != nil {
+				return err
 			}
-			imp.res.Refused = append(imp.res.Refused, ledger.RefusedIntent{Line: r.Line, Err: err})
-			continue
-		}
-		r.NewIntent = n
-		batch = append(batch, r)
-		if len(batch) == importChunk {
+			if !ok {
+				break
+			}
 			if err := imp.flush(ctx, batch); err != nil {
-				return imp.res, err
+				return err
 			}
-			batch = batch[:0]
+			rd.Release(batch)
 		}
+		return imp.flushAttempts(ctx)
+	})
+	rd.Stop()
+	if opt.guessFailed != nil {
+		*opt.guessFailed = imp.guessFailed
 	}
-	if err := imp.flush(ctx, batch); err != nil {
+	rows, refused, rerr := rd.Result()
+	imp.res.Rows = rows
+	imp.res.Refused = append(refused, imp.res.Refused...)
+	if err != nil {
 		return imp.res, err
 	}
-	if err := imp.flushAttempts(ctx); err != nil {
-		return imp.res, err
+	if rerr != nil {
+		return imp.res, rerr
 	}
 	if err := imp.checkRefunds(ctx); err != nil {
 		return imp.res, err
@@ -87,9 +112,61 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	if _, err := e.exec(ctx, `DROP TABLE temp.intent_import_refunds`); err != nil {
 		return imp.res, err
 	}
-	_, err := e.exec(ctx, `DROP TABLE temp.intent_import_pending`)
+	_, err = e.exec(ctx, `DROP TABLE temp.intent_import_pending`)
 	return imp.res, err
 }
+
+// unchecked runs fn, the writes of an import's rows, with the engine's
+// CHECK constraints off: the rows were normalised and their state checked
+// (newImportRow), which is what the intents' CHECK constraints check
+// (state, kind, a refund's charge named on refunds only), and
+// SQLite evaluates a CHECK of a list of values with a temporary b-tree of
+// the list built for every row, a fifth of an intent's insert. They are on
+// again before fn's error is returned; statements compiled meanwhile are
+// compiled again.
+func (e executor) unchecked(ctx context.Context, fn func() error) error {
+	if _, err := e.exec(ctx, `PRAGMA ignore_check_constraints = ON`); err != nil {
+		return err
+	}
+	err := fn()
+	if _, rerr := e.exec(context.WithoutCancel(ctx), `PRAGMA ignore_check_constraints = OFF`); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// importRow is one valid row of an import, normalised, with the values
+// its intent is inserted with: made on the reading goroutine.
+type importRow struct {
+	ledger.ImportIntent
+	vals [intentInsertCols]any
+}
+
+func newImportRow(r ledger.ImportIntent) (importRow, error) {
+	switch r.State {
+	case ledger.StatePending, ledger.StateProcessing, ledger.StateSucceeded, ledger.StateFailed, ledger.StateUnknown:
+	default:
+		// The intents' CHECK constraint on the state, which the import
+		// writes without (see unchecked).
+		return importRow{}, ledger.Wrap("import intent", r.Key, fmt.Errorf("state %q is not one the books keep", r.State))
+	}
+	meta, err := encodeMeta(r.Metadata)
+	if err != nil {
+		return importRow{}, ledger.Wrap("import intent", r.Key, err)
+	}
+	created := any(ts(r.CreatedAt))
+	updated := created
+	if !r.UpdatedAt.Equal(r.CreatedAt) {
+		updated = ts(r.UpdatedAt)
+	}
+	return importRow{ImportIntent: r, vals: [intentInsertCols]any{r.Key, string(r.Kind), r.RefundOf, r.Provider,
+		r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta, string(r.State), created, updated}}, nil
+}
+
+// key and created are the row's bound key and creation time, shared by
+// its attempts.
+func (r *importRow) key() any     { return r.vals[0] }
+func (r *importRow) created() any { return r.vals[10] }
 
 // sendPending counts the pending keys of each kind and, when asked and
 // nothing was refused, hands them over a page at a time.
@@ -147,8 +224,14 @@ const pendingPage = 5000
 type intentImport struct {
 	e        executor
 	p        ledger.ImportIntentsParams
+	opt      importOptions
 	res      ledger.ImportIntentsResult
 	attempts []any // bound values of attempts not yet written, 4 per attempt
+	// guess is whether the next chunk is written without reading the
+	// stored intents of its keys first (none of the last chunk's was);
+	// guessFailed counts the chunks where that met a stored key.
+	guess       bool
+	guessFailed int
 }
 
 // flush writes one chunk. The transaction excludes every other writer, so a
@@ -156,13 +239,25 @@ type intentImport struct {
 // finds are compared with their rows, and the rest are inserted by a plain
 // multi-row insert in key order. A key the chunk names twice is created by
 // its first row and compared by the others, as if they came one by one.
-func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent) error {
+//
+// After a chunk that found none of its keys stored, the chunk is written as
+// if the probe found nothing, in a savepoint: a stored key makes the insert
+// fail (its primary key), and the chunk is rolled back to the savepoint and
+// written again after the probe.
+func (imp *intentImport) flush(ctx context.Context, batch []importRow) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	if imp.guess {
+		ok, err := imp.write(ctx, batch, nil, true)
+		if err != nil || ok {
+			return err
+		}
+		imp.guessFailed++
+	}
 	keys := make([]string, 0, len(batch))
-	for _, r := range batch {
-		keys = append(keys, r.Key)
+	for i := range batch {
+		keys = append(keys, batch[i].Key)
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
@@ -170,33 +265,52 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 	if err != nil {
 		return err
 	}
+	imp.guess = len(byKey) == 0 && !imp.opt.probe
+	_, err = imp.write(ctx, batch, byKey, false)
+	return err
+}
+
+// write writes the chunk given the stored intents of its keys, byKey. When
+// guessed, the intents are inserted in a savepoint, and write returns false
+// (having written nothing) if one of their keys is stored.
+func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map[string]ledger.Intent, guessed bool) (bool, error) {
 	var (
 		create  []int // positions of the rows that create their intent
-		check   []ledger.ImportIntent
+		check   []int
 		repeats []string // keys created by this chunk and named again
 		created = make(map[string]bool, len(batch))
 	)
-	for i, r := range batch {
+	for i := range batch {
+		r := &batch[i]
 		switch _, ok := byKey[r.Key]; {
 		case ok:
-			check = append(check, r)
+			check = append(check, i)
 		case created[r.Key]:
-			check = append(check, r)
+			check = append(check, i)
 			repeats = append(repeats, r.Key)
 		default:
 			created[r.Key] = true
 			create = append(create, i)
 		}
 	}
-	if err := imp.insert(ctx, batch, create); err != nil {
-		return err
+	// The new intents and their attempts are written in key order: each
+	// statement's inserts into the key indexes then go forward.
+	sorted := slices.Clone(create)
+	slices.SortFunc(sorted, func(a, b int) int { return strings.Compare(batch[a].Key, batch[b].Key) })
+	if guessed {
+		ok, err := imp.e.unlessStored(ctx, func() error { return imp.insert(ctx, batch, sorted) })
+		if err != nil || !ok {
+			return false, err
+		}
+	} else if err := imp.insert(ctx, batch, sorted); err != nil {
+		return false, err
 	}
 	var (
 		pending = map[ledger.IntentKind][]string{}
-		refunds []ledger.ImportIntent
+		refunds []*importRow
 	)
 	for _, i := range create {
-		r := batch[i]
+		r := &batch[i]
 		imp.res.Created++
 		if r.IsRefund() {
 			refunds = append(refunds, r)
@@ -204,11 +318,14 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 		if r.State == ledger.StatePending {
 			pending[r.Kind] = append(pending[r.Kind], r.Key)
 		}
+	}
+	for _, i := range sorted {
+		r := &batch[i]
 		for i, ref := range r.ProviderRefs {
-			imp.attempts = append(imp.attempts, r.Key, i+1, ref, ts(r.CreatedAt))
-			if len(imp.attempts) == importChunk*attemptInsertCols {
+			imp.attempts = append(imp.attempts, r.key(), i+1, ref, r.created())
+			if len(imp.attempts) == fastChunk*attemptInsertCols {
 				if err := imp.flushAttempts(ctx); err != nil {
-					return err
+					return false, err
 				}
 			}
 		}
@@ -218,12 +335,16 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 		slices.Sort(repeats)
 		again, err := imp.stored(ctx, slices.Compact(repeats))
 		if err != nil {
-			return err
+			return false, err
 		}
-		maps.Copy(byKey, again)
+		if byKey == nil {
+			byKey = again
+		} else {
+			maps.Copy(byKey, again)
+		}
 	}
-	imp.check(check, byKey, pending)
-	err = chunks(refunds, func(part []ledger.ImportIntent) error {
+	imp.check(batch, check, byKey, pending)
+	err := chunks(refunds, func(part []*importRow) error {
 		args := make([]any, 0, 3*len(part))
 		for _, r := range part {
 			args = append(args, r.Line, r.Key, r.RefundOf)
@@ -233,15 +354,15 @@ func (imp *intentImport) flush(ctx context.Context, batch []ledger.ImportIntent)
 		return err
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	for kind, keys := range pending {
 		if _, err := imp.e.exec(ctx, `INSERT OR IGNORE INTO temp.intent_import_pending (key, kind) SELECT value, ? FROM json_each(?)`,
 			string(kind), jsonList(keys)); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // stored returns the stored intents of the given distinct keys.
@@ -268,35 +389,61 @@ func (imp *intentImport) stored(ctx context.Context, keys []string) (map[string]
 	return byKey, err
 }
 
-// insert inserts the intents of the rows at the given positions, in key
-// order.
-func (imp *intentImport) insert(ctx context.Context, batch []ledger.ImportIntent, rows []int) error {
+// insert inserts the intents of the rows at the given positions, which
+// are in key order. Binding a value costs about as much as the engine's
+// work on it, so the rows without metadata that share the kind, charge
+// refunded, provider and currency of the first such row bind those once per
+// statement; the others bind all their values.
+func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []int) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	rows = slices.Clone(rows)
-	slices.SortFunc(rows, func(a, b int) int { return strings.Compare(batch[a].Key, batch[b].Key) })
+	var (
+		common *importRow
+		shared = make([]int, 0, len(rows))
+		other  []int
+	)
+	for _, i := range rows {
+		r := &batch[i]
+		if common == nil && r.vals[8] == nil {
+			common = r
+		}
+		if common != nil && r.vals[8] == nil && r.Kind == common.Kind && r.RefundOf == common.RefundOf &&
+			r.Provider == common.Provider && r.Amount.Currency == common.Amount.Currency {
+			shared = append(shared, i)
+		} else {
+			other = append(other, i)
+		}
+	}
 	args := make([]any, 0, min(len(rows), fastChunk)*intentInsertCols)
-	return chunks(rows, func(part []int) error {
+	err := chunks(shared, func(part []int) error {
+		args = append(args[:0], common.vals[1], common.vals[2], common.vals[3], common.vals[5])
+		for _, i := range part {
+			v := &batch[i].vals
+			args = append(args, v[0], v[4], v[6], v[7], v[9], v[10], v[11])
+		}
+		_, err := imp.e.exec(ctx, insertSharedIntentsSQL(len(part)), args...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return chunks(other, func(part []int) error {
 		args = args[:0]
 		for _, i := range part {
-			r := batch[i]
-			meta, err := encodeMeta(r.Metadata)
-			if err != nil {
-				return ledger.Wrap("import intent", r.Key, err)
-			}
-			args = append(args, r.Key, string(r.Kind), r.RefundOf, r.Provider, r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta,
-				string(r.State), ts(r.CreatedAt), ts(r.UpdatedAt))
+			args = append(args, batch[i].vals[:]...)
 		}
 		_, err := imp.e.exec(ctx, insertIntentsSQL(len(part)), args...)
 		return err
 	})
 }
 
-// check compares rows whose key is stored with the stored intent; it adds
-// to pending the rows that ask for a pending intent still pending.
-func (imp *intentImport) check(rows []ledger.ImportIntent, byKey map[string]ledger.Intent, pending map[ledger.IntentKind][]string) {
-	for _, r := range rows {
+// check compares the rows at the given positions, whose key is stored,
+// with the stored intent; it adds to pending the rows that ask for a
+// pending intent still pending.
+func (imp *intentImport) check(batch []importRow, rows []int, byKey map[string]ledger.Intent, pending map[ledger.IntentKind][]string) {
+	for _, i := range rows {
+		r := &batch[i]
 		have := byKey[r.Key]
 		if have.Same(r.IntentParams) {
 			imp.res.Existing++
@@ -352,6 +499,17 @@ func multiRow(kind, n int, head, row, tail string) string {
 func insertIntentsSQL(n int) string {
 	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) VALUES `,
 		`(?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+}
+
+// insertSharedIntentsSQL inserts n intents without metadata whose kind,
+// charge refunded, provider and currency are the first four parameters; each
+// row binds its key, amount, customer, reference, state, creation and
+// update times, as anonymous parameters (numbered after the four), which
+// the driver binds without looking their names up.
+func insertSharedIntentsSQL(n int) string {
+	return multiRow(7, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) `+
+		`SELECT column1, ?1, ?2, ?3, column2, ?4, column3, column4, NULL, column5, column6, column7 FROM (VALUES `,
+		`(?,?,?,?,?,?,?)`, `)`)
 }
 
 // storedIntentsSQL reads the stored intents of n keys, each looked up by

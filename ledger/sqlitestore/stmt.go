@@ -3,7 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 type stmtCache struct {
@@ -95,6 +99,21 @@ type txStmts struct {
 	// known says the transaction's last batch of sightings was mostly of
 	// stored transactions (see upsertSightings).
 	known bool
+	// fresh says the transaction's last batch of sightings named no
+	// stored transaction (see upsertSightings).
+	fresh bool
+}
+
+func (t *txStmts) freshBatches() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.fresh
+}
+
+func (t *txStmts) setFreshBatches(fresh bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fresh = fresh
 }
 
 func (t *txStmts) knownBatches() bool {
@@ -157,4 +176,28 @@ func (e executor) atomically(ctx context.Context, fn func(executor) error) error
 		return err
 	}
 	return translate(stx.Commit())
+}
+
+// unlessStored runs fn, inserts of rows guessed new, in a savepoint. If a
+// primary key or unique constraint stops it (a row was stored after all),
+// the savepoint is rolled back, undoing all fn wrote, and unlessStored
+// returns false; the caller then looks the keys up and writes again.
+func (e executor) unlessStored(ctx context.Context, fn func() error) (bool, error) {
+	if _, err := e.exec(ctx, `SAVEPOINT unless_stored`); err != nil {
+		return false, err
+	}
+	err := fn()
+	if err != nil {
+		if _, rerr := e.exec(ctx, `ROLLBACK TO unless_stored`); rerr != nil {
+			return false, errors.Join(err, rerr)
+		}
+	}
+	if _, rerr := e.exec(ctx, `RELEASE unless_stored`); rerr != nil {
+		return false, errors.Join(err, rerr)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -26,6 +26,12 @@ import (
 // The parts share no transaction key with each other's writes, except the
 // agreeing re-sightings left out, which no write of the others could make
 // conflict, fill or record (a fill only fills what such a sighting lacks).
+//
+// After a batch whose probe found no key stored (the next part of a new
+// file), the batch is not probed: every transaction is taken for new, and
+// those named once are inserted in a savepoint. One stored after all makes
+// the insert fail on its primary key; the savepoint is rolled back and the
+// batch probed and written as above.
 
 // fastChunk is the most rows one multi-row statement of the fast path
 // carries: with 16 values a row, half SQLite's limit on bound parameters.
@@ -40,6 +46,8 @@ const (
 	rowsClassify
 	rowsTxns
 	rowsSources
+	rowsSharedTxns
+	rowsSharedSources
 )
 
 // What the probe says of a row.
@@ -108,7 +116,33 @@ func newTxnRow(args []any, s *ledger.Sighting, received *tsMemo) []any {
 		t.Settlement.Currency, t.ExchangeRate)
 }
 
+// insertSharedTxnsSQL inserts n new transactions whose provider,
+// currency, time of receipt (first seen and updated), settlement currency
+// and exchange rate are the first five parameters; each row binds the
+// rest (sharedTxnRow) as anonymous parameters, numbered after the five,
+// which the driver binds without looking their names up.
+func insertSharedTxnsSQL(n int) string {
+	return multiRow(rowsSharedTxns, n, `INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
+	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
+	    settlement_currency, exchange_rate)
+	SELECT ?1, column1, column2, column3, column4, ?2, column5, column6, column7, column8, column9, ?3, ?3, column10, ?4, ?5
+	FROM (VALUES `, `(?,?,?,?,?,?,?,?,?,?)`, `)`)
+}
+
+func sharedTxnRow(args []any, s *ledger.Sighting) []any {
+	t := &s.Txn
+	return append(args, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), ts(t.OccurredAt), t.Reference, t.ProviderRef,
+		t.Counterparty, t.LinkedID, nullAmount(t.Settlement))
+}
+
 const numSourceCols = 6
+
+// insertSharedSourcesSQL inserts the sources of n new transactions whose
+// provider, channel and time of receipt are the first three parameters.
+func insertSharedSourcesSQL(n int) string {
+	return multiRow(rowsSharedSources, n, `INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
+	SELECT ?1, column1, ?2, column2, column3, ?3 FROM (VALUES `, `(?,?,?)`, `)`)
+}
 
 func insertSourcesRowsSQL(n int) string {
 	return multiRow(rowsSources, n, `INSERT INTO provider_txn_sources (provider, txn_id, channel, ref, raw, received_at) VALUES `,
@@ -207,13 +241,18 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 			return res.Err()
 		})
 	}
-	if e.txStmts.knownBatches() {
+	guess := e.txStmts.freshBatches()
+	switch {
+	case guess:
+		// The previous batch named no stored transaction: neither does
+		// this one, it is guessed, and every row is new (see below).
+	case e.txStmts.knownBatches():
 		// The previous batch was mostly stored (a re-import): classify
 		// every row at once.
 		if err := classify(order); err != nil {
 			return c, err
 		}
-	} else {
+	default:
 		// Mostly new: probe each key once, and classify only the rows of
 		// stored ones.
 		var keys []int32
@@ -245,6 +284,7 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		if err != nil {
 			return c, err
 		}
+		e.txStmts.setFreshBatches(len(stored) == 0)
 		if len(stored) > 0 {
 			var rows []int32
 			for j := 0; j < len(order); {
@@ -288,7 +328,19 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		j = k
 	}
 	e.txStmts.setKnownBatches(2*known > len(batch))
-	if err := e.insertAlone(ctx, batch, alone, args); err != nil {
+	if guess {
+		// The new transactions named once are inserted in a savepoint:
+		// one stored after all makes the insert fail, and the batch is
+		// probed and written as any other.
+		ok, err := e.unlessStored(ctx, func() error { return e.insertAlone(ctx, batch, alone, args) })
+		if err != nil {
+			return c, err
+		}
+		if !ok {
+			e.txStmts.setFreshBatches(false)
+			return e.upsertSightings(ctx, batch)
+		}
+	} else if err := e.insertAlone(ctx, batch, alone, args); err != nil {
 		return c, err
 	}
 	c.NewTxns, c.NewSources = len(alone), len(alone)
@@ -314,9 +366,44 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 }
 
 // insertAlone inserts the transactions of rows and their one source each.
+// Binding a value costs about as much as the engine's work on it, so the
+// rows that share the first row's provider, currency, settlement currency,
+// exchange rate and time of receipt (a file's rows mostly do) bind those
+// once per statement, and so do their sources (provider, channel and time
+// of receipt); the others bind all their values.
 func (e executor) insertAlone(ctx context.Context, batch []ledger.Sighting, rows []int32, args []any) error {
-	var received tsMemo
-	err := chunks(rows, func(part []int32) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var (
+		received tsMemo
+		first    = &batch[rows[0]]
+		shared   = make([]int32, 0, len(rows))
+		other    []int32
+	)
+	for _, i := range rows {
+		if s := &batch[i]; s.Txn.Provider == first.Txn.Provider && s.Txn.Amount.Currency == first.Txn.Amount.Currency &&
+			s.Txn.Settlement.Currency == first.Txn.Settlement.Currency && s.Txn.ExchangeRate == first.Txn.ExchangeRate &&
+			s.Source.Channel == first.Source.Channel && s.Source.ReceivedAt.Equal(first.Source.ReceivedAt) {
+			shared = append(shared, i)
+		} else {
+			other = append(other, i)
+		}
+	}
+	at := received.ts(first.Source.ReceivedAt)
+	err := chunks(shared, func(part []int32) error {
+		t := &first.Txn
+		args = append(args[:0], t.Provider, t.Amount.Currency, at, t.Settlement.Currency, t.ExchangeRate)
+		for _, i := range part {
+			args = sharedTxnRow(args, &batch[i])
+		}
+		_, err := e.exec(ctx, insertSharedTxnsSQL(len(part)), args...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = chunks(other, func(part []int32) error {
 		args = args[:0]
 		for _, i := range part {
 			args = newTxnRow(args, &batch[i], &received)
@@ -327,7 +414,18 @@ func (e executor) insertAlone(ctx context.Context, batch []ledger.Sighting, rows
 	if err != nil {
 		return err
 	}
-	return chunks(rows, func(part []int32) error {
+	err = chunks(shared, func(part []int32) error {
+		args = append(args[:0], first.Txn.Provider, first.Source.Channel, at)
+		for _, i := range part {
+			args = append(args, batch[i].Txn.ID, batch[i].Source.Ref, batch[i].Source.Raw)
+		}
+		_, err := e.exec(ctx, insertSharedSourcesSQL(len(part)), args...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return chunks(other, func(part []int32) error {
 		args = args[:0]
 		for _, i := range part {
 			args = sourceRow(args, &batch[i], &received)

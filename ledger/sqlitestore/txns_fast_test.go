@@ -189,6 +189,11 @@ func (g *sightingGen) sighting() ledger.Sighting {
 		Raw:        []byte(g.pick(30, "raw "+id, "raw other", "")),
 		ReceivedAt: genT0.Add(time.Duration(g.r.IntN(1000)) * time.Second),
 	}
+	if g.r.IntN(4) > 0 {
+		// Most of a batch arrives at once, like a file's lines: the new
+		// transactions share their time of receipt.
+		src.ReceivedAt = genT0
+	}
 	if len(src.Raw) == 0 {
 		src.Raw = nil
 	}
