@@ -2,8 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -74,34 +72,31 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	}
 	rd := ledger.ReadImportIntents(p.Rows, opt.chunk, newImportRow)
 	defer rd.Stop()
-	err := e.unchecked(ctx, func() error {
-		for {
-			batch, ok, err := rd.Next(ctx)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
-			if err := imp.flush(ctx, batch); err != nil {
-				return err
-			}
-			rd.Release(batch)
+	for {
+		batch, ok, err := rd.Next(ctx)
+		if err != nil {
+			return imp.res, err
 		}
-		return imp.flushAttempts(ctx)
-	})
+		if !ok {
+			break
+		}
+		if err := imp.flush(ctx, batch); err != nil {
+			return imp.res, err
+		}
+		rd.Release(batch)
+	}
 	rd.Stop()
 	if opt.guessFailed != nil {
 		*opt.guessFailed = imp.guessFailed
 	}
-	rows, refused, rerr := rd.Result()
+	rows, refused, err := rd.Result()
 	imp.res.Rows = rows
 	imp.res.Refused = append(refused, imp.res.Refused...)
 	if err != nil {
 		return imp.res, err
 	}
-	if rerr != nil {
-		return imp.res, rerr
+	if err := imp.flushAttempts(ctx); err != nil {
+		return imp.res, err
 	}
 	if err := imp.checkRefunds(ctx); err != nil {
 		return imp.res, err
@@ -116,25 +111,6 @@ func (e executor) importIntents(ctx context.Context, p ledger.ImportIntentsParam
 	return imp.res, err
 }
 
-// unchecked runs fn, the writes of an import's rows, with the engine's
-// CHECK constraints off: the rows were normalised and their state checked
-// (newImportRow), which is what the intents' CHECK constraints check
-// (state, kind, a refund's charge named on refunds only), and
-// SQLite evaluates a CHECK of a list of values with a temporary b-tree of
-// the list built for every row, a fifth of an intent's insert. They are on
-// again before fn's error is returned; statements compiled meanwhile are
-// compiled again.
-func (e executor) unchecked(ctx context.Context, fn func() error) error {
-	if _, err := e.exec(ctx, `PRAGMA ignore_check_constraints = ON`); err != nil {
-		return err
-	}
-	err := fn()
-	if _, rerr := e.exec(context.WithoutCancel(ctx), `PRAGMA ignore_check_constraints = OFF`); rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	return err
-}
-
 // importRow is one valid row of an import, normalised, with the values
 // its intent is inserted with: made on the reading goroutine.
 type importRow struct {
@@ -143,13 +119,6 @@ type importRow struct {
 }
 
 func newImportRow(r ledger.ImportIntent) (importRow, error) {
-	switch r.State {
-	case ledger.StatePending, ledger.StateProcessing, ledger.StateSucceeded, ledger.StateFailed, ledger.StateUnknown:
-	default:
-		// The intents' CHECK constraint on the state, which the import
-		// writes without (see unchecked).
-		return importRow{}, ledger.Wrap("import intent", r.Key, fmt.Errorf("state %q is not one the books keep", r.State))
-	}
 	meta, err := encodeMeta(r.Metadata)
 	if err != nil {
 		return importRow{}, ledger.Wrap("import intent", r.Key, err)

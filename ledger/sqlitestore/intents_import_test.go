@@ -2,12 +2,9 @@ package sqlitestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -119,53 +116,5 @@ func TestImportStatementsBounded(t *testing.T) {
 	}
 	if prepared > 40 {
 		t.Fatalf("an import of %d rows in mixed chunks holds %d statements", n, prepared)
-	}
-}
-
-// TestImportChecksBack: an import writes its rows without the engine's
-// CHECK constraints, having checked its rows itself (a state the books do
-// not keep stops it); the constraints hold again for what follows in the
-// same transaction, whether the import succeeded or failed.
-func TestImportChecksBack(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	p, err := goose.NewProvider(goose.DialectSQLite3, s.sqldb, migrations.SQLite(),
-		goose.WithSlog(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	amount, _ := money.Parse("10", "KES")
-	row := func(key string, state ledger.State) ledger.ImportIntent {
-		return ledger.ImportIntent{Line: 2, NewIntent: ledger.NewIntent{IntentParams: ledger.IntentParams{Key: key,
-			Provider: "mpesa", Amount: amount}, State: state, CreatedAt: time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)}}
-	}
-	for _, state := range []ledger.State{ledger.StateSucceeded, "settled"} {
-		err := s.InTx(ctx, func(ltx ledger.Tx) error {
-			_, err := ltx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: slices.Values([]ledger.ImportIntent{row("k-"+string(state), state)})})
-			if (err != nil) != (state == "settled") {
-				t.Errorf("import of a %s intent: %v", state, err)
-			}
-			x := ltx.(*tx).executor
-			_, cerr := x.exec(ctx, `INSERT INTO intents (key, provider, amount, currency, reference, state, created_at, updated_at)
-				VALUES (?, 'mpesa', '1', 'KES', 'r', 'settled', '2026-11-02T09:30:00.000000Z', '2026-11-02T09:30:00.000000Z')`, "bad-"+string(state))
-			if cerr == nil || !strings.Contains(cerr.Error(), "CHECK constraint failed") {
-				t.Errorf("after the import of a %s intent, a bad state is stored: %v", state, cerr)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.GetIntent(ctx, "k-settled"); !errors.Is(err, ledger.ErrNotFound) {
-		t.Fatalf("an intent of a state the books do not keep was stored: %v", err)
 	}
 }
