@@ -17,6 +17,12 @@ import (
 // migrated automatically.
 var ErrSchemaOutOfDate = errors.New("database schema is out of date")
 
+// ErrSchemaTooNew reports a database that a newer binary migrated: this
+// binary does not know its last migrations, and its writes could break
+// their rules (migration 0012, for one, makes inserts that leave
+// amount_minor out fail).
+var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+
 // Applied lists what a migration run applied.
 type Applied struct {
 	Ledger []string
@@ -46,6 +52,9 @@ func Migrate(ctx context.Context, store ledger.Store) (Applied, error) {
 		return out, err
 	}
 	defer closeDB()
+	if err := notAhead(ctx, p); err != nil {
+		return out, fmt.Errorf("migrate: %w", err)
+	}
 	res, err := p.Up(ctx)
 	if err != nil {
 		return out, fmt.Errorf("migrate ledger: %w", err)
@@ -72,6 +81,9 @@ func Pending(ctx context.Context, store ledger.Store) ([]string, error) {
 		return nil, err
 	}
 	defer closeDB()
+	if err := notAhead(ctx, p); err != nil {
+		return nil, err
+	}
 	statuses, err := p.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migration status: %w", err)
@@ -93,7 +105,8 @@ func Pending(ctx context.Context, store ledger.Store) ([]string, error) {
 }
 
 // Check fails with ErrSchemaOutOfDate, naming `reconcile migrate`, when
-// migrations are pending.
+// migrations are pending, and with ErrSchemaTooNew when the database has
+// migrations this binary does not know.
 func Check(ctx context.Context, store ledger.Store) error {
 	pending, err := Pending(ctx, store)
 	if err != nil {
@@ -101,6 +114,20 @@ func Check(ctx context.Context, store ledger.Store) error {
 	}
 	if len(pending) > 0 {
 		return fmt.Errorf("%w: %d migration(s) pending (first: %s); run `reconcile migrate`", ErrSchemaOutOfDate, len(pending), pending[0])
+	}
+	return nil
+}
+
+// notAhead fails with ErrSchemaTooNew when the database's last applied
+// migration is one this binary does not have.
+func notAhead(ctx context.Context, p *goose.Provider) error {
+	current, known, err := p.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("migration status: %w", err)
+	}
+	if current > known {
+		return fmt.Errorf("%w: the books are at migration %d and this binary knows migrations up to %d; run the newer reconcile",
+			ErrSchemaTooNew, current, known)
 	}
 	return nil
 }
