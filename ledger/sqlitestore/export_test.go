@@ -18,6 +18,10 @@ func OrphanSources(s *Store) (int, error) {
 	return n, err
 }
 
+// GuessFailed counts the store's batches of sightings written without their
+// probe that met a stored transaction.
+func GuessFailed(s *Store) int64 { return s.stmts.guessFailed.Load() }
+
 // UpsertSetOnly records the batch in a transaction of its own by the set
 // statements alone, without the probe that lets the fast path write new
 // transactions directly and skip agreeing re-sightings: the reference the

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -13,6 +14,9 @@ import (
 type stmtCache struct {
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+	// guessFailed counts the batches of sightings written without their
+	// probe that met a stored transaction (and were probed after all).
+	guessFailed atomic.Int64
 }
 
 func (c *stmtCache) lookup(query string) (*sql.Stmt, bool) {

@@ -337,6 +337,7 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 			return c, err
 		}
 		if !ok {
+			e.stmts.guessFailed.Add(1)
 			e.txStmts.setFreshBatches(false)
 			return e.upsertSightings(ctx, batch)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,12 +24,19 @@ import (
 // batch and the same stored transactions, sightings and quarantine.
 func TestUpsertFastPathAgreesWithSetPath(t *testing.T) {
 	t.Parallel()
+	var guessFailed atomic.Int64
+	t.Cleanup(func() {
+		if !t.Failed() && guessFailed.Load() == 0 {
+			t.Error("no batch written without its probe met a stored transaction: the fallback went untested")
+		}
+	})
 	for round := range 12 {
 		seed := uint64(round)
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			fast := dbtest.SQLite(t).(*sqlitestore.Store)
+			t.Cleanup(func() { guessFailed.Add(sqlitestore.GuessFailed(fast)) })
 			set := dbtest.SQLite(t).(*sqlitestore.Store)
 			g := &sightingGen{t: t, r: rand.New(rand.NewPCG(seed, 11)), ids: 6 + int(seed%4)*8}
 			if seed == 0 {
