@@ -4,12 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -145,17 +142,12 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		return res, fmt.Errorf("staging table: %w", err)
 	}
 	st := &importState{tx: tx, seen: newKeySet(), opt: opt, guess: true}
-	rd := readImportRows(p.Rows, opt.batch)
-	defer rd.stop()
+	rd := ledger.ReadImportIntents(p.Rows, opt.batch, newImportRow)
+	defer rd.Stop()
 	for {
-		var (
-			batch []importRow
-			ok    bool
-		)
-		select {
-		case batch, ok = <-rd.batches:
-		case <-ctx.Done():
-			return res, ctx.Err()
+		batch, ok, err := rd.Next(ctx)
+		if err != nil {
+			return res, err
 		}
 		if !ok {
 			break
@@ -163,19 +155,25 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		if err := st.write(ctx, batch); err != nil {
 			return res, err
 		}
+		// write keeps nothing of the batch's rows: the keys it remembers
+		// are copied into seen, the pending keys and the rows it creates
+		// or stages are written before it returns, and a refusal holds
+		// copies of the row's parameters.
+		rd.Release(batch)
 	}
-	rd.stop()
+	rd.Stop()
 	if opt.fallbacks != nil {
 		*opt.fallbacks = st.fallbacks
 	}
 	if opt.guessFailed != nil {
 		*opt.guessFailed = st.guessFailed
 	}
-	if rd.err != nil {
-		return res, fmt.Errorf("copy: %w", rd.err)
+	rows, refused, rerr := rd.Result()
+	if rerr != nil {
+		return res, fmt.Errorf("copy: %w", rerr)
 	}
-	res.Rows = rd.rows
-	res.Refused = append(rd.refused, st.refused...)
+	res.Rows = rows
+	res.Refused = append(refused, st.refused...)
 	res.Created = st.created
 	if st.staged > 0 {
 		created, refused, err := writeStaged(ctx, tx)
@@ -593,85 +591,18 @@ func (r *importRow) meta() any {
 	return r.metaJSON
 }
 
-// rowReader reads the rows of an import on a goroutine of its own,
-// normalising each, and hands them over in batches. An invalid row is
-// refused and left out.
-type rowReader struct {
-	batches chan []importRow
-	done    chan struct{}
-	once    sync.Once
-	wg      sync.WaitGroup
-	// Set by the reading goroutine; read after stop.
-	rows    int
-	refused []ledger.RefusedIntent
-	err     error
-	// panicked is what the rows panicked with, raised again by stop in
-	// the caller's goroutine.
-	panicked any
-}
-
-func readImportRows(seq iter.Seq[ledger.ImportIntent], size int) *rowReader {
-	rd := &rowReader{batches: make(chan []importRow), done: make(chan struct{})}
-	rd.wg.Add(1)
-	go func() {
-		defer rd.wg.Done()
-		defer close(rd.batches)
-		defer func() {
-			if p := recover(); p != nil {
-				rd.panicked = p
-			}
-		}()
-		batch := make([]importRow, 0, size)
-		send := func() bool {
-			select {
-			case rd.batches <- batch:
-				batch = make([]importRow, 0, size)
-				return true
-			case <-rd.done:
-				return false
-			}
-		}
-		for r := range seq {
-			rd.rows++
-			n, err := r.NewIntent.Normalize()
-			if err != nil {
-				var fe *ledger.FieldError
-				if !errors.As(err, &fe) {
-					rd.err = err
-					return
-				}
-				rd.refused = append(rd.refused, ledger.RefusedIntent{Line: r.Line, Err: err})
-				continue
-			}
-			meta, err := encodeMeta(n.Metadata)
-			if err != nil {
-				rd.err = err
-				return
-			}
-			r.NewIntent = n
-			if r.ProviderRefs == nil {
-				r.ProviderRefs = []string{}
-			}
-			if batch = append(batch, importRow{ImportIntent: r, metaJSON: meta}); len(batch) == size && !send() {
-				return
-			}
-		}
-		if len(batch) > 0 {
-			send()
-		}
-	}()
-	return rd
-}
-
-// stop ends the reading and waits for the goroutine to be done with the
-// rows, so that what it set can be read.
-func (rd *rowReader) stop() {
-	rd.once.Do(func() { close(rd.done) })
-	rd.wg.Wait()
-	if p := rd.panicked; p != nil {
-		rd.panicked = nil
-		panic(p)
+// newImportRow is the step ReadImportIntents takes on each valid row: its
+// metadata encoded as stored, and no provider references made an empty
+// list (the staging table's column is NOT NULL).
+func newImportRow(r ledger.ImportIntent) (importRow, error) {
+	meta, err := encodeMeta(r.Metadata)
+	if err != nil {
+		return importRow{}, err
 	}
+	if r.ProviderRefs == nil {
+		r.ProviderRefs = []string{}
+	}
+	return importRow{ImportIntent: r, metaJSON: meta}, nil
 }
 
 // stageSource feeds COPY into the staging table from rows.

@@ -22,6 +22,29 @@ func OrphanSources(s *Store) (int, error) {
 // probe that met a stored transaction.
 func GuessFailed(s *Store) int64 { return s.stmts.guessFailed.Load() }
 
+// IntegrityCheck runs PRAGMA integrity_check over the whole database and
+// returns what it reports: "ok" alone when nothing is wrong. Besides the
+// structure of the file, the SQLite the driver embeds checks every row
+// against its table's CHECK and NOT NULL constraints and, in a STRICT
+// table, its column types: a net under every write path the conformance
+// suite runs.
+func IntegrityCheck(ctx context.Context, s *Store) ([]string, error) {
+	rows, err := s.sqldb.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return nil, err
+		}
+		out = append(out, line)
+	}
+	return out, rows.Err()
+}
+
 // UpsertSetOnly records the batch in a transaction of its own by the set
 // statements alone, without the probe that lets the fast path write new
 // transactions directly and skip agreeing re-sightings: the reference the
