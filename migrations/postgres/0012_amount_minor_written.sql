@@ -3,8 +3,9 @@
 -- minor_units(amount, currency): the set statements call the function, the
 -- COPY of a large import computes the same value in Go (pgstore.AmountMinor,
 -- tested against the function on every currency). As a generated column
--- it cost a large import about a second of the server's time per million
--- rows: the expression, and each row formed a second time to hold it.
+-- it cost an insert up to about a second of the server's time per million
+-- rows, measured in isolation: the expression, and each row formed a
+-- second time to hold it. In a whole import that is within the noise.
 --
 -- A row whose amount has minor units must store them: a reader takes a
 -- NULL for an amount without exact minor units and hands the row on as
