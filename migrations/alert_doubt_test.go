@@ -5,11 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
-	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
-	"github.com/reconcilehq/reconcile/ledger/engine"
 )
 
 // TestAlertDoubtCarriedOver: migration 5 moves "an earlier try may have
@@ -24,25 +20,7 @@ func TestAlertDoubtCarriedOver(t *testing.T) {
 	} {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := database.Open(ctx, e.url, database.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			drv, err := engine.Of(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := drv.Migrations()
-			db, release, err := m.Open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer release()
-			p, err := goose.NewProvider(m.Dialect, db, m.FS)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, db := provider(t, e.url)
 			if _, err := p.UpTo(ctx, 4); err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +37,7 @@ func TestAlertDoubtCarriedOver(t *testing.T) {
 			for text := range want {
 				i++
 				q := `INSERT INTO alerts (subject, reason, state, error, created_at) VALUES ($1, 'opened', 'pending', $2, CURRENT_TIMESTAMP)`
-				if drv.Engine() == "sqlite" {
+				if e.name == "sqlite" {
 					q = `INSERT INTO alerts (subject, reason, state, error, created_at) VALUES (?, 'opened', 'pending', ?, '2026-11-02T00:00:00.000000Z')`
 				}
 				if _, err := db.ExecContext(ctx, q, "f_"+string(rune('a'+i)), text); err != nil {

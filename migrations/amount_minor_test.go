@@ -64,17 +64,21 @@ func TestAmountMinorWritten(t *testing.T) {
 			}
 			return s.String
 		}
-		// The values the generated column wrote stay.
-		for q, want := range map[string]string{
-			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T1'`: "150050",
-			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T2'`: "NULL",
-			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T3'`: "1200",
-			`SELECT amount_minor FROM intents WHERE key = 'k1'`:          "25025",
-		} {
-			if got := minor(q); got != want {
-				t.Errorf("%s: %s, want %s", q, got, want)
+		// want checks what four rows hold, when.
+		want := func(when, t1, t2, t3, k1 string) {
+			t.Helper()
+			for q, want := range map[string]string{
+				`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T1'`: t1,
+				`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T2'`: t2,
+				`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T3'`: t3,
+				`SELECT amount_minor FROM intents WHERE key = 'k1'`:          k1,
+			} {
+				if got := minor(q); got != want {
+					t.Errorf("%s, %s: %s, want %s", when, q, got, want)
+				}
 			}
 		}
+		want("the values the generated column wrote stay", "150050", "NULL", "1200", "25025")
 		// An insert must write the minor units an amount has.
 		err := exec(insertTxn, "T4", "10.00", "KES")
 		if err == nil || !strings.Contains(err.Error(), "provider_txns_amount_minor_written") {
@@ -104,16 +108,7 @@ func TestAmountMinorWritten(t *testing.T) {
 				t.Fatal(q, err)
 			}
 		}
-		for q, want := range map[string]string{
-			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T1'`: "750",
-			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T2'`: "1005",
-			`SELECT amount_minor FROM provider_txns WHERE txn_id = 'T3'`: "NULL",
-			`SELECT amount_minor FROM intents WHERE key = 'k1'`:          "99",
-		} {
-			if got := minor(q); got != want {
-				t.Errorf("after the update, %s: %s, want %s", q, got, want)
-			}
-		}
+		want("after the update", "750", "1005", "NULL", "99")
 		// Down: generated again, with the same values.
 		if _, err := p.DownTo(ctx, 11); err != nil {
 			t.Fatal(err)
