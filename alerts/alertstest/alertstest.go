@@ -37,6 +37,8 @@ type Post struct {
 	Raw []byte
 	// Updates counts the chat.update calls that changed the message.
 	Updates int
+	// Earlier holds the Blocks each update replaced, oldest first.
+	Earlier []json.RawMessage
 }
 
 // Fault is how a fake answers one request instead of normally.
@@ -145,6 +147,7 @@ func (r *recorder) replace(channel, ts, text string, blocks, meta json.RawMessag
 	defer r.mu.Unlock()
 	for i, p := range r.posts {
 		if p.Channel == channel && p.TS == ts {
+			r.posts[i].Earlier = append(p.Earlier[:len(p.Earlier):len(p.Earlier)], p.Blocks)
 			r.posts[i].Text, r.posts[i].Blocks, r.posts[i].Updates = text, blocks, p.Updates+1
 			if meta != nil {
 				r.posts[i].Metadata = meta

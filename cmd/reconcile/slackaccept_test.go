@@ -166,6 +166,7 @@ alerts:
 			}
 			before := map[string]int{unknown.ID: len(history(unknown.ID)), missing.ID: len(history(missing.ID))}
 
+			unpressed, _ := postAt(bot, msg.Channel, msg.TS)
 			press(false)
 			l, err := store.GetManualLink(ctx, "mpesa", "SCE9TY1PO1")
 			if err != nil || l.IntentKey != "charge:order-6001" || l.Actor != "@ops (U0OPS)" {
@@ -181,10 +182,26 @@ alerts:
 					t.Errorf("%s after the press: %s, history %v", f.Kind, f.Status, h)
 				}
 			}
+			// The press redraws the message with who accepted the match; the
+			// worker's follow-up may redraw it again, as resolved, before or
+			// after that. Neither version offers the button again.
+			poll.Wait(t, time.Minute, "the message redrawn as accepted", func() bool {
+				pressed, _ := postAt(bot, msg.Channel, msg.TS)
+				for _, v := range append(pressed.Earlier, pressed.Blocks) {
+					if strings.Contains(string(v), "Suggested match accepted* by @ops (U0OPS)") {
+						return true
+					}
+				}
+				return false
+			})
 			pressed, _ := postAt(bot, msg.Channel, msg.TS)
-			if pressed.Updates < 1 || !strings.Contains(string(pressed.Blocks), "Suggested match accepted* by @ops (U0OPS)") ||
-				strings.Contains(string(pressed.Blocks), `"reconcile_accept"`) {
-				t.Errorf("Slack message after the press:\n%s", pressed.Blocks)
+			if pressed.Updates <= unpressed.Updates {
+				t.Fatalf("the press did not redraw the message:\n%s", pressed.Blocks)
+			}
+			for _, v := range append(pressed.Earlier[unpressed.Updates+1:], pressed.Blocks) {
+				if strings.Contains(string(v), `"reconcile_accept"`) || !strings.Contains(string(v), "by @ops (U0OPS)") {
+					t.Errorf("Slack message after the press:\n%s", v)
+				}
 			}
 
 			// The worker posts the follow-ups: who matched them and where.
