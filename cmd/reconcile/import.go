@@ -358,9 +358,9 @@ const importHeapLimit = 192 << 20
 // importGCPercent lets an import's heap grow to nine times what is live
 // between collections, up to importHeapLimit. What an import keeps live
 // is a few batches, often under 10 MiB: at the default of 100 the
-// collector ran about 40 times a second, and every cycle stopped the
-// goroutine that writes to interrupt the database engine in mid-statement
-// (a 1M-row SQLite intents import spent about a sixth of its CPU on that).
+// collector ran about 40 times a second, and every cycle preempted the
+// goroutine running the database engine in mid-statement (a 1M-row SQLite
+// intents import takes about a third less CPU at 800).
 const importGCPercent = 800
 
 // boundHeap sets importHeapLimit and importGCPercent unless GOMEMLIMIT and
