@@ -54,7 +54,7 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 			if err != nil {
 				return err
 			}
-			boundHeap()
+			a.boundHeap()
 			if setup.Statement == nil {
 				return usagef("--provider %s has no statement format", provider)
 			}
@@ -110,7 +110,7 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if err != nil {
 				return err
 			}
-			boundHeap()
+			a.boundHeap()
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
@@ -201,8 +201,8 @@ charges (and refunds) those imported without it.`,
 			}
 			// On PostgreSQL the import keeps a set of the file's keys, which
 			// grows with the file, so its heap has no fixed bound.
-			if engine, err := database.Engine(a.cfg.DatabaseURL); err == nil && engine == ledger.EngineSQLite {
-				boundHeap()
+			if a.embedded() {
+				a.boundHeap()
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
@@ -355,21 +355,30 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // grow to twice what is live before collecting.
 const importHeapLimit = 192 << 20
 
-// importGCPercent lets an import's heap grow to nine times what is live
-// between collections, up to importHeapLimit. What an import keeps live
-// is a few batches, often under 10 MiB: at the default of 100 the
-// collector ran about 40 times a second, and every cycle preempted the
-// goroutine running the database engine in mid-statement (a 1M-row SQLite
-// intents import takes about a third less CPU at 800).
+// importGCPercent lets the heap of an import into SQLite grow to nine
+// times what is live between collections, up to importHeapLimit. What an
+// import keeps live is a few batches, often under 10 MiB: at the default
+// of 100 the collector ran about 40 times a second, and every cycle
+// preempted the goroutine running the embedded engine in mid-statement (a
+// 1M-row SQLite intents import takes about a third less CPU at 800). On
+// PostgreSQL the engine runs elsewhere: the setting gains nothing there and
+// costs resident memory.
 const importGCPercent = 800
 
-// boundHeap sets importHeapLimit and importGCPercent unless GOMEMLIMIT and
-// GOGC say otherwise.
-func boundHeap() {
+// boundHeap sets importHeapLimit unless GOMEMLIMIT says otherwise and, for
+// an import into SQLite, importGCPercent unless GOGC says otherwise.
+func (a *app) boundHeap() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(importHeapLimit)
 	}
-	if os.Getenv("GOGC") == "" {
+	if os.Getenv("GOGC") == "" && a.embedded() {
 		debug.SetGCPercent(importGCPercent)
 	}
+}
+
+// embedded reports whether the database is SQLite, whose engine runs in
+// this process.
+func (a *app) embedded() bool {
+	engine, err := database.Engine(a.cfg.DatabaseURL)
+	return err == nil && engine == ledger.EngineSQLite
 }
