@@ -19,6 +19,8 @@
 #   N=200000 FORMATS=mpesa,stripe bench/import.sh
 #   BENCH_DATABASE_URL=postgres://... ENGINES=postgres bench/import.sh
 #   BIN=/tmp/reconcile-old bench/import.sh            time another build
+#   PGTMP_OPTS="-c max_wal_size=8GB" bench/import.sh  the server as tuned for large imports
+#                                                     (docs/operations.md); the header prints its settings
 # On PostgreSQL it then times the way from files to findings (E2E=0 skips
 # it): import intents and the M-Pesa statement (N lines each) and
 # `reconcile run --dry-run` over them, against COPY of both files plus the

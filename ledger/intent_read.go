@@ -3,7 +3,9 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"runtime/debug"
 	"sync"
 )
 
@@ -27,7 +29,20 @@ type ImportReader[T any] struct {
 	err     error
 	// panicked is what the rows (or prep) panicked with, raised again by
 	// Stop in the caller's goroutine.
-	panicked any
+	panicked *ReaderPanic
+}
+
+// ReaderPanic is the value Stop panics with when the rows (or prep)
+// panicked on the reading goroutine: what they panicked with, and that
+// goroutine's stack at the panic, which the caller's own stack trace
+// does not show.
+type ReaderPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *ReaderPanic) Error() string {
+	return fmt.Sprintf("reading intents: %v\n\nreader goroutine:\n%s", p.Value, p.Stack)
 }
 
 // ReadImportIntents starts reading seq in batches of size rows. An error of
@@ -41,7 +56,7 @@ func ReadImportIntents[T any](seq iter.Seq[ImportIntent], size int, prep func(Im
 		defer close(rd.batches)
 		defer func() {
 			if p := recover(); p != nil {
-				rd.panicked = p
+				rd.panicked = &ReaderPanic{Value: p, Stack: debug.Stack()}
 			}
 		}()
 		batch := make([]T, 0, size)
@@ -110,7 +125,7 @@ func (rd *ImportReader[T]) Release(batch []T) {
 
 // Stop ends the reading and waits for the goroutine to be done with the
 // rows. A panic of the rows is raised again here, in the caller's
-// goroutine. It may be called more than once.
+// goroutine, as a *ReaderPanic. It may be called more than once.
 func (rd *ImportReader[T]) Stop() {
 	rd.once.Do(func() { close(rd.done) })
 	rd.wg.Wait()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,8 +125,12 @@ func TestReadImportIntentsStops(t *testing.T) {
 		}
 	}
 	defer func() {
-		if p := recover(); p != "rows" {
+		p, ok := recover().(*ReaderPanic)
+		if !ok || p.Value != "rows" {
 			t.Fatalf("recovered %v, want the rows' panic", p)
+		}
+		if !strings.Contains(string(p.Stack), "TestReadImportIntentsStops") {
+			t.Fatalf("the panic's stack does not show the rows:\n%s", p.Stack)
 		}
 	}()
 	rd.Stop()

@@ -4,7 +4,8 @@
 #   eval "$(scripts/pgtmp.sh start [durable])"   exports PGTMP_DIR, PGTMP_URL, PGBIN
 #   scripts/pgtmp.sh stop "$PGTMP_DIR"
 # By default durability is off (fsync, synchronous_commit) for fast tests;
-# "durable" keeps PostgreSQL's defaults, for benchmarks.
+# "durable" keeps PostgreSQL's defaults, for benchmarks. PGTMP_OPTS adds
+# server settings, e.g. PGTMP_OPTS="-c max_wal_size=8GB".
 set -euo pipefail
 
 pg_bin() {
@@ -33,6 +34,7 @@ start)
   if [ "${2:-}" != durable ]; then
     opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   fi
+  opts="$opts ${PGTMP_OPTS:-}"
   as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
   as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$opts" start >/dev/null \

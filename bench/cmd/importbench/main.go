@@ -88,7 +88,15 @@ func run(ctx context.Context) error {
 	fmt.Println("wall and CPU seconds (client = the timed process from wait4; server = the PostgreSQL server's")
 	fmt.Println("processes from /proc when it runs here); ratios to the required baseline (/base) and to the floor")
 	fmt.Println("(/floor): the rows the import stored written again into the same migrated, indexed tables in one")
-	fmt.Println("transaction, by binary COPY on PostgreSQL and by the engine's INSERT ... SELECT on SQLite")
+	fmt.Println("transaction, by binary COPY on PostgreSQL and by the engine's INSERT ... SELECT on SQLite; on")
+	fmt.Println("PostgreSQL keysfloor is that COPY into tables that keep only their primary keys and unique constraints")
+	if c.pgURL != "" {
+		settings, err := serverSettings(ctx, c.pgURL)
+		if err != nil {
+			return err
+		}
+		fmt.Println("PostgreSQL:", settings)
+	}
 	fmt.Printf("%-8s %-7s %8s %-9s %8s %8s %8s %8s %8s %8s %9s %7s\n", "engine", "format", "lines", "step", "wall_s",
 		"client_s", "server_s", "cpu_s", "wall/base", "cpu/base", "wall/floor", "rss_MiB")
 	for _, fname := range c.formats {
@@ -173,7 +181,7 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 	if err != nil {
 		return err
 	}
-	var floor *result
+	var floor, keys *result
 	if floorDB != "" {
 		if _, err := reconcile(ctx, c.bin, floorDB, "migrate"); err != nil {
 			return err
@@ -183,6 +191,26 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			return fmt.Errorf("floor: %w", err)
 		}
 		floor = &r
+		// The keys floor: the same rows into tables that keep only their
+		// primary keys and unique constraints, which the books need to
+		// tell a new row from a known one. No import that keeps a row per
+		// transaction and per sighting can write for less; the indexes
+		// dropped here are the run's, the console's and the queue's.
+		keysDB, err := freshDatabase(ctx, c.pgURL, "importbench_"+f.name+"_keys")
+		if err != nil {
+			return err
+		}
+		if _, err := reconcile(ctx, c.bin, keysDB, "migrate"); err != nil {
+			return err
+		}
+		if err := dropSecondaryIndexes(ctx, keysDB, f.tables); err != nil {
+			return fmt.Errorf("keys floor: %w", err)
+		}
+		k, err := pgFloor(ctx, dbURL, keysDB, f.tables, filepath.Join(c.dir, f.name+".keys"), server)
+		if err != nil {
+			return fmt.Errorf("keys floor: %w", err)
+		}
+		keys = &k
 	}
 	if engine == "sqlite" {
 		path := strings.TrimPrefix(dbURL, "sqlite:")
@@ -216,6 +244,9 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			r.wall.Seconds()/base.wall.Seconds(), r.cpu().Seconds()/max(base.cpu().Seconds(), 0.001), vsFloor, rss)
 	}
 	line("baseline", base)
+	if keys != nil {
+		line("keysfloor", *keys)
+	}
 	if floor != nil {
 		line("floor", *floor)
 	}
@@ -267,6 +298,26 @@ func reconcile(ctx context.Context, bin, dbURL string, args ...string) (result, 
 		r.client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return r, nil
+}
+
+// serverSettings names the server's version and the settings that move
+// the figures of large writes.
+func serverSettings(ctx context.Context, server string) (string, error) {
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	var out []string
+	for _, name := range []string{"server_version", "fsync", "synchronous_commit", "full_page_writes",
+		"max_wal_size", "shared_buffers", "lc_collate"} {
+		var v string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+			return "", err
+		}
+		out = append(out, name+"="+v)
+	}
+	return strings.Join(out, " "), nil
 }
 
 // freshDatabase (re)creates database name on the server and returns its URL.
@@ -339,6 +390,31 @@ func pgCopy(ctx context.Context, dbURL, file, table string) (time.Duration, erro
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// dropSecondaryIndexes drops, in the database at dbURL, every index of
+// tables that is neither a primary key nor unique.
+func dropSecondaryIndexes(ctx context.Context, dbURL string, tables []string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT indexrelid::regclass::text FROM pg_index
+		WHERE indrelid = ANY($1::regclass[]) AND NOT indisunique AND NOT indisprimary`, tables)
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := conn.Exec(ctx, "DROP INDEX "+pgx.Identifier{n}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pgFloor dumps the tables the import filled in database from (binary COPY
