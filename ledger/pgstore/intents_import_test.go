@@ -301,7 +301,7 @@ func TestImportIntentsRowsPanic(t *testing.T) {
 		panic("bad row source")
 	}
 	defer func() {
-		if p := recover(); p != "bad row source" {
+		if p, ok := recover().(*ledger.ReaderPanic); !ok || p.Value != "bad row source" {
 			t.Fatalf("recovered %v", p)
 		}
 	}()
