@@ -102,34 +102,10 @@ type txStmts struct {
 	m  map[string]*sql.Stmt
 	// known says the transaction's last batch of sightings was mostly of
 	// stored transactions (see upsertSightings).
-	known bool
+	known atomic.Bool
 	// fresh says the transaction's last batch of sightings named no
 	// stored transaction (see upsertSightings).
-	fresh bool
-}
-
-func (t *txStmts) freshBatches() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.fresh
-}
-
-func (t *txStmts) setFreshBatches(fresh bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.fresh = fresh
-}
-
-func (t *txStmts) knownBatches() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.known
-}
-
-func (t *txStmts) setKnownBatches(known bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.known = known
+	fresh atomic.Bool
 }
 
 // row is a single-row result that may carry a prepare error.

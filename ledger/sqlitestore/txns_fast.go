@@ -241,12 +241,12 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 			return res.Err()
 		})
 	}
-	guess := e.txStmts.freshBatches()
+	guess := e.txStmts.fresh.Load()
 	switch {
 	case guess:
 		// The previous batch named no stored transaction: neither does
 		// this one, it is guessed, and every row is new (see below).
-	case e.txStmts.knownBatches():
+	case e.txStmts.known.Load():
 		// The previous batch was mostly stored (a re-import): classify
 		// every row at once.
 		if err := classify(order); err != nil {
@@ -284,7 +284,7 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		if err != nil {
 			return c, err
 		}
-		e.txStmts.setFreshBatches(len(stored) == 0)
+		e.txStmts.fresh.Store(len(stored) == 0)
 		if len(stored) > 0 {
 			var rows []int32
 			for j := 0; j < len(order); {
@@ -327,7 +327,7 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		}
 		j = k
 	}
-	e.txStmts.setKnownBatches(2*known > len(batch))
+	e.txStmts.known.Store(2*known > len(batch))
 	if guess {
 		// The new transactions named once are inserted in a savepoint:
 		// one stored after all makes the insert fail, and the batch is
@@ -338,7 +338,7 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 		}
 		if !ok {
 			e.stmts.guessFailed.Add(1)
-			e.txStmts.setFreshBatches(false)
+			e.txStmts.fresh.Store(false)
 			return e.upsertSightings(ctx, batch)
 		}
 	} else if err := e.insertAlone(ctx, batch, alone, args); err != nil {
