@@ -235,6 +235,9 @@ var kindTitles = map[ledger.Kind]string{
 	ledger.KindDisputedCharge:    "Disputed charge",
 	ledger.KindUnrecordedRefund:  "Unrecorded refund",
 	ledger.KindDuplicateRefund:   "Duplicate refund",
+	ledger.KindUnderpaid:         "Underpaid",
+	ledger.KindOverpaid:          "Overpaid",
+	ledger.KindPartiallyPaid:     "Partially paid",
 }
 
 func kindTitle(k ledger.Kind) string {

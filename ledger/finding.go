@@ -34,6 +34,16 @@ const (
 	// KindDuplicateRefund: two or more provider refunds for one refund
 	// intent.
 	KindDuplicateRefund Kind = "duplicate_refund"
+	// KindUnderpaid: an expected payment is past its due date and what the
+	// customer paid, in one part or several, falls short of it.
+	KindUnderpaid Kind = "underpaid"
+	// KindOverpaid: the customer paid an expected payment more than it
+	// asked, and not by paying it twice over (a duplicate).
+	KindOverpaid Kind = "overpaid"
+	// KindPartiallyPaid: an expected payment not yet due is paid in part.
+	// Information, not an alarm: it puts no money at risk, and becomes
+	// underpaid if the rest has not come by the due date.
+	KindPartiallyPaid Kind = "partially_paid"
 	// KindUnreadableRecord is a stored intent or provider transaction the
 	// matcher cannot evaluate (an amount beyond its range): left out of
 	// matching, so that it does not stop the run, and reported.
@@ -54,8 +64,8 @@ func (f Finding) IntentKindShown() IntentKind {
 
 // Kinds lists every finding kind in report order.
 var Kinds = []Kind{KindDuplicateCharge, KindDuplicateRefund, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch,
-	KindCurrencyMismatch, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider, KindStuckIntent,
-	KindUnreadableRecord}
+	KindCurrencyMismatch, KindOverpaid, KindUnderpaid, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider,
+	KindStuckIntent, KindPartiallyPaid, KindUnreadableRecord}
 
 // Severity ranks findings.
 type Severity string
@@ -254,6 +264,35 @@ type ResolveUnseenParams struct {
 	Note string
 	Now  time.Time
 	// RunID is the run that no longer sees them, for their history.
+	RunID int64
+}
+
+// UnseenFilter selects the findings a run may resolve (ListUnseen): those
+// of the provider not seen since SeenSince, still open or acknowledged, that
+// lie in the window [From, To) (none when both are zero), belong to one of
+// IntentKeys, or are among IDs.
+type UnseenFilter struct {
+	Provider   string
+	From, To   time.Time
+	IntentKeys []string
+	IDs        []string
+	SeenSince  time.Time
+}
+
+// Resolution is one finding a run resolves and why.
+type Resolution struct {
+	ID   string
+	Note string
+}
+
+// ResolveFindingsParams resolves findings a run no longer sees.
+type ResolveFindingsParams struct {
+	Resolutions []Resolution
+	// SeenSince is the start of the run: a finding seen since is left as
+	// it is.
+	SeenSince time.Time
+	Now       time.Time
+	// RunID is the run that resolves them, for their history.
 	RunID int64
 }
 

@@ -57,6 +57,14 @@ type IntentParams struct {
 	// Reference is what the provider shows back; derived from Key when empty.
 	Reference string
 	Metadata  map[string]string
+	// DueAt is when an expected payment is due (zero: no due date). Before
+	// it a partial payment is information, after it a shortfall is a
+	// finding. Only expected payments have one.
+	DueAt time.Time
+	// Tolerance is how far the sum paid for an expected payment may differ
+	// from its amount and still count as paid in full (zero: none). It is in
+	// the intent's currency. Only expected payments have one.
+	Tolerance money.Amount
 }
 
 // Intent is one logical payment.
@@ -106,6 +114,9 @@ func (p IntentParams) Normalize() (IntentParams, error) {
 	if err := p.checkLimits(); err != nil {
 		return p, err
 	}
+	if err := p.checkExpected(); err != nil {
+		return p, err
+	}
 	if p.Reference == "" {
 		p.Reference = DeriveReference(p.Key)
 	}
@@ -149,13 +160,60 @@ func (p IntentParams) checkLimits() error {
 // Same reports whether p and q describe the same request.
 func (p IntentParams) Same(q IntentParams) bool {
 	return p.Key == q.Key && p.Kind.orCharge() == q.Kind.orCharge() && p.RefundOf == q.RefundOf && p.Provider == q.Provider && p.Amount.Equal(q.Amount) &&
-		p.Customer == q.Customer && p.Reference == q.Reference && maps.Equal(p.Metadata, q.Metadata)
+		p.Customer == q.Customer && p.Reference == q.Reference && maps.Equal(p.Metadata, q.Metadata) &&
+		p.DueAt.Equal(q.DueAt) && sameTolerance(p.Tolerance, q.Tolerance)
+}
+
+// sameTolerance compares two tolerances, none being equal to none.
+func sameTolerance(a, b money.Amount) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero() == b.IsZero()
+	}
+	return a.Equal(b)
+}
+
+// checkExpected validates the due date and tolerance of an expected
+// payment (checkKind refuses them on other kinds).
+func (p *IntentParams) checkExpected() error {
+	if !p.DueAt.IsZero() {
+		if err := CheckTime(p.DueAt); err != nil {
+			return &FieldError{Field: "due_at", Err: err}
+		}
+		p.DueAt = p.DueAt.UTC()
+	}
+	if p.Tolerance.IsZero() {
+		return nil
+	}
+	switch t := p.Tolerance; {
+	case t.Currency != p.Amount.Currency:
+		return &FieldError{Field: "tolerance", Err: fmt.Errorf("%s is not in the intent's currency %s", t, p.Amount.Currency)}
+	case t.Value.IsNegative():
+		return &FieldError{Field: "tolerance", Err: fmt.Errorf("%s is negative", t.Text())}
+	case !t.Value.LessThan(p.Amount.Value):
+		return &FieldError{Field: "tolerance", Err: fmt.Errorf("%s is not less than the amount %s", t.Text(), p.Amount.Text())}
+	}
+	if err := CheckAmount(p.Tolerance); err != nil {
+		return &FieldError{Field: "tolerance", Err: err}
+	}
+	if p.Tolerance.Value.IsZero() {
+		p.Tolerance = money.Amount{}
+	}
+	return nil
 }
 
 func (p IntentParams) describe() string {
 	s := fmt.Sprintf("{provider %s, amount %s, reference %s", p.Provider, p.Amount, p.Reference)
-	if p.Kind == IntentRefund {
+	switch p.Kind {
+	case IntentRefund:
 		s = fmt.Sprintf("{refund of %s, provider %s, amount %s, reference %s", p.RefundOf, p.Provider, p.Amount, p.Reference)
+	case IntentExpected:
+		s = fmt.Sprintf("{expected payment, provider %s, amount %s, reference %s", p.Provider, p.Amount, p.Reference)
+		if !p.DueAt.IsZero() {
+			s += ", due " + p.DueAt.Format(time.RFC3339)
+		}
+		if !p.Tolerance.IsZero() {
+			s += ", tolerance " + p.Tolerance.Text()
+		}
 	}
 	if p.Customer != "" {
 		s += ", customer " + MaskCustomer(p.Customer)

@@ -9,14 +9,18 @@ import (
 	"github.com/reconcilehq/reconcile/money"
 )
 
-// IntentKind says which way an intent moves money: a charge takes it from the
-// customer, a refund returns (part of) a charge.
+// IntentKind says which way an intent moves money and who moves it: a
+// charge is taken from the customer by us (an STK push, a card charge), once;
+// an expected payment is paid by the customer (by paybill account number,
+// bank transfer or payment link), in as many parts as they choose; a refund
+// returns (part of) a charge or an expected payment.
 type IntentKind string
 
 // Intent kinds.
 const (
-	IntentCharge IntentKind = "charge"
-	IntentRefund IntentKind = "refund"
+	IntentCharge   IntentKind = "charge"
+	IntentRefund   IntentKind = "refund"
+	IntentExpected IntentKind = "expected"
 )
 
 // ParseIntentKind validates s as an IntentKind; empty is a charge.
@@ -24,10 +28,10 @@ func ParseIntentKind(s string) (IntentKind, error) {
 	switch k := IntentKind(strings.ToLower(strings.TrimSpace(s))); k {
 	case "":
 		return IntentCharge, nil
-	case IntentCharge, IntentRefund:
+	case IntentCharge, IntentRefund, IntentExpected:
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown kind %q (want charge or refund)", s)
+	return "", fmt.Errorf("unknown kind %q (want charge, expected or refund)", s)
 }
 
 func (k IntentKind) orCharge() IntentKind {
@@ -40,11 +44,28 @@ func (k IntentKind) orCharge() IntentKind {
 // IsRefund reports whether the intent returns money for a charge.
 func (p IntentParams) IsRefund() bool { return p.Kind == IntentRefund }
 
+// IsExpected reports whether the intent is a payment the customer makes,
+// possibly in parts, rather than a charge we take.
+func (p IntentParams) IsExpected() bool { return p.Kind == IntentExpected }
+
+// Charged reports whether intents of kind k are charged by the charge
+// worker: charges are; refunds are sent by refund jobs; expected payments
+// are paid by the customer and never charged.
+func (k IntentKind) Charged() bool { return k.orCharge() == IntentCharge }
+
 func (p IntentParams) checkKind() error {
+	if p.Kind != IntentExpected {
+		switch {
+		case !p.DueAt.IsZero():
+			return &FieldError{Field: "due_at", Err: fmt.Errorf("is set on a %s (only an expected payment has a due date)", p.Kind)}
+		case !p.Tolerance.IsZero():
+			return &FieldError{Field: "tolerance", Err: fmt.Errorf("is set on a %s (only an expected payment has a tolerance)", p.Kind)}
+		}
+	}
 	switch p.Kind {
-	case IntentCharge:
+	case IntentCharge, IntentExpected:
 		if p.RefundOf != "" {
-			return &FieldError{Field: "refund_of", Err: fmt.Errorf("is set on a charge (kind refund names the charge it returns)")}
+			return &FieldError{Field: "refund_of", Err: fmt.Errorf("is set on a %s (kind refund names the charge it returns)", p.Kind)}
 		}
 	case IntentRefund:
 		switch {
@@ -95,7 +116,7 @@ func CheckRefund(p IntentParams, r Refundable) error {
 	switch {
 	case !r.Found:
 		return &FieldError{Field: "refund_of", Err: fmt.Errorf("no intent has key %q", p.RefundOf)}
-	case c.Kind.orCharge() != IntentCharge:
+	case c.Kind == IntentRefund:
 		return &FieldError{Field: "refund_of", Err: fmt.Errorf("intent %q is a %s, not a charge", p.RefundOf, c.Kind)}
 	case c.Provider != p.Provider:
 		return &FieldError{Field: "provider", Err: fmt.Errorf("%s differs from the charge's provider %s", p.Provider, c.Provider)}

@@ -51,6 +51,11 @@ type IntentRow struct {
 	// RefundOf is, for a refund intent, the key of its charge intent;
 	// empty for a charge.
 	RefundOf []byte
+	// Expected marks an expected payment (kind expected), with its due date
+	// (zero: none) and its tolerance in minor units of Currency (0: none).
+	Expected  bool
+	DueAt     time.Time
+	Tolerance int64
 }
 
 // TxnRow is a provider transaction as a reconcile reads it, without its
@@ -84,12 +89,21 @@ func (r *IntentRow) Intent() (Intent, error) {
 		return Intent{}, err
 	}
 	kind := IntentCharge
-	if len(r.RefundOf) > 0 {
+	switch {
+	case len(r.RefundOf) > 0:
 		kind = IntentRefund
+	case r.Expected:
+		kind = IntentExpected
 	}
-	return Intent{IntentParams: IntentParams{Key: string(r.Key), Kind: kind, RefundOf: string(r.RefundOf), Amount: amt,
-		Customer: string(r.Customer), Reference: string(r.Reference)}, State: r.State, LeaseExpiresAt: r.LeaseExpiresAt,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+	in := Intent{IntentParams: IntentParams{Key: string(r.Key), Kind: kind, RefundOf: string(r.RefundOf), Amount: amt,
+		Customer: string(r.Customer), Reference: string(r.Reference), DueAt: r.DueAt}, State: r.State, LeaseExpiresAt: r.LeaseExpiresAt,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.Tolerance != 0 {
+		if in.Tolerance, err = money.FromMinor(r.Tolerance, r.Currency); err != nil {
+			return Intent{}, err
+		}
+	}
+	return in, nil
 }
 
 // Txn returns the row as a ProviderTxn (with copies of its bytes); Provider

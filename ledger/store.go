@@ -126,6 +126,16 @@ type FindingStore interface {
 	// whose evidence lies in the window and that were last seen before
 	// SeenSince (the start of the run that no longer sees them).
 	ResolveUnseen(ctx context.Context, p ResolveUnseenParams) ([]Finding, error)
+	// ListUnseen returns the open and acknowledged findings of a provider
+	// last seen before SeenSince that lie in the window, belong to one of
+	// the intents or are among the ids: those a run may resolve once it has
+	// judged them.
+	ListUnseen(ctx context.Context, f UnseenFilter) ([]Finding, error)
+	// ResolveFindings resolves each of p's findings that is still open or
+	// acknowledged and was last seen before SeenSince, with its own note,
+	// and writes each resolution's auto_resolved event; it returns those it
+	// resolved.
+	ResolveFindings(ctx context.Context, p ResolveFindingsParams) ([]Finding, error)
 	GetFinding(ctx context.Context, id string) (Finding, error)
 	// ListFindings lists findings newest first (by occurred_at, then id).
 	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)
@@ -162,6 +172,7 @@ type Executor interface {
 	HistoryStore
 	ManualLinkStore
 	InteractionStore
+	LookupStore
 }
 
 // Tx is an Executor inside one database transaction.

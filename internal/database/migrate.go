@@ -11,6 +11,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/engine"
+	"github.com/reconcilehq/reconcile/migrations"
 )
 
 // ErrSchemaOutOfDate reports pending migrations on a database that is not
@@ -134,7 +135,8 @@ func notAhead(ctx context.Context, p *goose.Provider) error {
 
 func gooseProvider(drv engine.Driver) (*goose.Provider, func(), error) {
 	m := drv.Migrations()
-	opts := []goose.ProviderOption{goose.WithSlog(slog.New(slog.DiscardHandler))}
+	opts := []goose.ProviderOption{goose.WithSlog(slog.New(slog.DiscardHandler)),
+		goose.WithGoMigrations(migrations.Go(m.Dialect)...)}
 	db, closeDB, err := m.Open()
 	if err != nil {
 		return nil, nil, fmt.Errorf("migrations: %w", err)

@@ -37,6 +37,9 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); exerciseConcurrency(t, newStore) })
 	t.Run("ManualLinks", func(t *testing.T) { t.Parallel(); exerciseManualLinks(t, newStore) })
 	t.Run("Refunds", func(t *testing.T) { t.Parallel(); exerciseRefunds(t, newStore) })
+	t.Run("Expected", func(t *testing.T) { t.Parallel(); exerciseExpected(t, newStore) })
+	t.Run("Lookups", func(t *testing.T) { t.Parallel(); exerciseLookups(t, newStore) })
+	t.Run("Unseen", func(t *testing.T) { t.Parallel(); exerciseUnseen(t, newStore) })
 }
 
 // T0 is the suite's fixed clock origin.

@@ -27,6 +27,9 @@ func TestConformance(t *testing.T) {
 			if n, err := pgstore.StaleMinor(s.(*pgstore.Store)); err != nil || n != 0 {
 				t.Errorf("%d rows whose amount_minor is not minor_units(amount, currency) (%v)", n, err)
 			}
+			if n, err := pgstore.StaleRefNorm(s.(*pgstore.Store)); err != nil || n != 0 {
+				t.Errorf("%d rows whose ref_norm is not the normal form of their reference (%v)", n, err)
+			}
 		})
 		return s
 	})

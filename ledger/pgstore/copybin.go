@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
 
@@ -89,6 +90,16 @@ func (e *copyEncoder) row(n int) { e.buf = binary.BigEndian.AppendUint16(e.buf, 
 func (e *copyEncoder) text(s string) {
 	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(s)))
 	e.buf = append(e.buf, s...)
+}
+
+// normalReference appends the normal form of reference
+// (ledger.NormalReference) as a text field, written straight into the
+// buffer.
+func (e *copyEncoder) normalReference(reference string) {
+	at := len(e.buf)
+	e.buf = append(e.buf, 0, 0, 0, 0)
+	e.buf = ledger.AppendNormalReference(e.buf, reference)
+	binary.BigEndian.PutUint32(e.buf[at:], uint32(len(e.buf)-at-4))
 }
 
 func (e *copyEncoder) bytea(b []byte) {

@@ -201,3 +201,48 @@ func kindStrings(kinds []ledger.Kind) []string {
 	}
 	return out
 }
+
+// ListUnseen unites the window (findings_window_idx), the intents
+// (findings_intent_idx) and the ids (the primary key).
+func (e executor) ListUnseen(ctx context.Context, f ledger.UnseenFilter) ([]ledger.Finding, error) {
+	rows, err := e.db.Query(ctx, `
+		WITH k AS (
+		    SELECT id FROM findings WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3
+		    UNION
+		    SELECT id FROM findings WHERE intent_key = ANY($4) AND intent_key <> ''
+		    UNION
+		    SELECT id FROM findings WHERE id = ANY($5))
+		SELECT `+findingCols+` FROM findings
+		WHERE id IN (SELECT id FROM k) AND provider = $1 AND status <> 'resolved' AND last_seen_at < $6
+		ORDER BY occurred_at, id`, f.Provider, utc(f.From), utc(f.To), nonNil(f.IntentKeys), nonNil(f.IDs), utc(f.SeenSince))
+	if err != nil {
+		return nil, ledger.Wrap("list unseen findings", f.Provider, translate(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Finding, error) { return scanFinding(r) })
+	return out, ledger.Wrap("list unseen findings", f.Provider, translate(err))
+}
+
+// ResolveFindings resolves, and writes each resolution's auto_resolved
+// event, in one statement.
+func (e executor) ResolveFindings(ctx context.Context, p ledger.ResolveFindingsParams) ([]ledger.Finding, error) {
+	if len(p.Resolutions) == 0 {
+		return nil, nil
+	}
+	ids, notes := make([]string, len(p.Resolutions)), make([]string, len(p.Resolutions))
+	for i, r := range p.Resolutions {
+		ids[i], notes[i] = r.ID, r.Note
+	}
+	rows, err := e.db.Query(ctx, `
+		WITH n AS (SELECT * FROM unnest($1::text[], $2::text[]) AS n(id, note)),
+		r AS (
+			UPDATE findings f SET status = 'resolved', resolved_at = $3, resolved_by = 'run', resolver = $4, note = n.note
+			FROM n WHERE f.id = n.id AND f.status <> 'resolved' AND f.last_seen_at < $5
+			RETURNING `+prefixed("f.", findingCols)+`),
+		h AS (`+insertHistorySQL+`SELECT 'finding', id, 'auto_resolved', 'run', 'run', $6, note, $3 FROM r)
+		SELECT `+findingCols+` FROM r ORDER BY occurred_at, id`, ids, notes, utc(p.Now), resolverOf(p.RunID), utc(p.SeenSince), p.RunID)
+	if err != nil {
+		return nil, ledger.Wrap("resolve findings", "", translate(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Finding, error) { return scanFinding(r) })
+	return out, ledger.Wrap("resolve findings", "", translate(err))
+}

@@ -16,7 +16,7 @@ import (
 )
 
 const intentCols = `key, provider, amount, currency, customer, reference, metadata, state,
-	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of`
+	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of, due_at, tolerance`
 
 func scanIntent(row pgx.Row) (ledger.Intent, error) {
 	var (
@@ -25,13 +25,19 @@ func scanIntent(row pgx.Row) (ledger.Intent, error) {
 		currency string
 		meta     []byte
 		lease    *time.Time
+		due      *time.Time
+		tol      decimal.NullDecimal
 	)
 	err := row.Scan(&in.Key, &in.Provider, &amount, &currency, &in.Customer, &in.Reference, &meta,
-		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &in.CreatedAt, &in.UpdatedAt, &in.Kind, &in.RefundOf)
+		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &in.CreatedAt, &in.UpdatedAt, &in.Kind, &in.RefundOf, &due, &tol)
 	if err != nil {
 		return ledger.Intent{}, err
 	}
 	in.Amount = money.Amount{Value: amount, Currency: currency}
+	in.DueAt = fromNull(due)
+	if tol.Valid {
+		in.Tolerance = money.Amount{Value: tol.Decimal, Currency: currency}
+	}
 	if len(meta) > 0 {
 		if err := json.Unmarshal(meta, &in.Metadata); err != nil {
 			return ledger.Intent{}, fmt.Errorf("decode metadata: %w", err)
@@ -69,10 +75,11 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 	}
 	tag, err := e.db.Exec(ctx, `
 		INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at,
-		    amount_minor)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, minor_units($3, $4))
+		    amount_minor, kind, due_at, tolerance, ref_norm)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, minor_units($3, $4), $11, $12, $13, $14)
 		ON CONFLICT (key) DO NOTHING`,
-		p.Key, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, created, updated)
+		p.Key, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, created, updated,
+		string(p.Kind), nullTime(p.DueAt), nullAmount(p.Tolerance), ledger.NormalReference(p.Reference))
 	if err != nil {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
 	}

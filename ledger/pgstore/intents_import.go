@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -19,13 +20,13 @@ import (
 
 // importColumns are the staging table's columns, in COPY order.
 var importColumns = []string{"line", "key", "provider", "amount", "currency", "customer", "reference", "metadata",
-	"state", "created_at", "updated_at", "provider_refs", "kind", "refund_of"}
+	"state", "created_at", "updated_at", "provider_refs", "kind", "refund_of", "due_at", "tolerance", "ref_norm"}
 
 // intentCopyColumns and attemptCopyColumns are the columns the direct
 // writes of new intents and their imported attempts fill, in COPY order.
 var (
 	intentCopyColumns = []string{"key", "kind", "refund_of", "provider", "amount", "currency", "customer", "reference",
-		"metadata", "state", "created_at", "updated_at", "amount_minor"}
+		"metadata", "state", "created_at", "updated_at", "amount_minor", "due_at", "tolerance", "ref_norm"}
 	attemptCopyColumns = []string{"intent_key", "number", "claim_token", "provider_ref", "outcome", "started_at"}
 )
 
@@ -134,7 +135,8 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
 			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
 			state text NOT NULL, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL,
-			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL
+			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL,
+			due_at timestamptz, tolerance numeric, ref_norm text NOT NULL
 		) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP;
@@ -257,7 +259,7 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 			}
 			continue
 		}
-		if first[i] && r.Kind == ledger.IntentCharge && !st.opt.staged {
+		if first[i] && r.Kind != ledger.IntentRefund && !st.opt.staged {
 			create = append(create, r)
 			continue
 		}
@@ -291,11 +293,12 @@ func (st *importState) write(ctx context.Context, rows []importRow) error {
 	return nil
 }
 
-// allNewCharges says whether every row is a charge and the first line of
+// allNewCharges says whether every row is a charge or an expected payment
+// (not a refund, which is checked against its charge) and the first line of
 // its key.
 func allNewCharges(rows []importRow, first []bool) bool {
 	for i, r := range rows {
-		if !first[i] || r.Kind != ledger.IntentCharge {
+		if !first[i] || r.Kind == ledger.IntentRefund {
 			return false
 		}
 	}
@@ -305,7 +308,7 @@ func allNewCharges(rows []importRow, first []bool) bool {
 // storedParams reads the parameters of the intents stored under keys.
 func storedParams(ctx context.Context, tx pgx.Tx, keys []string) (map[string]ledger.IntentParams, error) {
 	rows, err := tx.Query(ctx, `
-		SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata
+		SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, due_at, tolerance
 		FROM intents WHERE key = ANY($1)`, keys)
 	if err != nil {
 		return nil, err
@@ -318,14 +321,21 @@ func storedParams(ctx context.Context, tx pgx.Tx, keys []string) (map[string]led
 			amount   pgtype.Numeric // read natively: a decimal is read through its text
 			currency string
 			meta     []byte
+			due      *time.Time
+			tol      decimal.NullDecimal
 		)
-		if err := rows.Scan(&p.Key, &p.Kind, &p.RefundOf, &p.Provider, &amount, &currency, &p.Customer, &p.Reference, &meta); err != nil {
+		if err := rows.Scan(&p.Key, &p.Kind, &p.RefundOf, &p.Provider, &amount, &currency, &p.Customer, &p.Reference, &meta,
+			&due, &tol); err != nil {
 			return nil, err
 		}
 		if !amount.Valid || amount.NaN || amount.InfinityModifier != pgtype.Finite {
 			return nil, fmt.Errorf("intent %s: amount is not a number", p.Key)
 		}
 		p.Amount = money.Amount{Value: decimal.NewFromBigInt(amount.Int, amount.Exp), Currency: currency}
+		p.DueAt = fromNull(due)
+		if tol.Valid {
+			p.Tolerance = money.Amount{Value: tol.Decimal, Currency: currency}
+		}
 		if err := decodeMeta(meta, &p.Metadata); err != nil {
 			return nil, err
 		}
@@ -387,6 +397,17 @@ func copyNewIntents(ctx context.Context, tx pgx.Tx, rows []importRow) error {
 		enc.timestamp(r.CreatedAt)
 		enc.timestamp(r.UpdatedAt)
 		enc.amountMinor(r.Amount)
+		if r.DueAt.IsZero() {
+			enc.null()
+		} else {
+			enc.timestamp(r.DueAt)
+		}
+		if r.Tolerance.IsZero() {
+			enc.null()
+		} else if err := enc.decimal(r.Tolerance.Value); err != nil {
+			return err
+		}
+		enc.text(r.refNorm)
 		return nil
 	}}
 	if _, err := pc.CopyFrom(ctx, intents, copySQL("intents", intentCopyColumns)); err != nil {
@@ -457,9 +478,9 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 	err = tx.QueryRow(ctx, `
 		WITH ins AS (
 			INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
-			    updated_at, amount_minor)
+			    updated_at, amount_minor, due_at, tolerance, ref_norm)
 			SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
-			    updated_at, minor_units(amount, currency)
+			    updated_at, minor_units(amount, currency), due_at, tolerance, ref_norm
 			FROM intent_import
 			ON CONFLICT (key) DO NOTHING
 			RETURNING key, state
@@ -484,12 +505,13 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 	}
 	rows, err := tx.Query(ctx, `
 		SELECT s.line, s.provider, s.amount, s.currency, s.customer, s.reference, s.metadata, s.kind, s.refund_of,
-		       `+prefixed("i.", intentCols)+`
+		       s.due_at, s.tolerance, `+prefixed("i.", intentCols)+`
 		FROM (SELECT * FROM intent_import`+dupSource+`) s JOIN intents i ON i.key = s.key
 		WHERE NOT (i.kind = s.kind AND i.refund_of = s.refund_of
 		           AND i.provider = s.provider AND i.amount = s.amount AND i.currency = s.currency
 		           AND i.customer = s.customer AND i.reference = s.reference
-		           AND i.metadata IS NOT DISTINCT FROM s.metadata)`)
+		           AND i.metadata IS NOT DISTINCT FROM s.metadata
+		           AND i.due_at IS NOT DISTINCT FROM s.due_at AND i.tolerance IS NOT DISTINCT FROM s.tolerance)`)
 	if err != nil {
 		return 0, nil, fmt.Errorf("compare: %w", err)
 	}
@@ -501,14 +523,20 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 			amount   decimal.Decimal
 			currency string
 			meta     []byte
+			due      *time.Time
+			tol      decimal.NullDecimal
 		)
 		stored, err := scanIntent(prefixesRow{rows, []any{&line, &req.Provider, &amount, &currency, &req.Customer,
-			&req.Reference, &meta, &req.Kind, &req.RefundOf}})
+			&req.Reference, &meta, &req.Kind, &req.RefundOf, &due, &tol}})
 		if err != nil {
 			rows.Close()
 			return 0, nil, err
 		}
 		req.Key, req.Amount = stored.Key, money.Amount{Value: amount, Currency: currency}
+		req.DueAt = fromNull(due)
+		if tol.Valid {
+			req.Tolerance = money.Amount{Value: tol.Decimal, Currency: currency}
+		}
 		if err := decodeMeta(meta, &req.Metadata); err != nil {
 			rows.Close()
 			return 0, nil, err
@@ -581,6 +609,8 @@ type importRow struct {
 	ledger.ImportIntent
 	// metaJSON is the row's metadata as stored, nil when it has none.
 	metaJSON []byte
+	// refNorm is the normal form of its reference.
+	refNorm string
 }
 
 // meta is the metadata column's value: NULL when the row has none.
@@ -602,7 +632,7 @@ func newImportRow(r ledger.ImportIntent) (importRow, error) {
 	if r.ProviderRefs == nil {
 		r.ProviderRefs = []string{}
 	}
-	return importRow{ImportIntent: r, metaJSON: meta}, nil
+	return importRow{ImportIntent: r, metaJSON: meta, refNorm: ledger.NormalReference(r.Reference)}, nil
 }
 
 // stageSource feeds COPY into the staging table from rows.
@@ -618,6 +648,7 @@ func stageSource(rows []importRow) pgx.CopyFromSource {
 		vals[5], vals[6], vals[7], vals[8] = r.Customer, r.Reference, r.meta(), string(r.State)
 		vals[9], vals[10], vals[11] = utc(r.CreatedAt), utc(r.UpdatedAt), r.ProviderRefs
 		vals[12], vals[13] = string(r.Kind), r.RefundOf
+		vals[14], vals[15], vals[16] = nullTime(r.DueAt), nullAmount(r.Tolerance), r.refNorm
 		return vals, nil
 	})
 }

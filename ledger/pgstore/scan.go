@@ -17,7 +17,9 @@ import (
 
 const scanIntentsSQL = `
 	SELECT key, reference, customer, amount_minor, CASE WHEN amount_minor IS NULL THEN amount::text END, currency, state,
-	       created_at, updated_at, lease_expires_at, refund_of
+	       created_at, updated_at, lease_expires_at, refund_of, kind = 'expected', due_at,
+	       CASE WHEN tolerance IS NOT NULL THEN minor_units(tolerance, currency) END,
+	       CASE WHEN tolerance IS NOT NULL THEN tolerance::text END
 	FROM intents
 	WHERE provider = $1 AND created_at >= $2 AND created_at < $3`
 
@@ -27,12 +29,15 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 	var (
 		row                     ledger.IntentRow
 		curs                    ledger.Currencies
-		minor                   pgtype.Int8
+		minor, tolMinor         pgtype.Int8
 		amount, currency, state pgtype.DriverBytes
+		tolText                 pgtype.DriverBytes
 		created, updated, lease pgtype.Timestamptz
+		due                     pgtype.Timestamptz
 	)
 	dest := []any{(*pgtype.DriverBytes)(&row.Key), (*pgtype.DriverBytes)(&row.Reference), (*pgtype.DriverBytes)(&row.Customer),
-		&minor, &amount, &currency, &state, &created, &updated, &lease, (*pgtype.DriverBytes)(&row.RefundOf)}
+		&minor, &amount, &currency, &state, &created, &updated, &lease, (*pgtype.DriverBytes)(&row.RefundOf),
+		&row.Expected, &due, &tolMinor, &tolText}
 	err := e.scan(ctx, scanIntentsSQL, windowArgs(f.Provider, f.From, f.To), dest, func() error {
 		cur, exp, err := curs.Lookup(currency)
 		if err != nil {
@@ -40,12 +45,21 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 		}
 		row.Currency = cur
 		row.Minor, row.Bad = amountMinor(minor, amount, exp)
+		row.Tolerance = 0
+		if tolText != nil {
+			var bad error
+			if row.Tolerance, bad = amountMinor(tolMinor, tolText, exp); bad != nil && row.Bad == nil {
+				row.Bad = fmt.Errorf("tolerance: %w", bad)
+			}
+		}
 		if row.State, err = ledger.StateOf(state); err != nil {
 			return fmt.Errorf("intent %q: %w", row.Key, err)
 		}
 		if row.CreatedAt, err = utcTime(created, "created_at"); err == nil {
 			if row.UpdatedAt, err = utcTime(updated, "updated_at"); err == nil {
-				row.LeaseExpiresAt, err = utcTime(lease, "lease_expires_at")
+				if row.LeaseExpiresAt, err = utcTime(lease, "lease_expires_at"); err == nil {
+					row.DueAt, err = utcTime(due, "due_at")
+				}
 			}
 		}
 		if err != nil {

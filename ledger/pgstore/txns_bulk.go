@@ -45,6 +45,7 @@ const stageDDL = `
 	    settlement_amount   numeric,
 	    settlement_currency text NOT NULL,
 	    exchange_rate       text NOT NULL,
+	    ref_norm      text NOT NULL,
 	    conflict      boolean NOT NULL DEFAULT false
 	)`
 
@@ -53,16 +54,16 @@ const stageDDL = `
 const stageArraysSQL = `
 	INSERT INTO ` + stageTable + ` (seq, provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount,
-	    settlement_currency, exchange_rate)
+	    settlement_currency, exchange_rate, ref_norm)
 	SELECT seq, provider, txn_id, type, status, amount::numeric, currency, occurred_at, reference, provider_ref,
 	    counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount::numeric,
-	    settlement_currency, exchange_rate
+	    settlement_currency, exchange_rate, ref_norm
 	FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 	    $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
-	    $15::bytea[], $16::timestamptz[], $17::text[], $18::text[], $19::text[])
+	    $15::bytea[], $16::timestamptz[], $17::text[], $18::text[], $19::text[], $20::text[])
 	    AS s(seq, provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
 	         counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount, settlement_currency,
-	         exchange_rate)`
+	         exchange_rate, ref_norm)`
 
 // stageArrays returns the arguments of stageArraysSQL.
 func stageArrays(batch []ledger.Sighting) []any {
@@ -74,7 +75,7 @@ func stageArrays(batch []ledger.Sighting) []any {
 		occurred, received                                         = make([]time.Time, n), make([]time.Time, n)
 		raw                                                        = make([][]byte, n)
 		settle                                                     = make([]*string, n)
-		settleCur, rate                                            = make([]string, n), make([]string, n)
+		settleCur, rate, norm                                      = make([]string, n), make([]string, n), make([]string, n)
 	)
 	for i, s := range batch {
 		t, src := s.Txn, s.Source
@@ -86,10 +87,10 @@ func stageArrays(batch []ledger.Sighting) []any {
 			v := t.Settlement.Value.String()
 			settle[i] = &v
 		}
-		settleCur[i], rate[i] = t.Settlement.Currency, t.ExchangeRate
+		settleCur[i], rate[i], norm[i] = t.Settlement.Currency, t.ExchangeRate, ledger.NormalReference(t.Reference)
 	}
 	return []any{seq, provider, id, typ, status, amount, currency, occurred, reference, providerRef, counterparty,
-		linked, channel, ref, raw, received, settle, settleCur, rate}
+		linked, channel, ref, raw, received, settle, settleCur, rate, norm}
 }
 
 // copyAt is the batch size from which a batch is staged with COPY (one
@@ -98,13 +99,14 @@ const copyAt = 256
 
 var stageCols = []string{"seq", "provider", "txn_id", "type", "status", "amount", "currency", "occurred_at",
 	"reference", "provider_ref", "counterparty", "linked_txn_id", "channel", "ref", "raw", "received_at",
-	"settlement_amount", "settlement_currency", "exchange_rate"}
+	"settlement_amount", "settlement_currency", "exchange_rate", "ref_norm"}
 
 func stageRow(i int, s ledger.Sighting) []any {
 	t, src := s.Txn, s.Source
 	return []any{int32(i), t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Value, t.Amount.Currency,
 		utc(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, src.Channel, src.Ref, src.Raw,
-		utc(src.ReceivedAt), settlementValue(t.Settlement), t.Settlement.Currency, t.ExchangeRate}
+		utc(src.ReceivedAt), settlementValue(t.Settlement), t.Settlement.Currency, t.ExchangeRate,
+		ledger.NormalReference(t.Reference)}
 }
 
 // The set statements, run in order in one round trip after the batch is
@@ -124,10 +126,10 @@ const (
 	insertNewSQL = `
 	INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate, amount_minor)
+	    settlement_currency, exchange_rate, amount_minor, ref_norm)
 	SELECT DISTINCT ON (provider COLLATE "C", txn_id COLLATE "C") provider, txn_id, type, status, amount,
 	    currency, occurred_at, reference, provider_ref, counterparty, linked_txn_id, received_at, received_at,
-	    settlement_amount, settlement_currency, exchange_rate, minor_units(amount, currency)
+	    settlement_amount, settlement_currency, exchange_rate, minor_units(amount, currency), ref_norm
 	FROM ` + stagedRows + `
 	ORDER BY provider COLLATE "C", txn_id COLLATE "C", seq
 	ON CONFLICT (provider, txn_id) DO NOTHING
@@ -219,6 +221,7 @@ const (
 	), f AS (
 	    SELECT provider, txn_id,
 	        (array_agg(reference ORDER BY seq) FILTER (WHERE reference <> ''))[1] AS reference,
+	        (array_agg(ref_norm ORDER BY seq) FILTER (WHERE reference <> ''))[1] AS ref_norm,
 	        (array_agg(received_at ORDER BY seq) FILTER (WHERE reference <> ''))[1] AS reference_at,
 	        (array_agg(provider_ref ORDER BY seq) FILTER (WHERE provider_ref <> ''))[1] AS provider_ref,
 	        (array_agg(received_at ORDER BY seq) FILTER (WHERE provider_ref <> ''))[1] AS provider_ref_at,
@@ -236,6 +239,7 @@ const (
 	)
 	UPDATE provider_txns p
 	SET reference = CASE WHEN p.reference = '' THEN coalesce(f.reference, '') ELSE p.reference END,
+	    ref_norm = CASE WHEN p.reference = '' THEN coalesce(f.ref_norm, '') ELSE p.ref_norm END,
 	    provider_ref = CASE WHEN p.provider_ref = '' THEN coalesce(f.provider_ref, '') ELSE p.provider_ref END,
 	    counterparty = CASE WHEN p.counterparty = '' THEN coalesce(f.counterparty, '') ELSE p.counterparty END,
 	    linked_txn_id = CASE WHEN p.linked_txn_id = '' THEN coalesce(f.linked_txn_id, '') ELSE p.linked_txn_id END,

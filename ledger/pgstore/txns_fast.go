@@ -397,7 +397,7 @@ func numericValue(raw []byte) (c *big.Int, exp int32, ok bool) {
 const (
 	copyTxnsSQL = `COPY provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate, amount_minor) FROM STDIN (FORMAT binary)`
+	    settlement_currency, exchange_rate, amount_minor, ref_norm) FROM STDIN (FORMAT binary)`
 	copySourcesSQL = `COPY provider_txn_sources (provider, txn_id, channel, ref, raw, received_at)
 	    FROM STDIN (FORMAT binary)`
 )
@@ -437,7 +437,7 @@ func copyNewTxns(ctx context.Context, tx pgx.Tx, batch []ledger.Sighting, fresh 
 func (e *copyEncoder) txn(s *ledger.Sighting) error {
 	t, src := &s.Txn, &s.Source
 	received := utc(src.ReceivedAt).UnixMicro() - pgEpochMicros
-	e.row(17)
+	e.row(18)
 	e.text(t.Provider)
 	e.text(t.ID)
 	e.text(string(t.Type))
@@ -461,6 +461,7 @@ func (e *copyEncoder) txn(s *ledger.Sighting) error {
 	e.text(t.Settlement.Currency)
 	e.text(t.ExchangeRate)
 	e.amountMinor(t.Amount)
+	e.normalReference(t.Reference)
 	return nil
 }
 

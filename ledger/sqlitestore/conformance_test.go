@@ -23,6 +23,9 @@ func TestConformance(t *testing.T) {
 			if n, err := sqlitestore.OrphanSources(s.(*sqlitestore.Store)); err != nil || n != 0 {
 				t.Errorf("%d sightings without their transaction (%v)", n, err)
 			}
+			if n, err := sqlitestore.StaleRefNorm(s.(*sqlitestore.Store)); err != nil || n != 0 {
+				t.Errorf("%d rows whose ref_norm is not the normal form of their reference (%v)", n, err)
+			}
 			if res, err := sqlitestore.IntegrityCheck(context.Background(), s.(*sqlitestore.Store)); err != nil || !slices.Equal(res, []string{"ok"}) {
 				t.Errorf("integrity check: %q (%v)", res, err)
 			}

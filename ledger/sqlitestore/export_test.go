@@ -123,3 +123,31 @@ func dumpQueries(ctx context.Context, s *Store, queries ...string) ([]string, er
 	}
 	return out, nil
 }
+
+// StaleRefNorm counts the intents and transactions whose ref_norm is not
+// the normal form of their reference (ledger.NormalReference): the writers
+// fill it, none may miss it.
+func StaleRefNorm(s *Store) (int, error) {
+	n := 0
+	for _, q := range []string{`SELECT reference, ref_norm FROM intents`, `SELECT reference, ref_norm FROM provider_txns`} {
+		rows, err := s.sqldb.QueryContext(context.Background(), q)
+		if err != nil {
+			return 0, err
+		}
+		for rows.Next() {
+			var ref string
+			var norm *string
+			if err := rows.Scan(&ref, &norm); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			if norm == nil || *norm != ledger.NormalReference(ref) {
+				n++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}

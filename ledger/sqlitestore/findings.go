@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -243,4 +245,58 @@ func (e executor) UpsertFindings(ctx context.Context, fs []ledger.Finding, runID
 		return nil, err
 	}
 	return out, nil
+}
+
+// ListUnseen unites the window (findings_window_idx), the intents
+// (findings_intent_idx) and the ids (the primary key).
+func (e executor) ListUnseen(ctx context.Context, f ledger.UnseenFilter) ([]ledger.Finding, error) {
+	rows, err := e.query(ctx, `
+		WITH k(id) AS (
+		    SELECT id FROM findings WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
+		    UNION
+		    SELECT id FROM findings WHERE intent_key IN (SELECT value FROM json_each(?4)) AND intent_key <> ''
+		    UNION
+		    SELECT id FROM findings WHERE id IN (SELECT value FROM json_each(?5)))
+		SELECT `+findingCols+` FROM findings
+		WHERE id IN (SELECT id FROM k) AND provider = ?1 AND status <> 'resolved' AND last_seen_at < ?6
+		ORDER BY occurred_at, id`, f.Provider, ts(f.From), ts(f.To), jsonList(f.IntentKeys), jsonList(f.IDs), ts(f.SeenSince))
+	if err != nil {
+		return nil, ledger.Wrap("list unseen findings", f.Provider, translate(err))
+	}
+	out, err := collect(rows, scanFinding)
+	return out, ledger.Wrap("list unseen findings", f.Provider, err)
+}
+
+// ResolveFindings resolves each finding and writes its auto_resolved
+// event, atomically.
+func (e executor) ResolveFindings(ctx context.Context, p ledger.ResolveFindingsParams) ([]ledger.Finding, error) {
+	var out []ledger.Finding
+	err := e.inTx(ctx, func(x executor) error {
+		for _, r := range p.Resolutions {
+			f, err := scanFinding(x.queryRow(ctx, `
+				UPDATE findings SET status = 'resolved', resolved_at = ?2, resolved_by = 'run', resolver = ?3, note = ?4
+				WHERE id = ?1 AND status <> 'resolved' AND last_seen_at < ?5
+				RETURNING `+findingCols, r.ID, ts(p.Now), resolverOf(p.RunID), r.Note, ts(p.SeenSince)))
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return translate(err)
+			}
+			if err := x.addHistory(ctx, ledger.HistoryEvent{SubjectKind: ledger.SubjectFinding, SubjectID: f.ID,
+				Action: ledger.ActionAutoResolved, Actor: ledger.ActorRun, Surface: ledger.SurfaceRun, RunID: p.RunID,
+				Note: r.Note, At: p.Now}); err != nil {
+				return err
+			}
+			out = append(out, f)
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b ledger.Finding) int {
+		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, ledger.Wrap("resolve findings", "", err)
 }

@@ -18,7 +18,7 @@ import (
 type scanner interface{ Scan(dest ...any) error }
 
 const intentCols = `key, provider, amount, currency, customer, reference, metadata, state,
-	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of`
+	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of, due_at, tolerance`
 
 func scanIntent(row scanner, extra ...any) (ledger.Intent, error) {
 	var (
@@ -26,9 +26,10 @@ func scanIntent(row scanner, extra ...any) (ledger.Intent, error) {
 		amount, currency string
 		meta, lease      sql.NullString
 		created, updated string
+		due, tol         sql.NullString
 	)
 	dest := append([]any{&in.Key, &in.Provider, &amount, &currency, &in.Customer, &in.Reference, &meta,
-		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &created, &updated, &in.Kind, &in.RefundOf}, extra...)
+		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &created, &updated, &in.Kind, &in.RefundOf, &due, &tol}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return ledger.Intent{}, err
 	}
@@ -50,6 +51,16 @@ func scanIntent(row scanner, extra ...any) (ledger.Intent, error) {
 	}
 	if in.UpdatedAt, err = parseTS(updated); err != nil {
 		return ledger.Intent{}, err
+	}
+	if in.DueAt, err = parseNullTS(due); err != nil {
+		return ledger.Intent{}, err
+	}
+	if tol.Valid {
+		t, err := decimal.NewFromString(tol.String)
+		if err != nil {
+			return ledger.Intent{}, fmt.Errorf("stored tolerance %q: %w", tol.String, err)
+		}
+		in.Tolerance = money.Amount{Value: t, Currency: currency}
 	}
 	return in, nil
 }
@@ -79,11 +90,13 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 	in, err := e.GetIntent(ctx, p.Key)
 	if errors.Is(err, ledger.ErrNotFound) {
 		in, err = scanIntent(e.queryRow(ctx, `
-			INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+			INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at,
+			    kind, due_at, tolerance, ref_norm)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
 			ON CONFLICT (key) DO NOTHING
 			RETURNING `+intentCols,
-			p.Key, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference, meta, string(n.State), ts(n.CreatedAt), ts(n.UpdatedAt)))
+			p.Key, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference, meta, string(n.State), ts(n.CreatedAt), ts(n.UpdatedAt),
+			string(p.Kind), nullTS(p.DueAt), nullAmount(p.Tolerance), ledger.NormalReference(p.Reference)))
 		if err == nil {
 			return in, true, nil
 		}

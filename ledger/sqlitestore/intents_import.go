@@ -129,7 +129,8 @@ func newImportRow(r ledger.ImportIntent) (importRow, error) {
 		updated = ts(r.UpdatedAt)
 	}
 	return importRow{ImportIntent: r, vals: [intentInsertCols]any{r.Key, string(r.Kind), r.RefundOf, r.Provider,
-		r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta, string(r.State), created, updated}}, nil
+		r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta, string(r.State), created, updated,
+		nullTS(r.DueAt), nullAmount(r.Tolerance), ledger.NormalReference(r.Reference)}}, nil
 }
 
 // key and created are the row's bound key and creation time, shared by
@@ -374,10 +375,11 @@ func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []i
 	)
 	for _, i := range rows {
 		r := &batch[i]
-		if common == nil && r.vals[8] == nil {
+		plain := r.vals[8] == nil && r.vals[12] == nil && r.vals[13] == nil // no metadata, due date or tolerance
+		if common == nil && plain {
 			common = r
 		}
-		if common != nil && r.vals[8] == nil && r.Kind == common.Kind && r.RefundOf == common.RefundOf &&
+		if common != nil && plain && r.Kind == common.Kind && r.RefundOf == common.RefundOf &&
 			r.Provider == common.Provider && r.Amount.Currency == common.Amount.Currency {
 			shared = append(shared, i)
 		} else {
@@ -389,7 +391,7 @@ func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []i
 		args = append(args[:0], common.vals[1], common.vals[2], common.vals[3], common.vals[5])
 		for _, i := range part {
 			v := &batch[i].vals
-			args = append(args, v[0], v[4], v[6], v[7], v[9], v[10], v[11])
+			args = append(args, v[0], v[4], v[6], v[7], v[9], v[10], v[11], v[14])
 		}
 		_, err := imp.e.exec(ctx, insertSharedIntentsSQL(len(part)), args...)
 		return err
@@ -436,7 +438,7 @@ func (imp *intentImport) flushAttempts(ctx context.Context) error {
 }
 
 const (
-	intentInsertCols  = 12
+	intentInsertCols  = 15
 	attemptInsertCols = 4
 )
 
@@ -466,19 +468,22 @@ func multiRow(kind, n int, head, row, tail string) string {
 }
 
 func insertIntentsSQL(n int) string {
-	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) VALUES `,
-		`(?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
+		`due_at, tolerance, ref_norm) VALUES `,
+		`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
 }
 
-// insertSharedIntentsSQL inserts n intents without metadata whose kind,
-// charge refunded, provider and currency are the first four parameters; each
-// row binds its key, amount, customer, reference, state, creation and
-// update times, as anonymous parameters (numbered after the four), which
-// the driver binds without looking their names up.
+// insertSharedIntentsSQL inserts n intents without metadata, due date or
+// tolerance whose kind, charge refunded, provider and currency are the
+// first four parameters; each row binds its key, amount, customer,
+// reference, state, creation and update times and the normal form of its
+// reference, as anonymous parameters (numbered after the four), which the
+// driver binds without looking their names up.
 func insertSharedIntentsSQL(n int) string {
-	return multiRow(7, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at) `+
-		`SELECT column1, ?1, ?2, ?3, column2, ?4, column3, column4, NULL, column5, column6, column7 FROM (VALUES `,
-		`(?,?,?,?,?,?,?)`, `)`)
+	return multiRow(7, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
+		`due_at, tolerance, ref_norm) `+
+		`SELECT column1, ?1, ?2, ?3, column2, ?4, column3, column4, NULL, column5, column6, column7, NULL, NULL, column8 FROM (VALUES `,
+		`(?,?,?,?,?,?,?,?)`, `)`)
 }
 
 // storedIntentsSQL reads the stored intents of n keys, each looked up by

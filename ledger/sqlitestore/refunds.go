@@ -46,11 +46,12 @@ func (e executor) createRefund(ctx context.Context, n ledger.NewIntent, meta any
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, err)
 	}
 	in, err = scanIntent(e.queryRow(ctx, `
-		INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at)
-		VALUES (?1, 'refund', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+		INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at,
+		    ref_norm)
+		VALUES (?1, 'refund', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
 		RETURNING `+intentCols,
 		p.Key, p.RefundOf, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference, meta, string(n.State),
-		ts(n.CreatedAt), ts(n.UpdatedAt)))
+		ts(n.CreatedAt), ts(n.UpdatedAt), ledger.NormalReference(p.Reference)))
 	if err != nil {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
 	}

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
 )
 
 // ScanIntents streams the window's intents, text read into borrowed bytes.
 func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn func(*ledger.IntentRow) error) error {
 	rows, err := e.query(ctx, `
-		SELECT key, reference, customer, amount, currency, state, created_at, updated_at, lease_expires_at, refund_of
+		SELECT key, reference, customer, amount, currency, state, created_at, updated_at, lease_expires_at, refund_of,
+		       kind = 'expected', due_at, tolerance
 		FROM intents
 		WHERE provider = ?1 AND created_at >= ?2 AND created_at < ?3`, f.Provider, ts(f.From), ts(f.To))
 	if err != nil {
@@ -23,13 +25,19 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 		row                                              ledger.IntentRow
 		curs                                             ledger.Currencies
 		amount, currency, state, created, updated, lease sql.RawBytes
+		due, tol                                         sql.RawBytes
 	)
 	for rows.Next() {
 		if err := rows.Scan((*sql.RawBytes)(&row.Key), (*sql.RawBytes)(&row.Reference), (*sql.RawBytes)(&row.Customer),
-			&amount, &currency, &state, &created, &updated, &lease, (*sql.RawBytes)(&row.RefundOf)); err != nil {
+			&amount, &currency, &state, &created, &updated, &lease, (*sql.RawBytes)(&row.RefundOf),
+			&row.Expected, &due, &tol); err != nil {
 			return ledger.Wrap("scan intents", f.Provider, err)
 		}
-		if err := intentRow(&row, &curs, amount, currency, state, created, updated, lease); err != nil {
+		err := intentRow(&row, &curs, amount, currency, state, created, updated, lease)
+		if err == nil {
+			err = expectedRow(&row, due, tol)
+		}
+		if err != nil {
 			return ledger.Wrap("scan intents", f.Provider, fmt.Errorf("intent %q: %w", row.Key, err))
 		}
 		if err := fn(&row); err != nil {
@@ -63,6 +71,28 @@ func intentRow(row *ledger.IntentRow, curs *ledger.Currencies, amount, currency,
 		row.LeaseExpiresAt, err = parseTSBytes(lease)
 	}
 	return err
+}
+
+// expectedRow reads an expected payment's due date and tolerance into row,
+// whose currency is known.
+func expectedRow(row *ledger.IntentRow, due, tol []byte) error {
+	row.DueAt, row.Tolerance = time.Time{}, 0
+	if len(due) > 0 {
+		var err error
+		if row.DueAt, err = parseTSBytes(due); err != nil {
+			return err
+		}
+	}
+	if len(tol) > 0 {
+		exp, err := money.Exponent(row.Currency)
+		if err != nil {
+			return err
+		}
+		if row.Tolerance, err = ledger.ParseMinor(tol, exp); err != nil && row.Bad == nil {
+			row.Tolerance, row.Bad = 0, fmt.Errorf("tolerance: %w", err)
+		}
+	}
+	return nil
 }
 
 // ScanProviderRefs streams the provider references of the window's intents.

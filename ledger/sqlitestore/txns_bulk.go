@@ -42,19 +42,21 @@ const stageDDL = `
 	    settlement_amount   TEXT,
 	    settlement_currency TEXT NOT NULL,
 	    exchange_rate       TEXT NOT NULL,
+	    ref_norm      TEXT NOT NULL,
 	    conflict      INTEGER NOT NULL DEFAULT 0
 	)`
 
 const stageCols = `seq, provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
-	counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount, settlement_currency, exchange_rate`
+	counterparty, linked_txn_id, channel, ref, raw, received_at, settlement_amount, settlement_currency, exchange_rate,
+	ref_norm`
 
-const numStageCols = 19
+const numStageCols = 20
 
 func stageRow(args []any, i int, s ledger.Sighting) []any {
 	t, src := s.Txn, s.Source
 	return append(args, i, t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency,
 		ts(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, src.Channel, src.Ref, src.Raw,
-		ts(src.ReceivedAt), nullAmount(t.Settlement), t.Settlement.Currency, t.ExchangeRate)
+		ts(src.ReceivedAt), nullAmount(t.Settlement), t.Settlement.Currency, t.ExchangeRate, ledger.NormalReference(t.Reference))
 }
 
 // stageChunk is how many rows one multi-row insert into the staging table
@@ -74,9 +76,10 @@ const (
 	insertNewSQL = `
 	INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at, reference,
 	    provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount, settlement_currency,
-	    exchange_rate)
+	    exchange_rate, ref_norm)
 	SELECT provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
-	    counterparty, linked_txn_id, received_at, received_at, settlement_amount, settlement_currency, exchange_rate
+	    counterparty, linked_txn_id, received_at, received_at, settlement_amount, settlement_currency, exchange_rate,
+	    ref_norm
 	FROM ` + stageTable + ` WHERE true ORDER BY seq
 	ON CONFLICT (provider, txn_id) DO NOTHING
 	RETURNING provider, txn_id`
@@ -146,6 +149,8 @@ const (
 	UPDATE provider_txns AS p
 	SET reference = CASE WHEN p.reference = '' AND f.r IS NOT NULL
 	        THEN (SELECT reference FROM ` + stageTable + ` WHERE seq = f.r) ELSE p.reference END,
+	    ref_norm = CASE WHEN p.reference = '' AND f.r IS NOT NULL
+	        THEN (SELECT ref_norm FROM ` + stageTable + ` WHERE seq = f.r) ELSE p.ref_norm END,
 	    provider_ref = CASE WHEN p.provider_ref = '' AND f.pr IS NOT NULL
 	        THEN (SELECT provider_ref FROM ` + stageTable + ` WHERE seq = f.pr) ELSE p.provider_ref END,
 	    counterparty = CASE WHEN p.counterparty = '' AND f.cp IS NOT NULL

@@ -100,12 +100,12 @@ func classifyRow(args []any, i int32, s *ledger.Sighting) []any {
 		t.Settlement.Currency, src.Channel, src.Ref)
 }
 
-const numTxnCols = 16
+const numTxnCols = 17
 
 func insertTxnsSQL(n int) string {
 	return multiRow(rowsTxns, n, `INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
 	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate) VALUES `, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+	    settlement_currency, exchange_rate, ref_norm) VALUES `, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
 }
 
 func newTxnRow(args []any, s *ledger.Sighting, received *tsMemo) []any {
@@ -113,7 +113,7 @@ func newTxnRow(args []any, s *ledger.Sighting, received *tsMemo) []any {
 	at := received.ts(s.Source.ReceivedAt)
 	return append(args, t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency,
 		ts(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, at, at, nullAmount(t.Settlement),
-		t.Settlement.Currency, t.ExchangeRate)
+		t.Settlement.Currency, t.ExchangeRate, ledger.NormalReference(t.Reference))
 }
 
 // insertSharedTxnsSQL inserts n new transactions whose provider,
@@ -124,15 +124,15 @@ func newTxnRow(args []any, s *ledger.Sighting, received *tsMemo) []any {
 func insertSharedTxnsSQL(n int) string {
 	return multiRow(rowsSharedTxns, n, `INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
 	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate)
-	SELECT ?1, column1, column2, column3, column4, ?2, column5, column6, column7, column8, column9, ?3, ?3, column10, ?4, ?5
-	FROM (VALUES `, `(?,?,?,?,?,?,?,?,?,?)`, `)`)
+	    settlement_currency, exchange_rate, ref_norm)
+	SELECT ?1, column1, column2, column3, column4, ?2, column5, column6, column7, column8, column9, ?3, ?3, column10, ?4, ?5, column11
+	FROM (VALUES `, `(?,?,?,?,?,?,?,?,?,?,?)`, `)`)
 }
 
 func sharedTxnRow(args []any, s *ledger.Sighting) []any {
 	t := &s.Txn
 	return append(args, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), ts(t.OccurredAt), t.Reference, t.ProviderRef,
-		t.Counterparty, t.LinkedID, nullAmount(t.Settlement))
+		t.Counterparty, t.LinkedID, nullAmount(t.Settlement), ledger.NormalReference(t.Reference))
 }
 
 const numSourceCols = 6
