@@ -12,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger/engine"
+	"github.com/reconcilehq/reconcile/migrations"
 )
 
 // TestAmountMinorWritten: migration 12 keeps the minor units that the
@@ -142,7 +143,7 @@ func provider(t *testing.T, url string) (*goose.Provider, *sql.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(release)
-	p, err := goose.NewProvider(m.Dialect, db, m.FS)
+	p, err := goose.NewProvider(m.Dialect, db, m.FS, goose.WithGoMigrations(migrations.Go(m.Dialect)...))
 	if err != nil {
 		t.Fatal(err)
 	}
