@@ -126,6 +126,11 @@ func (m *Matcher) lookupKey(key string, h uint64) int32 {
 		}
 		return true
 	})
+	if found == noIdx && m.late != nil {
+		if j, ok := m.late.byKey[key]; ok {
+			found = j
+		}
+	}
 	return found
 }
 

@@ -60,17 +60,22 @@ func (e *evaluator) intent(i int32) {
 		}
 		j = t.next
 	}
+	if in.expected() {
+		e.disputes(in)
+		e.expectedPayment(i, in)
+		return
+	}
 	e.markDuplicates(in)
 	state := in.state
 	if state == stUnknown && len(e.succ) > 0 {
-		if in.owned || in.created < m.lo {
+		if in.owned() || in.created < m.lo {
 			e.res.Settlements = append(e.res.Settlements, Settlement{IntentKey: string(m.key(&in)),
 				TxnID: string(m.id(m.txns.ptr(e.primary(in))))})
 		}
 		state = stSucceeded
 	}
 	e.disputes(in)
-	if !in.owned || m.opt.OnlyDisputes {
+	if !in.judged() || m.opt.OnlyDisputes {
 		return
 	}
 	late := m.now >= in.due

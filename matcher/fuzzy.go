@@ -30,7 +30,7 @@ func (m *Matcher) fuzzy(refunded map[int32]int64) int {
 	cands := map[string][]int32{}
 	for i := range m.intents.len() {
 		in := m.intents.at(int32(i))
-		if len(m.cust(&in)) == 0 || in.refund || m.hasCharge(in) {
+		if len(m.cust(&in)) == 0 || in.refund() || m.hasCharge(in) {
 			continue
 		}
 		k := fkey(in.cur, in.minor, ledger.MaskCustomer(string(m.cust(&in))))

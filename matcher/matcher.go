@@ -159,6 +159,27 @@ func (m Method) String() string {
 
 const noIdx int32 = -1
 
+// Intent kinds, compactly.
+const (
+	kCharge uint8 = iota
+	kRefund
+	kExpected
+)
+
+// Flags of an intent record.
+const (
+	// fOwned: created in the window, which judges it.
+	fOwned uint8 = 1 << iota
+	// fLooked: its evidence beyond the span was looked up (it was a
+	// leftover, or was added late), so the window may judge it in full.
+	fLooked
+	// fJudged: not owned, but evidence of the window links to it and its
+	// evidence was looked up: the window judges it too.
+	fJudged
+	// fDueSet: an expected payment with a due date of its own.
+	fDueSet
+)
+
 // intentRec is an intent in compact form. It holds no pointers.
 type intentRec struct {
 	// strs is the block of its key, upper-cased reference and customer.
@@ -166,15 +187,26 @@ type intentRec struct {
 	minor   int64
 	created int64
 	// due is when the lack of evidence becomes a finding: the time it
-	// succeeded (or its lease ran out) plus the grace.
+	// succeeded (or its lease ran out) plus the grace; for an expected
+	// payment its due date, or never when it has none and the books do not
+	// count it paid.
 	due   int64
 	head  int32 // first linked transaction, noIdx when none
 	cur   uint8
 	state uint8
-	owned bool
-	// refund marks a refund intent (its charge's key is in Matcher.rf).
-	refund bool
+	// kind is kCharge, kRefund (its charge's key is in Matcher.rf) or
+	// kExpected.
+	kind  uint8
+	flags uint8
 }
+
+func (r *intentRec) owned() bool    { return r.flags&fOwned != 0 }
+func (r *intentRec) refund() bool   { return r.kind == kRefund }
+func (r *intentRec) expected() bool { return r.kind == kExpected }
+
+// judged reports whether the window judges the intent: it owns it, or its
+// evidence links to it and was looked up in full.
+func (r *intentRec) judged() bool { return r.flags&(fOwned|fJudged) != 0 }
 
 // txnRec is a provider transaction in compact form. It holds no pointers.
 type txnRec struct {
@@ -283,6 +315,12 @@ type Matcher struct {
 	// manual maps the id of a transaction a person linked by hand to its
 	// intent; nil when there are none.
 	manual map[string]int32
+	// tol holds the tolerance of each expected payment that has one, in
+	// minor units of its currency.
+	tol map[int32]int64
+	// late indexes the intents added after the window's transactions
+	// (late.go); nil until Leftovers is called.
+	late *lateIndex
 }
 
 // linkBatch is how many transactions are linked together.
@@ -407,8 +445,16 @@ func (m *Matcher) addIntentStruct(in *ledger.Intent) error {
 		m.skipIntent(in.Key, in.Amount.Currency, in.CreatedAt, err)
 		return nil
 	}
-	idx, err := m.addIntent(intentIn{key: in.Key, ref: in.Reference, cust: in.Customer, minor: minor, cur: cur, state: st,
-		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt, refundOf: in.RefundOf})
+	rec := intentIn{key: in.Key, ref: in.Reference, cust: in.Customer, minor: minor, cur: cur, state: st,
+		created: in.CreatedAt, updated: in.UpdatedAt, lease: in.LeaseExpiresAt, refundOf: in.RefundOf,
+		expected: in.Kind == ledger.IntentExpected, dueAt: in.DueAt}
+	if rec.expected && !in.Tolerance.IsZero() {
+		if rec.tol, err = minorUnits(&in.Tolerance, exp); err != nil {
+			m.skipIntent(in.Key, in.Amount.Currency, in.CreatedAt, fmt.Errorf("tolerance: %w", err))
+			return nil
+		}
+	}
+	idx, err := m.addIntent(rec)
 	if err != nil {
 		return err
 	}
@@ -428,6 +474,11 @@ type intentIn struct {
 	minor                   int64
 	cur, state              uint8
 	created, updated, lease time.Time
+	// expected marks an expected payment, with its due date (zero: none)
+	// and tolerance (minor units, 0: none).
+	expected bool
+	dueAt    time.Time
+	tol      int64
 }
 
 func (m *Matcher) addIntent(in intentIn) (int32, error) {
@@ -437,9 +488,16 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 	if m.intents.len() >= math.MaxInt32-1 {
 		return noIdx, errors.New("too many intents")
 	}
-	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state,
-		refund: in.refundOf != ""}
-	r.owned = r.created >= m.from && r.created < m.to
+	r := intentRec{minor: in.minor, created: in.created.UnixNano(), head: noIdx, cur: in.cur, state: in.state}
+	switch {
+	case in.refundOf != "":
+		r.kind = kRefund
+	case in.expected:
+		r.kind = kExpected
+	}
+	if r.created >= m.from && r.created < m.to {
+		r.flags |= fOwned
+	}
 	switch in.state {
 	case stSucceeded, stUnknown, stPending:
 		r.due = in.updated.UnixNano() + m.grace
@@ -449,6 +507,18 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 			base = in.updated
 		}
 		r.due = base.UnixNano() + m.grace
+	}
+	if r.kind == kExpected {
+		// An expected payment is due at its due date. Without one, it is
+		// due after the grace when the books count it paid, and never
+		// otherwise: an open invoice is not a finding.
+		switch {
+		case !in.dueAt.IsZero():
+			r.due = in.dueAt.UnixNano()
+			r.flags |= fDueSet
+		case in.state != stSucceeded:
+			r.due = math.MaxInt64
+		}
 	}
 	var ref string
 	if m.opt.ExactReferences {
@@ -467,8 +537,14 @@ func (m *Matcher) addIntent(in intentIn) (int32, error) {
 			return noIdx, err
 		}
 	}
+	if in.tol != 0 {
+		if m.tol == nil {
+			m.tol = map[int32]int64{}
+		}
+		m.tol[idx] = in.tol
+	}
 	m.intents.push(r)
-	if r.owned {
+	if r.owned() {
 		m.nIntents++
 	}
 	return idx, nil
@@ -683,7 +759,7 @@ func (m *Matcher) addTxn(t txnIn, h uint64) error {
 	} else if r.intent != noIdx && !refund {
 		m.chain(&r, idx) // refunds are chained once every transaction is known (linkRefunds)
 	}
-	if r.intent == noIdx && t.typ == tyCharge {
+	if r.intent == noIdx && linkable(t.typ) {
 		var refs [2]sref
 		if refs[0], err = m.ar.add(t.ref); err != nil {
 			return err
@@ -733,6 +809,13 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 				i = 0
 			}
 		}
+		if m.late != nil {
+			for _, j := range m.late.byPref[p] {
+				if !m.isRefund(j) {
+					best = m.better(best, j, minor, cur, at)
+				}
+			}
+		}
 		if best != noIdx {
 			return best, ByProviderRef
 		}
@@ -749,18 +832,21 @@ func (m *Matcher) link(pref, id, reference string, h uint64, minor int64, cur ui
 			}
 			return true
 		})
+		if m.late != nil {
+			for _, j := range m.late.byRef[ref] {
+				if !m.isRefund(j) {
+					best = m.better(best, j, minor, cur, at)
+				}
+			}
+		}
 	}
 	if best != noIdx {
 		return best, ByReference
 	}
 	key := strings.TrimSpace(reference)
-	m.byKey.each(maphash.String(m.seed, key), func(j int32) bool {
-		if string(m.key(m.intents.ptr(j))) == key && !m.isRefund(j) {
-			best = j
-			return false
-		}
-		return true
-	})
+	if j := m.lookupKey(key, maphash.String(m.seed, key)); j != noIdx && !m.isRefund(j) {
+		best = j
+	}
 	if best != noIdx {
 		return best, ByReference
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	// KeepLinks makes Result list every link, for tests and debugging; it
 	// costs memory proportional to the input.
 	KeepLinks bool
+	// Zone is where the times that findings' details and explanations
+	// name are shown (the provider's zone); UTC when nil.
+	Zone *time.Location
 }
 
 func (o Options) validate() (Options, error) {

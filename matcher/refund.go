@@ -45,8 +45,11 @@ func (m *Matcher) refundLike(typ uint8) bool {
 
 // intentKind says what the intent r is.
 func (m *Matcher) intentKind(r *intentRec) ledger.IntentKind {
-	if r.refund {
+	switch r.kind {
+	case kRefund:
 		return ledger.IntentRefund
+	case kExpected:
+		return ledger.IntentExpected
 	}
 	return ledger.IntentCharge
 }
@@ -78,6 +81,13 @@ func (m *Matcher) linkRefund(id, reference string, minor int64, cur uint8, at in
 				i = 0
 			}
 		}
+		if m.late != nil {
+			for _, j := range m.late.byPref[id] {
+				if m.isRefund(j) {
+					best = m.better(best, j, minor, cur, at)
+				}
+			}
+		}
 		if best != noIdx {
 			return best, ByProviderRef
 		}
@@ -95,6 +105,13 @@ func (m *Matcher) linkRefund(id, reference string, minor int64, cur uint8, at in
 			}
 			return true
 		})
+		if m.late != nil {
+			for _, j := range m.late.byRef[ref] {
+				if m.isRefund(j) {
+					best = m.better(best, j, minor, cur, at)
+				}
+			}
+		}
 	}
 	if best == noIdx {
 		key := strings.TrimSpace(reference)
@@ -205,13 +222,13 @@ func (e *evaluator) refundIntent(i int32) {
 	}
 	state := in.state
 	if state == stUnknown && len(e.succ) > 0 {
-		if in.owned || in.created < m.lo {
+		if in.owned() || in.created < m.lo {
 			e.res.Settlements = append(e.res.Settlements, Settlement{IntentKey: string(m.key(&in)),
 				TxnID: string(m.id(m.txns.ptr(e.first(e.succ))))})
 		}
 		state = stSucceeded
 	}
-	if !in.owned || m.opt.OnlyDisputes {
+	if !in.judged() || m.opt.OnlyDisputes {
 		return
 	}
 	late := m.now >= in.due

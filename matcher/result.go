@@ -71,6 +71,7 @@ func (m *Matcher) Result() (*Result, error) {
 	if err := m.flush(); err != nil {
 		return nil, err
 	}
+	m.relink()
 	refunded := m.sumChildren()
 	res := &Result{}
 	if m.opt.Fuzzy {
@@ -79,6 +80,7 @@ func (m *Matcher) Result() (*Result, error) {
 	// Children follow their charge, however it linked (fuzzy included).
 	m.attachChildren()
 	m.linkRefunds()
+	m.markJudged()
 	ev := evaluator{m: m, refunded: refunded, res: res}
 	for i := range m.intents.len() {
 		ev.intent(int32(i))

@@ -29,8 +29,15 @@ func (m *Matcher) AddIntentRow(r *ledger.IntentRow) error {
 		m.skipIntent(string(r.Key), r.Currency, r.CreatedAt, bad)
 		return nil
 	}
+	if r.Expected && r.Tolerance != 0 {
+		if bad := outOfRange(r.Tolerance); bad != nil {
+			m.skipIntent(string(r.Key), r.Currency, r.CreatedAt, fmt.Errorf("tolerance: %w", bad))
+			return nil
+		}
+	}
 	_, err = m.addIntent(intentIn{key: view(r.Key), ref: view(r.Reference), cust: view(r.Customer), minor: r.Minor, cur: cur,
-		state: st, created: r.CreatedAt, updated: r.UpdatedAt, lease: r.LeaseExpiresAt, refundOf: view(r.RefundOf)})
+		state: st, created: r.CreatedAt, updated: r.UpdatedAt, lease: r.LeaseExpiresAt, refundOf: view(r.RefundOf),
+		expected: r.Expected, dueAt: r.DueAt, tol: r.Tolerance})
 	if err != nil {
 		return fmt.Errorf("matcher: intent %q: %w", r.Key, err)
 	}

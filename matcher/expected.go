@@ -1,0 +1,193 @@
+package matcher
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// An expected payment is paid by the customer (by account number, bank
+// transfer or payment link), in as many parts as they choose: the
+// successful payments linked to it are summed, net of what was refunded or
+// reversed of each. Paid in full (within its tolerance), in any number of
+// parts, it raises nothing. Before it is due, a part is partially_paid,
+// information that puts nothing at risk; after, the shortfall is underpaid,
+// or missing_at_provider when nothing came. Paying more is overpaid, and a
+// second full payment after it was paid in full is a duplicate_charge. Its
+// local state does not contradict the evidence: an invoice whose prompt was
+// cancelled and that was then paid by paybill is paid (its finding, if any,
+// names the failed attempt). It is due at its due date; without one, after
+// the grace when the books count it paid, and never otherwise.
+
+// expectedPayment judges expected payment i. e.succ and e.failed hold its
+// successful and failed charges.
+func (e *evaluator) expectedPayment(i int32, in intentRec) {
+	m := e.m
+	tol := m.tol[i]
+	var pays, others []int32
+	for _, j := range e.succ {
+		if m.txns.at(j).cur == in.cur {
+			pays = append(pays, j)
+		} else {
+			others = append(others, j)
+		}
+	}
+	slices.SortFunc(pays, func(a, b int32) int {
+		ta, tb := m.txns.ptr(a), m.txns.ptr(b)
+		if c := cmp.Compare(ta.at, tb.at); c != 0 {
+			return c
+		}
+		return strings.Compare(string(m.id(ta)), string(m.id(tb)))
+	})
+	var sum int64
+	full := -1 // the payment with which the sum reached the amount
+	for k, j := range pays {
+		var ok bool
+		if sum, ok = addChecked(sum, m.net(j, e.refunded)); !ok {
+			e.overflowed(in)
+			return
+		}
+		if full < 0 && sum >= in.minor-tol {
+			full = k
+		}
+	}
+	// A duplicate is a second full payment after it was paid in full: a
+	// refund of one cancels it (no unrecorded refund).
+	var dups []int32
+	if full >= 0 {
+		for _, j := range pays[full+1:] {
+			if d := m.net(j, e.refunded) - in.minor; d <= tol && d >= -tol {
+				dups = append(dups, j)
+				e.m.rf.dupCharge[j] = true
+			}
+		}
+	}
+	if !in.judged() || m.opt.OnlyDisputes {
+		return
+	}
+	late := m.now >= in.due
+	expected := m.amountOf(in.minor, in.cur)
+	switch {
+	case len(others) > 0:
+		j := e.first(others)
+		actual := m.amountOf(m.net(j, e.refunded), m.txns.at(j).cur)
+		e.add(ledger.KindCurrencyMismatch, ledger.SeverityHigh, in, others, expected, actual, expected, j,
+			fmt.Sprintf("customer paid %s for an expected payment of %s%s", show(actual), show(expected), m.settledText(j)))
+	case sum > in.minor+tol && len(dups) > 0:
+		first := pays[full]
+		e.add(ledger.KindDuplicateCharge, ledger.SeverityHigh, in, pays, expected, m.amountOf(sum, in.cur), m.amountOf(sum-in.minor, in.cur), dups[0],
+			fmt.Sprintf("expected payment of %s paid in full on %s, then paid again: %s taken in all (%s)", show(expected),
+				m.when(m.txns.at(first).at), show(m.amountOf(sum, in.cur)), e.parts(pays)))
+	case sum > in.minor+tol:
+		e.addSum(ledger.KindOverpaid, ledger.SeverityMedium, in, pays, sum, sum-in.minor,
+			fmt.Sprintf("customer paid %s for an expected payment of %s: %s more (%s)", show(m.amountOf(sum, in.cur)), show(expected),
+				show(m.amountOf(sum-in.minor, in.cur)), e.parts(pays)))
+	case sum >= in.minor-tol:
+		// Paid in full, in one part or several.
+	case sum > 0 && !late:
+		e.addSum(ledger.KindPartiallyPaid, ledger.SeverityLow, in, pays, sum, 0,
+			fmt.Sprintf("%s of %s paid so far, %s to come%s (%s)", show(m.amountOf(sum, in.cur)), show(expected),
+				show(m.amountOf(in.minor-sum, in.cur)), e.dueText(in), e.parts(pays))+e.failedText())
+	case sum > 0:
+		e.addSum(ledger.KindUnderpaid, ledger.SeverityMedium, in, pays, sum, in.minor-sum,
+			fmt.Sprintf("customer paid %s of an expected payment of %s: %s short%s (%s)", show(m.amountOf(sum, in.cur)), show(expected),
+				show(m.amountOf(in.minor-sum, in.cur)), e.pastDueText(in), e.parts(pays))+e.failedText())
+	case late && !m.opt.NoMissing:
+		sev, detail := ledger.SeverityLow, "expected payment of "+show(expected)+" not paid"+e.pastDueText(in)
+		if in.state == stSucceeded {
+			sev = ledger.SeverityMedium
+			detail = "expected payment succeeded locally but the provider shows no payment" + graceText(m.opt.Grace)
+			if in.flags&fDueSet != 0 {
+				detail = "expected payment succeeded locally but the provider shows no payment" + e.pastDueText(in)
+			}
+		}
+		p := noIdx
+		if len(e.pend) > 0 {
+			p = e.first(e.pend)
+			detail += "; a payment is still pending"
+		}
+		e.add(ledger.KindMissingAtProvider, sev, in, e.pend, expected, m.amountOf(0, in.cur), expected, p, detail+e.failedText())
+		if len(e.pend) == 0 {
+			e.left.intents = append(e.left.intents, leftover{finding: len(e.res.Findings) - 1, rec: e.idx})
+		}
+	}
+}
+
+// addSum adds a finding about the sum paid for expected payment in: its id
+// is the intent's and kind's alone, so that it stays one finding as
+// payments join the sum.
+func (e *evaluator) addSum(kind ledger.Kind, sev ledger.Severity, in intentRec, pays []int32, sum, atRisk int64, detail string) {
+	m := e.m
+	exp := m.amountOf(in.minor, in.cur)
+	e.add(kind, sev, in, pays, exp, m.amountOf(sum, in.cur), m.amountOf(atRisk, in.cur), e.lastOf(pays), detail)
+	f := &e.res.Findings[len(e.res.Findings)-1]
+	f.ID = ledger.FindingID(kind, f.IntentKey, nil)
+}
+
+// lastOf returns the latest of txns (noIdx when none).
+func (e *evaluator) lastOf(txns []int32) int32 {
+	if len(txns) == 0 {
+		return noIdx
+	}
+	return txns[len(txns)-1]
+}
+
+// parts lists payments, in time order, as findings show them: "KES 1,000.00
+// on 2026-03-12 10:00 EAT (+03:00), receipt SCG1AA0001; ...".
+func (e *evaluator) parts(pays []int32) string {
+	m := e.m
+	var b strings.Builder
+	if len(pays) > 1 {
+		fmt.Fprintf(&b, "%d payments: ", len(pays))
+	}
+	for k, j := range pays {
+		if k > 0 {
+			b.WriteString("; ")
+		}
+		t := m.txns.ptr(j)
+		fmt.Fprintf(&b, "%s on %s, %s", show(m.amountOf(m.net(j, e.refunded), t.cur)), m.when(t.at), m.id(t))
+	}
+	return b.String()
+}
+
+// failedText names the failed attempts at an expected payment (a cancelled
+// prompt), "" when there are none.
+func (e *evaluator) failedText() string {
+	if len(e.failed) == 0 {
+		return ""
+	}
+	ids := make([]string, len(e.failed))
+	for k, j := range e.failed {
+		ids[k] = string(e.m.id(e.m.txns.ptr(j)))
+	}
+	slices.Sort(ids)
+	return "; failed attempt(s) before: " + strings.Join(ids, ", ")
+}
+
+func (e *evaluator) dueText(in intentRec) string {
+	if in.flags&fDueSet == 0 {
+		return ""
+	}
+	return " by " + e.m.when(in.due)
+}
+
+func (e *evaluator) pastDueText(in intentRec) string {
+	if in.flags&fDueSet == 0 {
+		return ""
+	}
+	return ", due " + e.m.when(in.due)
+}
+
+// when renders a time for people, in the options' zone with its offset:
+// "2026-03-14 10:00 EAT (+03:00)".
+func (m *Matcher) when(ns int64) string {
+	zone := m.opt.Zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	return time.Unix(0, ns).In(zone).Format("2006-01-02 15:04 MST (-07:00)")
+}
