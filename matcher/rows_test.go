@@ -37,9 +37,15 @@ func intentRow(t testing.TB, s *scratch, in ledger.Intent) *ledger.IntentRow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ledger.IntentRow{Key: s.bytes(in.Key), Reference: s.bytes(in.Reference), Customer: s.bytes(in.Customer),
+	r := &ledger.IntentRow{Key: s.bytes(in.Key), Reference: s.bytes(in.Reference), Customer: s.bytes(in.Customer),
 		Currency: in.Amount.Currency, Minor: minor, State: in.State, CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
-		LeaseExpiresAt: in.LeaseExpiresAt, RefundOf: s.bytes(in.RefundOf)}
+		LeaseExpiresAt: in.LeaseExpiresAt, RefundOf: s.bytes(in.RefundOf), Expected: in.Kind == ledger.IntentExpected, DueAt: in.DueAt}
+	if !in.Tolerance.IsZero() {
+		if r.Tolerance, err = in.Tolerance.Minor(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
 }
 
 func txnRow(t testing.TB, s *scratch, x ledger.ProviderTxn) *ledger.TxnRow {
