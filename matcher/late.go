@@ -62,6 +62,8 @@ type lateIndex struct {
 	// relinked are those that found an intent then.
 	relinked map[int32]bool
 	relinkOK bool
+	// txns are the transactions added late.
+	txns []int32
 }
 
 // late reports whether intents were added late.
@@ -264,10 +266,45 @@ func (m *Matcher) AddLateTxn(t ledger.ProviderTxn) error {
 		return fmt.Errorf("matcher: provider txn %q occurred in the span: it was added with the window", t.ID)
 	}
 	m.relink()
+	i := int32(m.txns.len())
 	if err := m.AddTxn(t); err != nil {
 		return err
 	}
-	return m.flush()
+	if err := m.flush(); err != nil {
+		return err
+	}
+	if int(i) < m.txns.len() {
+		m.late.txns = append(m.late.txns, i)
+	}
+	return nil
+}
+
+// Judged returns, after Result, the keys of the intents of other windows
+// (or of the band) that this window judged in full, sorted.
+func (m *Matcher) Judged() []string {
+	var out []string
+	for i := range int32(m.intents.len()) {
+		if in := m.intents.ptr(i); in.flags&fJudged != 0 {
+			out = append(out, string(m.key(in)))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LateLinks returns, after Result, the transactions added late that linked
+// to an intent, by id, with the intent's key.
+func (m *Matcher) LateLinks() map[string]string {
+	out := map[string]string{}
+	if m.late == nil {
+		return out
+	}
+	for _, i := range m.late.txns {
+		if t := m.txns.ptr(i); t.intent != noIdx {
+			out[string(m.id(t))] = string(m.key(m.intents.ptr(t.intent)))
+		}
+	}
+	return out
 }
 
 // relink links again, once, the span's transactions that linked to

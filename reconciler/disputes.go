@@ -19,7 +19,7 @@ import (
 // carries) and matches them again with the disputes only, adding the
 // findings to res. The findings belong to the window of the dispute.
 func (r *Reconciler) lateDisputes(ctx context.Context, p Params, opt matcher.Options, lo, hi time.Time,
-	disputes []ledger.ProviderTxn, res *matcher.Result) error {
+	disputes []ledger.ProviderTxn, res *matcher.Result, sn *seen) error {
 	if len(disputes) == 0 {
 		return nil
 	}
@@ -36,6 +36,7 @@ func (r *Reconciler) lateDisputes(ctx context.Context, p Params, opt matcher.Opt
 	byID := make(map[string]ledger.ProviderTxn, len(charges))
 	for _, c := range charges {
 		byID[c.ID] = c
+		sn.late[c.ID] = true
 	}
 	var (
 		late, older []ledger.ProviderTxn

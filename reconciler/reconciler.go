@@ -69,6 +69,13 @@ type Config struct {
 	Grace map[string]time.Duration
 	// Fuzzy enables the fuzzy link (amount + currency + customer).
 	Fuzzy bool
+	// Horizon is, per provider, how far each way from its window a run
+	// looks up the intents and evidence of other windows that its leftovers
+	// may belong to; providers not listed get DefaultHorizon (35 days).
+	Horizon map[string]time.Duration
+	// Zones is, per provider, the zone the notes of resolutions and the
+	// details of findings show times in; UTC when not listed.
+	Zones map[string]*time.Location
 	// ExactReferences names the providers whose echoed references are
 	// linked as given (upper-cased) rather than by their normal form.
 	ExactReferences []string

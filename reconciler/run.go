@@ -109,7 +109,7 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	opt := matcher.Options{Provider: p.Provider, From: p.From, To: p.To, Now: out.Run.StartedAt,
 		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy,
 		ExactReferences:     slices.Contains(r.cfg.ExactReferences, p.Provider),
-		ReversalsAreRefunds: reversalsRefund[p.Provider]}
+		ReversalsAreRefunds: reversalsRefund[p.Provider], Zone: r.cfg.Zones[p.Provider]}
 	lo, hi := opt.Span()
 	if puller := r.cfg.Pullers[p.Provider]; puller != nil && !p.NoPull && !p.DryRun {
 		if err := r.pull(ctx, p, puller, lo, minTime(hi, out.Run.StartedAt)); err != nil {
@@ -128,11 +128,15 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	if err != nil {
 		return err
 	}
+	sn, err := r.lookLate(ctx, p, m, lo, hi)
+	if err != nil {
+		return err
+	}
 	res, err := m.Result()
 	if err != nil {
 		return err
 	}
-	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res); err != nil {
+	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res, sn); err != nil {
 		return err
 	}
 	out.Summary, out.Fuzzy = res.Summary, res.Fuzzy
@@ -147,7 +151,7 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 		}
 		return nil
 	}
-	return r.write(ctx, out, res)
+	return r.write(ctx, out, res, m, sn)
 }
 
 // pullBatch is how many pulled sightings are recorded at once.
@@ -210,9 +214,10 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 }
 
 // load streams the window plus the tolerance into m with the store's bulk
-// scans: intents first (those created in the span with their provider
-// references, then older ones still processing or unknown, which late
-// evidence may settle), then provider transactions.
+// scans: intents first (those created in the span, with their provider
+// references, and those manual links of the span name), then provider
+// transactions. Intents and evidence of other windows come after
+// (lookLate).
 //
 // It returns the span's disputes and dispute reversals, for lateDisputes.
 func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) ([]ledger.ProviderTxn, error) {
@@ -245,21 +250,6 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 	if err != nil {
 		return nil, err
 	}
-	// Open intents of any age: those outside the span are added (their
-	// provider references come from their attempts).
-	var old []ledger.Intent
-	err = r.store.ListIntentsInState(ctx, p.Provider, []ledger.State{ledger.StatePending, ledger.StateProcessing, ledger.StateUnknown}, func(in ledger.Intent) error {
-		if in.CreatedAt.Before(lo) || !in.CreatedAt.Before(hi) {
-			old = append(old, in)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := r.addIntents(ctx, m, p.Provider, old); err != nil {
-		return nil, err
-	}
 	if err := r.loadManualLinks(ctx, p, m, lo, hi); err != nil {
 		return nil, err
 	}
@@ -290,7 +280,7 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 }
 
 // write records everything the run learned in one transaction.
-func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Result) error {
+func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Result, m *matcher.Matcher, sn *seen) error {
 	run := out.Run
 	err := r.store.InTx(ctx, func(tx ledger.Tx) error {
 		now := r.cfg.Clock().UTC()
@@ -306,14 +296,7 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 		for i, ch := range changes {
 			findings[i] = ch.Finding
 		}
-		var keep []ledger.Kind
-		if out.PullError != "" {
-			// Without the provider's evidence a run cannot tell that a
-			// missing charge has turned up.
-			keep = []ledger.Kind{ledger.KindMissingAtProvider}
-		}
-		resolved, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{RunID: run.ID, Provider: run.Provider, From: run.From, To: run.To,
-			SeenSince: run.StartedAt, Keep: keep, Note: fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt), Now: now})
+		resolved, err := r.resolveUnseen(ctx, tx, out, m, sn)
 		if err != nil {
 			return err
 		}

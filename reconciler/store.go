@@ -30,6 +30,11 @@ type Store interface {
 	ListAttempts(ctx context.Context, intentKey string) ([]ledger.Attempt, error)
 	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error)
 
+	// The leftovers of a window, looked up across the horizon.
+	FindIntents(ctx context.Context, l ledger.IntentLookup) ([]ledger.Intent, error)
+	FindTxns(ctx context.Context, l ledger.TxnLookup) ([]ledger.ProviderTxn, error)
+	FindManualLinks(ctx context.Context, provider string, txnIDs, intentKeys []string) ([]ledger.ManualLink, error)
+
 	// Findings, listed and resolved by hand.
 	ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
 	UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (ledger.Finding, error)

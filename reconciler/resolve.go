@@ -1,0 +1,107 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/matcher"
+)
+
+// intentKinds are the kinds of finding judged on an intent as a whole: a
+// run that judged an intent of another window in full resolves those of its
+// findings it no longer sees. The others are judged by the window of their
+// evidence (an unknown charge, an unrecorded refund, a dispute).
+var intentKinds = []ledger.Kind{ledger.KindDuplicateCharge, ledger.KindDuplicateRefund, ledger.KindStatusMismatch,
+	ledger.KindAmountMismatch, ledger.KindCurrencyMismatch, ledger.KindMissingAtProvider, ledger.KindStuckIntent,
+	ledger.KindUnderpaid, ledger.KindOverpaid, ledger.KindPartiallyPaid}
+
+// resolveUnseen resolves what the run no longer sees: the findings of its
+// window, those of the intents of other windows it judged in full, and the
+// unknown charges of other windows that it linked; each with a note that
+// says why when the evidence explains it ("paid 2026-03-14 10:00 EAT
+// (+03:00), SCG1AA0001, 2 days after the intent"). A finding that names a
+// transaction the run did not read (beyond its span, not looked up) is
+// left alone: the run cannot tell it is gone. So is a missing_at_provider
+// when the pull failed.
+func (r *Reconciler) resolveUnseen(ctx context.Context, tx ledger.Tx, out *Outcome, m *matcher.Matcher, sn *seen) ([]ledger.Finding, error) {
+	run := out.Run
+	judged := m.Judged()
+	late := m.LateLinks()
+	var ids []string
+	for id := range late {
+		ids = append(ids, ledger.FindingID(ledger.KindUnknownCharge, "", []string{id}))
+	}
+	slices.Sort(ids)
+	cands, err := tx.ListUnseen(ctx, ledger.UnseenFilter{Provider: run.Provider, From: run.From, To: run.To,
+		IntentKeys: judged, IDs: ids, SeenSince: run.StartedAt})
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	inWindow := func(f ledger.Finding) bool { return !f.OccurredAt.Before(run.From) && f.OccurredAt.Before(run.To) }
+	var keep []ledger.Finding
+	var unknown []string // transactions named, to place in time
+	for _, f := range cands {
+		switch {
+		case out.PullError != "" && f.Kind == ledger.KindMissingAtProvider:
+			// Without the provider's evidence a run cannot tell that a
+			// missing charge has turned up.
+			continue
+		case inWindow(f):
+		case slices.Contains(judged, f.IntentKey) && slices.Contains(intentKinds, f.Kind):
+		case f.Kind == ledger.KindUnknownCharge && slices.ContainsFunc(f.ProviderTxnIDs, func(id string) bool { return late[id] != "" }):
+		default:
+			continue
+		}
+		keep = append(keep, f)
+		for _, id := range f.ProviderTxnIDs {
+			if !sn.late[id] {
+				unknown = append(unknown, id)
+			}
+		}
+	}
+	// Where the transactions named lie: in the span (read), or not.
+	txns, err := tx.GetProviderTxns(ctx, run.Provider, uniq(unknown))
+	if err != nil {
+		return nil, err
+	}
+	read := map[string]bool{}
+	for id := range sn.late {
+		read[id] = true
+	}
+	for _, t := range txns {
+		read[t.ID] = !t.OccurredAt.Before(sn.lo) && t.OccurredAt.Before(sn.hi)
+	}
+	var keys, tids []string
+	resolvable := keep[:0]
+	for _, f := range keep {
+		if slices.ContainsFunc(f.ProviderTxnIDs, func(id string) bool { return !read[id] }) {
+			continue
+		}
+		resolvable = append(resolvable, f)
+		if f.IntentKey != "" {
+			keys = append(keys, f.IntentKey)
+		}
+		tids = append(tids, f.ProviderTxnIDs...)
+	}
+	byIntent, byTxn := m.Explain(uniq(keys), uniq(tids))
+	dflt := fmt.Sprintf("no longer seen by run %d (attempt %d)", run.ID, run.Attempt)
+	res := make([]ledger.Resolution, 0, len(resolvable))
+	for _, f := range resolvable {
+		note := dflt
+		if s := byIntent[f.IntentKey]; s != "" && slices.Contains(intentKinds, f.Kind) {
+			note = s + fmt.Sprintf(" (seen by run %d)", run.ID)
+		} else if !slices.Contains(intentKinds, f.Kind) {
+			for _, id := range f.ProviderTxnIDs {
+				if s := byTxn[id]; s != "" {
+					note = s + fmt.Sprintf(" (seen by run %d)", run.ID)
+					break
+				}
+			}
+		}
+		res = append(res, ledger.Resolution{ID: f.ID, Note: note})
+	}
+	return tx.ResolveFindings(ctx, ledger.ResolveFindingsParams{Resolutions: res, SeenSince: run.StartedAt,
+		Now: r.cfg.Clock().UTC(), RunID: run.ID})
+}
