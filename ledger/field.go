@@ -166,3 +166,38 @@ func (e *RejectedFileError) Unwrap() []error {
 	}
 	return out
 }
+
+// SameCustomer reports whether two ways of naming a customer name the same
+// person: the same e-mail address, or the same phone number once masked as
+// MaskCustomer masks it, whatever else they say ("2547****0342 - CHEBET" is
+// 254712340342) and whether written in the international or the Kenyan
+// local form (0712340342). Names alone, too short to mask, never match.
+func SameCustomer(a, b string) bool {
+	ka, kb := customerKey(a), customerKey(b)
+	return ka != "" && ka == kb
+}
+
+// customerKey is the masked phone number or e-mail of s, "" when s holds
+// neither.
+func customerKey(s string) string {
+	s = strings.TrimSpace(s)
+	if name, _, ok := strings.Cut(s, " - "); ok {
+		s = name // the counterparty form "phone - NAME"
+	}
+	if at := strings.IndexByte(s, '@'); at > 0 {
+		return strings.ToLower(MaskCustomer(s))
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r == '*' {
+			return r
+		}
+		return -1
+	}, s)
+	if len(digits) == 10 && digits[0] == '0' && digits[1] != '*' {
+		digits = "254" + digits[1:] // a Kenyan number in its local form
+	}
+	if len(digits) < 9 {
+		return ""
+	}
+	return MaskCustomer(digits)
+}

@@ -131,7 +131,7 @@ func (r *ref) suggest(missing, unknown []int) {
 				iref = normal(in.key)
 			}
 			c := refCand{intent: in, txn: t, fi: fi, ft: ft, why: closeRefs(normal(t.ref), iref), gap: in.created.Sub(t.at).Abs(),
-				same: t.cp != "" && in.customer != "" && ledger.MaskCustomer(in.customer) == t.cp}
+				same: refSameCustomer(t.cp, in.customer) || refIsPhone(t.ref) && refSameCustomer(t.ref, in.customer)}
 			if c.why == whyNone && !c.same {
 				continue
 			}
@@ -156,4 +156,48 @@ func (r *ref) suggest(missing, unknown []int) {
 		}
 		r.findings[f].Suggestion = ledger.Suggestion{FindingID: r.findings[other].ID, IntentKey: c.intent.key, TxnID: c.txn.id, Reason: why}
 	}
+}
+
+// refSameCustomer is the customer rule of findings.md, written apart from
+// the matcher's: the same e-mail, or the same phone number in its masked
+// international form (first four and last four digits), whatever name
+// follows " - " and whether the number is written 07... or 2547....
+func refSameCustomer(a, b string) bool {
+	key := func(s string) string {
+		s, _, _ = strings.Cut(strings.TrimSpace(s), " - ")
+		if strings.Contains(s, "@") {
+			return strings.ToLower(ledger.MaskCustomer(s))
+		}
+		var d []byte
+		for i := 0; i < len(s); i++ {
+			if s[i] >= '0' && s[i] <= '9' || s[i] == '*' {
+				d = append(d, s[i])
+			}
+		}
+		if len(d) == 10 && d[0] == '0' && d[1] != '*' {
+			d = append([]byte("254"), d[1:]...)
+		}
+		if len(d) < 9 {
+			return ""
+		}
+		return string(d[:4]) + "****" + string(d[len(d)-4:])
+	}
+	ka := key(a)
+	return ka != "" && ka == key(b)
+}
+
+// refIsPhone: a reference of nine digits or more and nothing but digits,
+// spaces, dashes and a plus.
+func refIsPhone(s string) bool {
+	n := 0
+	for _, r := range strings.TrimSpace(s) {
+		switch {
+		case r >= '0' && r <= '9':
+			n++
+		case r == '+' || r == ' ' || r == '-':
+		default:
+			return false
+		}
+	}
+	return n >= 9
 }

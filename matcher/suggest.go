@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -37,20 +39,48 @@ const (
 	closeEdit      // one edit or adjacent swap apart
 )
 
+// Half is one unmatched half of a possible pair: an intent the provider
+// shows no charge for (missing_at_provider) or a charge that linked to no
+// intent (unknown_charge), with its finding.
+type Half struct {
+	FindingID string
+	// IntentKey is set for an intent, TxnID for a charge.
+	IntentKey, TxnID string
+	// Amount is the intent's, or the charge's net of refunds.
+	Amount Money
+	// Reference is the intent's reference (its key when it has none) or the
+	// reference the charge echoed, as given.
+	Reference string
+	// Customer is the intent's customer or the charge's counterparty
+	// (masked).
+	Customer string
+	At       time.Time
+	// Local marks a half of the window being run: a pair of two halves of
+	// other windows is left to their windows.
+	Local bool
+}
+
+// Money is an amount in integer minor units and its currency, as halves
+// compare them.
+type Money struct {
+	Minor    int64
+	Currency string
+}
+
 // candidate is one possible pairing, with what ranks it.
 type candidate struct {
-	intent, txn leftover
+	intent, txn *Half
 	ref         int // closeNone, closeConfusion or closeEdit
 	sameCust    bool
 	gap         uint64
 	tref, iref  string
 }
 
-// better reports whether a ranks before b: a close reference and the same
-// customer, then a close reference (a confusion before an edit), then the
-// same customer; then the nearest in time; then the smaller intent key and
-// transaction id.
-func (m *Matcher) betterCandidate(a, b *candidate) bool {
+// betterCandidate reports whether a ranks before b: a close reference and
+// the same customer, then a close reference (a confusion before an edit),
+// then the same customer; then the nearest in time; then the smaller intent
+// key and transaction id.
+func betterCandidate(a, b *candidate) bool {
 	score := func(c *candidate) int {
 		s := 0
 		if c.ref != closeNone {
@@ -70,67 +100,115 @@ func (m *Matcher) betterCandidate(a, b *candidate) bool {
 	if a.gap != b.gap {
 		return a.gap < b.gap
 	}
-	ka, kb := string(m.key(m.intents.ptr(a.intent.rec))), string(m.key(m.intents.ptr(b.intent.rec)))
-	if c := cmp.Compare(ka, kb); c != 0 {
+	if c := cmp.Compare(a.intent.IntentKey, b.intent.IntentKey); c != 0 {
 		return c < 0
 	}
-	return string(m.id(m.txns.ptr(a.txn.rec))) < string(m.id(m.txns.ptr(b.txn.rec)))
+	return a.txn.TxnID < b.txn.TxnID
 }
 
-// suggest sets the Suggestion of each leftover finding to its best
-// candidate.
+// Suggest pairs halves: each half gets its one best counterpart of the same
+// amount and currency whose reference is close (one edit apart in normal
+// form, an adjacent swap included, or equal once look-alike characters are
+// read alike: O/0, I/L/1, S/5, B/8) or whose customer is the same (the same
+// masked phone or e-mail, whatever else the counterparty says; a charge
+// whose reference is the customer's phone number counts too). Pairs of two
+// halves that are not Local are not made. The result maps each finding id
+// to its suggestion.
+func Suggest(intents, txns []Half) map[string]ledger.Suggestion {
+	out := map[string]ledger.Suggestion{}
+	if len(intents) == 0 || len(txns) == 0 {
+		return out
+	}
+	byAmount := map[Money][]*Half{}
+	for k := range intents {
+		byAmount[intents[k].Amount] = append(byAmount[intents[k].Amount], &intents[k])
+	}
+	bestOf := map[string]*candidate{} // by finding id
+	keep := func(f string, c *candidate) {
+		if b, ok := bestOf[f]; !ok || betterCandidate(c, b) {
+			bestOf[f] = c
+		}
+	}
+	for k := range txns {
+		t := &txns[k]
+		cands := byAmount[t.Amount]
+		if len(cands) == 0 {
+			continue
+		}
+		tref := NormalReference(t.Reference)
+		for _, in := range cands {
+			if !in.Local && !t.Local {
+				continue
+			}
+			iref := NormalReference(in.Reference)
+			c := &candidate{intent: in, txn: t, ref: closeness(tref, iref), tref: tref, iref: iref,
+				gap: absDiff(in.At.UnixNano(), t.At.UnixNano())}
+			c.sameCust = ledger.SameCustomer(t.Customer, in.Customer) || isPhone(t.Reference) && ledger.SameCustomer(t.Reference, in.Customer)
+			if c.ref == closeNone && !c.sameCust {
+				continue
+			}
+			keep(in.FindingID, c)
+			keep(t.FindingID, c)
+		}
+	}
+	for f, c := range bestOf {
+		other, cp := c.intent.FindingID, c.txn.Customer
+		if f == other {
+			other = c.txn.FindingID
+		}
+		out[f] = ledger.Suggestion{FindingID: other, IntentKey: c.intent.IntentKey, TxnID: c.txn.TxnID, Reason: c.reason(ledger.MaskCustomer(cp))}
+	}
+	return out
+}
+
+// isPhone reports whether a reference is a phone number typed as one.
+func isPhone(ref string) bool {
+	n := 0
+	for _, r := range strings.TrimSpace(ref) {
+		switch {
+		case r >= '0' && r <= '9':
+			n++
+		case r == '+' || r == ' ' || r == '-':
+		default:
+			return false
+		}
+	}
+	return n >= 9
+}
+
+// suggest sets the Suggestion of each leftover finding of the window to its
+// best candidate among the window's leftovers.
 func (m *Matcher) suggest(fs []ledger.Finding, left leftovers) {
 	if len(left.intents) == 0 || len(left.txns) == 0 {
 		return
 	}
-	type amountKey struct {
-		cur   uint8
-		minor int64
+	ins, txns := m.halves(fs, left)
+	for id, s := range Suggest(ins, txns) {
+		for i := range fs {
+			if fs[i].ID == id {
+				fs[i].Suggestion = s
+			}
+		}
 	}
-	byAmount := map[amountKey][]leftover{}
+}
+
+// halves describes the window's leftover findings as halves of pairs.
+func (m *Matcher) halves(fs []ledger.Finding, left leftovers) (ins, txns []Half) {
 	for _, l := range left.intents {
 		in := m.intents.ptr(l.rec)
-		k := amountKey{in.cur, in.minor}
-		byAmount[k] = append(byAmount[k], l)
-	}
-	bestOf := map[int]*candidate{} // by finding index
-	keep := func(f int, c *candidate) {
-		if b, ok := bestOf[f]; !ok || m.betterCandidate(c, b) {
-			bestOf[f] = c
+		ref := string(m.ref(in))
+		if ref == "" {
+			ref = string(m.key(in))
 		}
+		ins = append(ins, Half{FindingID: fs[l.finding].ID, IntentKey: string(m.key(in)), Amount: Money{in.minor, m.curs[in.cur]},
+			Reference: ref, Customer: string(m.cust(in)), At: m.time(in.created), Local: true})
 	}
-	for _, lt := range left.txns {
-		t := m.txns.ptr(lt.rec)
-		cands := byAmount[amountKey{t.cur, lt.minor}]
-		if len(cands) == 0 {
-			continue
-		}
-		tref := NormalReference(m.ar.str(m.unlinkedRefs[lt.rec][0]))
-		cp := string(m.cp(t))
-		for _, li := range cands {
-			in := m.intents.ptr(li.rec)
-			iref := NormalReference(string(m.ref(in)))
-			if iref == "" {
-				iref = NormalReference(string(m.key(in)))
-			}
-			c := &candidate{intent: li, txn: lt, ref: closeness(tref, iref), tref: tref, iref: iref,
-				gap: absDiff(in.created, t.at)}
-			c.sameCust = cp != "" && len(m.cust(in)) > 0 && ledger.MaskCustomer(string(m.cust(in))) == cp
-			if c.ref == closeNone && !c.sameCust {
-				continue
-			}
-			keep(lt.finding, c)
-			keep(li.finding, c)
-		}
+	for _, l := range left.txns {
+		t := m.txns.ptr(l.rec)
+		txns = append(txns, Half{FindingID: fs[l.finding].ID, TxnID: string(m.id(t)), Amount: Money{l.minor, m.curs[t.cur]},
+			Reference: m.ar.str(m.unlinkedRefs[l.rec][0]), Customer: string(m.cp(t)), At: m.time(t.at), Local: true})
 	}
-	for f, c := range bestOf {
-		key, id := string(m.key(m.intents.ptr(c.intent.rec))), string(m.id(m.txns.ptr(c.txn.rec)))
-		other := c.intent.finding
-		if f == other {
-			other = c.txn.finding
-		}
-		fs[f].Suggestion = ledger.Suggestion{FindingID: fs[other].ID, IntentKey: key, TxnID: id, Reason: c.reason(fs[f].Counterparty)}
-	}
+	return ins, txns
 }
 
 func (c *candidate) reason(cp string) string {

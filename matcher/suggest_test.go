@@ -48,6 +48,17 @@ func TestSuggestions(t *testing.T) {
 			map[string]string{"k1": "", "T1": ""}, ""},
 		{"same customer", []in{mk("k1", "ABC", "100", "254711111111")}, []tx{pay("T1", "XYZ", "100", "2547****1111")},
 			map[string]string{"k1": "T1", "T1": "k1"}, "same customer"},
+		// The counterparty of every C2B callback and statement row names
+		// the payer: "2547****0342 - CHEBET".
+		{"same customer as a C2B counterparty", []in{mk("k1", "ABC", "100", "0712340342")}, []tx{pay("T1", "XYZ", "100", "2547****0342 - CHEBET")},
+			map[string]string{"k1": "T1", "T1": "k1"}, "same customer 2547****0342"},
+		{"the payer typed their phone as the account", []in{mk("k1", "INV77", "100", "254712340342")}, []tx{pay("T1", "0712 340 342", "100", "")},
+			map[string]string{"k1": "T1", "T1": "k1"}, "same customer"},
+		// One typo from two invoices: the payer's own wins over another
+		// customer's nearer in time.
+		{"the payer's own invoice", []in{mk("k1", "INV1001", "100", "254711111111"), mk("k2", "INV1002", "100", "254722222222")},
+			[]tx{pay("T1", "INV1003", "100", "2547****2222 - WANJIKU")},
+			map[string]string{"k1": "T1", "k2": "T1", "T1": "k2"}, "one typo"},
 		{"ranked", []in{mk("k1", "INV1001", "100", "254711111111"), mk("k2", "INV2002", "100", "254722222222")},
 			[]tx{pay("T1", "INV2O02", "100", "2547****1111"), pay("T2", "INV1009", "100", "2547****3333")},
 			// T1 is a look-alike of k2 and has k1's customer: the reference wins.
