@@ -136,6 +136,10 @@ type FindingStore interface {
 	// and writes each resolution's auto_resolved event; it returns those it
 	// resolved.
 	ResolveFindings(ctx context.Context, p ResolveFindingsParams) ([]Finding, error)
+	// SuggestFor gives each finding of sugs (by id) its suggestion when it
+	// is not resolved and has none: a run that finds the other half of a
+	// finding of another window tells it. It returns how many it set.
+	SuggestFor(ctx context.Context, sugs map[string]Suggestion) (int, error)
 	GetFinding(ctx context.Context, id string) (Finding, error)
 	// ListFindings lists findings newest first (by occurred_at, then id).
 	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)

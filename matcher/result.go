@@ -50,6 +50,9 @@ type Result struct {
 	// lies in an earlier window (whose findings this run does not
 	// resolve by itself). Sorted.
 	DisputesWon []string
+	// Unpaired are the halves of the window's missing_at_provider and
+	// unknown_charge findings, for suggestions across windows (Suggest).
+	Unpaired struct{ Intents, Txns []Half }
 	// Links and UnlinkedIDs are filled only with Options.KeepLinks, sorted
 	// by transaction id.
 	Links       []Link
@@ -89,6 +92,7 @@ func (m *Matcher) Result() (*Result, error) {
 		ev.unknownCharges()
 		ev.unrecordedRefunds()
 		m.suggest(res.Findings, ev.left)
+		res.Unpaired.Intents, res.Unpaired.Txns = m.halves(res.Findings, ev.left)
 	}
 	m.unreadableFindings(res)
 

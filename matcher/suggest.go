@@ -182,6 +182,7 @@ func (m *Matcher) suggest(fs []ledger.Finding, left leftovers) {
 	if len(left.intents) == 0 || len(left.txns) == 0 {
 		return
 	}
+	// (The findings are not sorted yet: their indexes hold.)
 	ins, txns := m.halves(fs, left)
 	for id, s := range Suggest(ins, txns) {
 		for i := range fs {

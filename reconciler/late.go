@@ -201,3 +201,96 @@ func uniq(s []string) []string {
 	slices.Sort(s)
 	return slices.Compact(s)
 }
+
+// suggestAcross pairs the window's unpaired halves (a missing_at_provider,
+// an unknown_charge) with those of the other windows of the horizon that
+// are still open, as a window's own are paired: the window's findings get
+// the best suggestion whatever its window, and an open finding of another
+// window with no suggestion yet gets the one that names this window's half
+// (returned, to be written with the run).
+func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.Result) (map[string]ledger.Suggestion, error) {
+	if len(res.Unpaired.Intents)+len(res.Unpaired.Txns) == 0 {
+		return nil, nil
+	}
+	h := r.HorizonFor(p.Provider)
+	fs, err := r.store.ListFindings(ctx, ledger.FindingFilter{Provider: p.Provider,
+		Statuses: []ledger.FindingStatus{ledger.FindingOpen, ledger.FindingAcknowledged},
+		Kinds:    []ledger.Kind{ledger.KindMissingAtProvider, ledger.KindUnknownCharge},
+		From:     p.From.Add(-h), To: p.To.Add(h), Limit: 100000})
+	if err != nil {
+		return nil, err
+	}
+	var keys, ids []string
+	foreign := map[string]ledger.Finding{}
+	for _, f := range fs {
+		if !f.OccurredAt.Before(p.From) && f.OccurredAt.Before(p.To) {
+			continue
+		}
+		switch {
+		case f.Kind == ledger.KindMissingAtProvider && len(f.ProviderTxnIDs) == 0:
+			keys = append(keys, f.IntentKey)
+		case f.Kind == ledger.KindUnknownCharge && len(f.ProviderTxnIDs) == 1:
+			ids = append(ids, f.ProviderTxnIDs[0])
+		default:
+			continue
+		}
+		foreign[f.ID] = f
+	}
+	if len(foreign) == 0 {
+		return nil, nil
+	}
+	ins, err := r.store.GetIntents(ctx, uniq(keys))
+	if err != nil {
+		return nil, err
+	}
+	txns, err := r.store.GetProviderTxns(ctx, p.Provider, uniq(ids))
+	if err != nil {
+		return nil, err
+	}
+	intentOf := map[string]ledger.Intent{}
+	for _, in := range ins {
+		intentOf[in.Key] = in
+	}
+	txnOf := map[string]ledger.ProviderTxn{}
+	for _, t := range txns {
+		txnOf[t.ID] = t
+	}
+	halfIntents, halfTxns := slices.Clone(res.Unpaired.Intents), slices.Clone(res.Unpaired.Txns)
+	for id, f := range foreign {
+		switch f.Kind {
+		case ledger.KindMissingAtProvider:
+			in, ok := intentOf[f.IntentKey]
+			minor, err := in.Amount.Minor()
+			if !ok || err != nil {
+				continue
+			}
+			ref := in.Reference
+			if ref == "" {
+				ref = in.Key
+			}
+			halfIntents = append(halfIntents, matcher.Half{FindingID: id, IntentKey: in.Key, Amount: matcher.Money{Minor: minor, Currency: in.Amount.Currency},
+				Reference: ref, Customer: in.Customer, At: in.CreatedAt})
+		case ledger.KindUnknownCharge:
+			t, ok := txnOf[f.ProviderTxnIDs[0]]
+			minor, err := f.Actual.Minor()
+			if !ok || err != nil {
+				continue
+			}
+			halfTxns = append(halfTxns, matcher.Half{FindingID: id, TxnID: t.ID, Amount: matcher.Money{Minor: minor, Currency: f.Actual.Currency},
+				Reference: t.Reference, Customer: t.Counterparty, At: t.OccurredAt})
+		}
+	}
+	sugs := matcher.Suggest(halfIntents, halfTxns)
+	for i := range res.Findings {
+		if s, ok := sugs[res.Findings[i].ID]; ok {
+			res.Findings[i].Suggestion = s
+		}
+	}
+	others := map[string]ledger.Suggestion{}
+	for id, s := range sugs {
+		if f, ok := foreign[id]; ok && f.Suggestion.IsZero() {
+			others[id] = s
+		}
+	}
+	return others, nil
+}

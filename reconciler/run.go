@@ -139,6 +139,10 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res, sn); err != nil {
 		return err
 	}
+	others, err := r.suggestAcross(ctx, p, res)
+	if err != nil {
+		return err
+	}
 	out.Summary, out.Fuzzy = res.Summary, res.Fuzzy
 	out.Findings = res.Findings
 	out.Run.Counts = ledger.RunCounts{Intents: res.Summary.Intents, Transactions: res.Summary.Transactions,
@@ -151,7 +155,7 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 		}
 		return nil
 	}
-	return r.write(ctx, out, res, m, sn)
+	return r.write(ctx, out, res, m, sn, others)
 }
 
 // pullBatch is how many pulled sightings are recorded at once.
@@ -280,7 +284,8 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 }
 
 // write records everything the run learned in one transaction.
-func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Result, m *matcher.Matcher, sn *seen) error {
+func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Result, m *matcher.Matcher, sn *seen,
+	others map[string]ledger.Suggestion) error {
 	run := out.Run
 	err := r.store.InTx(ctx, func(tx ledger.Tx) error {
 		now := r.cfg.Clock().UTC()
@@ -298,6 +303,9 @@ func (r *Reconciler) write(ctx context.Context, out *Outcome, res *matcher.Resul
 		}
 		resolved, err := r.resolveUnseen(ctx, tx, out, m, sn)
 		if err != nil {
+			return err
+		}
+		if _, err := tx.SuggestFor(ctx, others); err != nil {
 			return err
 		}
 		won, err := resolveWon(ctx, tx, run, res.DisputesWon, now)

@@ -255,5 +255,28 @@ func TestMoneyAcrossDays(t *testing.T) {
 				}
 			}
 		})
+		t.Run(e.Name+"/a suggestion across days", func(t *testing.T) {
+			t.Parallel()
+			d := newDaily(t, e.New, "mpesa", eat, time.Date(2026, 3, 12, 0, 0, 0, 0, eat))
+			d.intent(ledger.IntentParams{Key: "inv:5001", Amount: kesAmount(t, "2500"), Reference: "INV5001", Customer: "0712340342"},
+				ledger.StateSucceeded, "2026-03-12 09:00")
+			d.run("2026-03-12")
+			missing := ledger.FindingID(ledger.KindMissingAtProvider, "inv:5001", nil)
+			// Paid two days later under a mistyped account number.
+			d.txn(ledger.ProviderTxn{ID: "SCG5", Type: ledger.TxnCharge, Status: ledger.TxnSucceeded, Amount: kesAmount(t, "2500"),
+				Reference: "INV5010", Counterparty: "2547****0342 - CHEBET"}, "2026-03-14 10:00")
+			out := d.run("2026-03-14")
+			if len(out.Findings) != 1 || out.Findings[0].Kind != ledger.KindUnknownCharge {
+				t.Fatalf("day 14: %+v", out.Findings)
+			}
+			s := out.Findings[0].Suggestion
+			if s.FindingID != missing || s.IntentKey != "inv:5001" || !strings.Contains(s.Reason, "one typo") || !strings.Contains(s.Reason, "same customer 2547****0342") {
+				t.Fatalf("suggestion of the unknown charge: %+v", s)
+			}
+			f, err := d.store.GetFinding(context.Background(), missing)
+			if err != nil || f.Suggestion.FindingID != out.Findings[0].ID || f.Suggestion.TxnID != "SCG5" {
+				t.Fatalf("suggestion of the missing intent: %+v, %v", f.Suggestion, err)
+			}
+		})
 	}
 }

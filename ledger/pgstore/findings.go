@@ -246,3 +246,22 @@ func (e executor) ResolveFindings(ctx context.Context, p ledger.ResolveFindingsP
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Finding, error) { return scanFinding(r) })
 	return out, ledger.Wrap("resolve findings", "", translate(err))
 }
+
+// SuggestFor sets each suggestion in one statement.
+func (e executor) SuggestFor(ctx context.Context, sugs map[string]ledger.Suggestion) (int, error) {
+	if len(sugs) == 0 {
+		return 0, nil
+	}
+	ids, enc := make([]string, 0, len(sugs)), make([]string, 0, len(sugs))
+	for id, s := range sugs {
+		ids, enc = append(ids, id), append(enc, ledger.EncodeSuggestion(s))
+	}
+	tag, err := e.db.Exec(ctx, `
+		UPDATE findings f SET suggestion = n.s
+		FROM unnest($1::text[], $2::text[]) AS n(id, s)
+		WHERE f.id = n.id AND f.status <> 'resolved' AND f.suggestion = '' AND n.s <> ''`, ids, enc)
+	if err != nil {
+		return 0, ledger.Wrap("suggest for findings", "", translate(err))
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -300,3 +300,24 @@ func (e executor) ResolveFindings(ctx context.Context, p ledger.ResolveFindingsP
 	})
 	return out, ledger.Wrap("resolve findings", "", err)
 }
+
+// SuggestFor sets each suggestion in turn.
+func (e executor) SuggestFor(ctx context.Context, sugs map[string]ledger.Suggestion) (int, error) {
+	n := 0
+	err := e.inTx(ctx, func(x executor) error {
+		for id, s := range sugs {
+			res, err := x.exec(ctx, `UPDATE findings SET suggestion = ?2 WHERE id = ?1 AND status <> 'resolved' AND suggestion = '' AND ?2 <> ''`,
+				id, ledger.EncodeSuggestion(s))
+			if err != nil {
+				return translate(err)
+			}
+			k, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			n += int(k)
+		}
+		return nil
+	})
+	return n, ledger.Wrap("suggest for findings", "", err)
+}
