@@ -54,8 +54,11 @@ func fastMatchRows(sc matchCase) (*matcher.Result, error) {
 	for _, in := range sc.intents {
 		r := &ledger.IntentRow{Key: []byte(in.Key), Reference: []byte(in.Reference), Customer: []byte(in.Customer),
 			Currency: in.Amount.Currency, State: in.State, CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
-			LeaseExpiresAt: in.LeaseExpiresAt, RefundOf: []byte(in.RefundOf)}
+			LeaseExpiresAt: in.LeaseExpiresAt, RefundOf: []byte(in.RefundOf), Expected: in.Kind == ledger.IntentExpected, DueAt: in.DueAt}
 		r.Minor, r.Bad = in.Amount.Minor()
+		if !in.Tolerance.IsZero() && r.Bad == nil {
+			r.Tolerance, r.Bad = in.Tolerance.Minor()
+		}
 		if err := m.AddIntentRow(r); err != nil {
 			return nil, err
 		}

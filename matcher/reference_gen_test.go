@@ -297,6 +297,20 @@ func (g *gen) intent(key string, st ledger.State) {
 		}
 	}
 	in.Amount = g.amount(cur)
+	if in.RefundOf == "" && g.chance(3) {
+		// An expected payment, with now and then a due date and a
+		// tolerance; its payments come in parts (instalments).
+		in.Kind = ledger.IntentExpected
+		if g.chance(2) {
+			in.DueAt = g.at()
+		}
+		if g.chance(3) {
+			if m, err := in.Amount.Minor(); err == nil && m > 2 {
+				in.Tolerance = mustMinor(int64(g.pick(int(min(m-1, 500)))), cur)
+			}
+		}
+		defer g.instalments()
+	}
 	switch g.pick(5) {
 	case 0:
 	case 1:
@@ -378,6 +392,44 @@ func (g *gen) txn() *ledger.ProviderTxn {
 	}
 	g.sc.txns = append(g.sc.txns, t)
 	return &g.sc.txns[len(g.sc.txns)-1]
+}
+
+// instalments adds payments of the last intent (an expected payment) in
+// parts: an exact split, a short one, an over one, or a repeat in full.
+func (g *gen) instalments() {
+	in := g.sc.intents[len(g.sc.intents)-1]
+	minor, err := in.Amount.Minor()
+	if err != nil || minor < 4 || minor > ledger.CeilingMaxMinor/4 {
+		return
+	}
+	var parts []int64
+	switch g.pick(4) {
+	case 0:
+		a := 1 + int64(g.pick(int(minor-1)))
+		parts = []int64{a, minor - a}
+	case 1:
+		parts = []int64{minor / 3, minor / 3, minor - 2*(minor/3)}
+	case 2:
+		parts = []int64{minor / 2}
+	case 3:
+		parts = []int64{minor, minor}
+	}
+	if g.chance(3) {
+		parts[len(parts)-1] += int64(g.pick(3)) - 1 // a shilling off either way
+	}
+	for _, p := range parts {
+		if p <= 0 {
+			continue
+		}
+		t := g.txn()
+		t.Type, t.Status, t.LinkedID, t.ProviderRef = ledger.TxnCharge, ledger.TxnSucceeded, "", ""
+		t.Amount = mustMinor(p, in.Amount.Currency)
+		t.Reference = g.typed(in.Reference)
+		if in.Reference == "" {
+			t.Reference = in.Key
+		}
+		t.OccurredAt = in.CreatedAt.Add(time.Duration(g.pick(40)) * 15 * time.Minute)
+	}
 }
 
 // overflow adds evidence whose sums leave the matcher's range: a dozen

@@ -61,8 +61,11 @@ func (r *ref) add(kind ledger.Kind, sev ledger.Severity, in *rIntent, evidence [
 		cp = ledger.MaskCustomer(in.customer)
 	}
 	kindOf := ledger.IntentCharge
-	if in.refundOf != "" {
+	switch {
+	case in.refundOf != "":
 		kindOf = ledger.IntentRefund
+	case in.expected:
+		kindOf = ledger.IntentExpected
 	}
 	slices.Sort(evidence)
 	var hand []*rTxn
@@ -118,6 +121,9 @@ func (r *ref) sumNet(ts []*rTxn, cur string, gross bool) (int64, bool) {
 // judgeCharge judges a charge intent; it reports whether it raised a
 // missing_at_provider that may carry a suggestion (no charge pending).
 func (r *ref) judgeCharge(in *rIntent) bool {
+	if in.expected {
+		return r.judgeExpected(in)
+	}
 	linked := r.chain(in.key)
 	var succ, pend, failed, reversed, refunded []*rTxn
 	charges := 0
@@ -432,4 +438,106 @@ func (r *ref) unrecordedRefunds() {
 			IntentKind: kind, ProviderTxnIDs: []string{t.id}, Expected: refAmount(0, t.cur), Actual: a, AtRisk: a,
 			Counterparty: t.cp, OccurredAt: t.at.UTC(), Status: ledger.FindingOpen})
 	}
+}
+
+// judgeExpected judges an expected payment by the sum of what was paid
+// (findings.md): the successful payments in its currency, net, in time
+// order; paid in full within the tolerance: nothing; a later payment of the
+// full amount once paid in full: duplicate_charge; more: overpaid; less:
+// partially_paid (not due) or underpaid (due); nothing, due:
+// missing_at_provider, medium when the books count it paid. Payments in
+// another currency: currency_mismatch. It reports whether it raised a
+// missing_at_provider that may carry a suggestion.
+func (r *ref) judgeExpected(in *rIntent) bool {
+	linked := r.chain(in.key)
+	var pays, others, pend []*rTxn
+	for _, t := range linked {
+		if r.overflow[t.id] {
+			r.unreadableIntent(in)
+			return false
+		}
+		if t.typ != ledger.TxnCharge {
+			continue
+		}
+		switch {
+		case t.status == ledger.TxnPending:
+			pend = append(pend, t)
+		case !r.successful(t):
+		case t.cur == in.cur:
+			pays = append(pays, t)
+		default:
+			others = append(others, t)
+		}
+	}
+	slices.SortFunc(pays, func(a, b *rTxn) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	sum := new(big.Int)
+	full := -1
+	for k, t := range pays {
+		sum.Add(sum, big.NewInt(r.net(t)))
+		if full < 0 && sum.Cmp(big.NewInt(in.minor-in.tol)) >= 0 {
+			full = k
+		}
+	}
+	if sum.Cmp(bigMaxSum) > 0 {
+		r.unreadableIntent(in)
+		return false
+	}
+	var dups []*rTxn
+	if full >= 0 {
+		for _, t := range pays[full+1:] {
+			if d := r.net(t) - in.minor; d <= in.tol && d >= -in.tol {
+				dups = append(dups, t)
+				r.dupCharge[t.id] = true
+			}
+		}
+	}
+	r.disputes(in, linked)
+	if !in.owned || r.opt.OnlyDisputes {
+		return false
+	}
+	late := !r.opt.Now.Before(in.due)
+	expected := refAmount(in.minor, in.cur)
+	s := sum.Int64()
+	last := func() *rTxn {
+		if len(pays) == 0 {
+			return nil
+		}
+		return pays[len(pays)-1]
+	}
+	bySum := func(kind ledger.Kind, sev ledger.Severity, atRisk int64) {
+		f := r.add(kind, sev, in, ids(pays), expected, refAmount(s, in.cur), refAmount(atRisk, in.cur), last(), in.created)
+		f.ID = ledger.FindingID(kind, in.key, nil)
+	}
+	switch {
+	case len(others) > 0:
+		t := earliest(others...)
+		r.add(ledger.KindCurrencyMismatch, ledger.SeverityHigh, in, ids(others), expected, refAmount(r.net(t), t.cur), expected, t, in.created)
+	case s > in.minor+in.tol && len(dups) > 0:
+		r.add(ledger.KindDuplicateCharge, ledger.SeverityHigh, in, ids(pays), expected, refAmount(s, in.cur),
+			refAmount(s-in.minor, in.cur), earliest(dups...), in.created)
+	case s > in.minor+in.tol:
+		bySum(ledger.KindOverpaid, ledger.SeverityMedium, s-in.minor)
+	case s >= in.minor-in.tol:
+	case s > 0 && !late:
+		bySum(ledger.KindPartiallyPaid, ledger.SeverityLow, 0)
+	case s > 0:
+		bySum(ledger.KindUnderpaid, ledger.SeverityMedium, in.minor-s)
+	case late && !r.opt.NoMissing:
+		sev := ledger.SeverityLow
+		if in.state == ledger.StateSucceeded {
+			sev = ledger.SeverityMedium
+		}
+		var shown *rTxn
+		if len(pend) > 0 {
+			shown = earliest(pend...)
+		}
+		r.add(ledger.KindMissingAtProvider, sev, in, ids(pend), expected, refAmount(0, in.cur), expected, shown, in.created)
+		return len(pend) == 0
+	}
+	return false
 }

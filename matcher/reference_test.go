@@ -58,6 +58,10 @@ type rIntent struct {
 	owned              bool
 	refundOf           string // charge intent key; "" for a charge intent
 	prefs              []string
+	// expected marks an expected payment, dueSet a due date of its own,
+	// tol its tolerance in minor units.
+	expected, dueSet bool
+	tol              int64
 }
 
 type rTxn struct {
@@ -235,6 +239,25 @@ func (r *ref) read() {
 			base = in.LeaseExpiresAt
 		}
 		x.due = base.Add(r.opt.Grace)
+		if in.Kind == ledger.IntentExpected {
+			x.expected = true
+			switch {
+			case !in.DueAt.IsZero():
+				x.due, x.dueSet = in.DueAt, true
+			case in.State != ledger.StateSucceeded:
+				x.due = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) // never: an open invoice
+			}
+			if !in.Tolerance.IsZero() {
+				tol, ok := minorOf(in.Tolerance)
+				if !ok {
+					if r.inWindow(in.CreatedAt) {
+						r.bad = append(r.bad, rUnreadable{key: in.Key, cur: in.Amount.Currency, at: in.CreatedAt})
+					}
+					continue
+				}
+				x.tol = tol
+			}
+		}
 		r.intents[x.key] = x
 		r.ikeys = append(r.ikeys, x.key)
 	}
