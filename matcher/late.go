@@ -150,28 +150,41 @@ func (m *Matcher) Leftovers() (*Leftovers, error) {
 	return left, nil
 }
 
-// wantsEvidence reports whether the owned intent i lacks, in the span, the
-// evidence that would settle it: a charge with no successful charge (unless
-// it failed, which agrees), an expected payment not paid in full, a refund
-// with no refund.
+// wantsEvidence reports whether the owned intent i is not settled by the
+// span alone, so that evidence of other windows may change its judgment:
+// anything but one successful charge (or refund, for a refund) of its
+// amount and currency while the books count it paid (or it is still in
+// the worker's hands), or an expected payment paid in full in its currency.
+// A charge that failed with nothing successful agrees with the books. Only
+// those are looked up: evidence of other windows that links to a settled
+// intent is judged by its own window, which judges the intent in full.
 func (m *Matcher) wantsEvidence(i int32) bool {
 	in := m.intents.ptr(i)
 	var paid int64
-	n := 0
+	n, other := 0, false
 	for j := in.head; j != noIdx; j = m.txns.at(j).next {
 		t := m.txns.ptr(j)
-		if t.status == tsSucceeded && (t.typ == tyCharge || in.refund() && m.refundLike(t.typ)) && t.cur == in.cur {
+		switch {
+		case t.status != tsSucceeded:
+		case t.typ == tyCharge || in.refund() && m.refundLike(t.typ):
+			if t.cur != in.cur || in.kind != kExpected && t.minor != in.minor {
+				other = true
+			}
 			paid, _ = addSaturated(paid, t.minor)
 			n++
 		}
 	}
 	switch in.kind {
-	case kRefund:
-		return n == 0
 	case kExpected:
-		return paid < in.minor-m.tol[i]
+		tol := m.tol[i]
+		return other || paid < in.minor-tol || paid > in.minor+tol
+	case kRefund:
+		return n != 1 || other || in.state == stFailed || in.state == stPending
 	}
-	return n == 0 && in.state != stFailed
+	if n == 0 {
+		return in.state != stFailed
+	}
+	return n != 1 || other || in.state == stFailed || in.state == stPending
 }
 
 // childCharges maps the id of every charge a child names to the charge,

@@ -153,10 +153,15 @@ func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher,
 		return nil, err
 	}
 	keep(evidence)
-	// What names the charges found: their refunds, reversals, fees and
-	// disputes.
+	// What names the charges found, and the window's charges that linked
+	// to nothing: their refunds, reversals, fees and disputes.
 	var parents []string
 	for _, t := range append(evidence, charges...) {
+		if t.Type == ledger.TxnCharge {
+			parents = append(parents, t.ID)
+		}
+	}
+	for _, t := range left.Txns {
 		if t.Type == ledger.TxnCharge {
 			parents = append(parents, t.ID)
 		}
