@@ -32,14 +32,18 @@ type BalanceError struct {
 	Difference money.Amount
 }
 
+// Error says which statement does not add up and by how much. It leaves
+// the file out: a ParseError that carries it names the file already.
 func (e *BalanceError) Error() string {
-	return fmt.Sprintf("%s: statement %s of account %s does not add up: opening %s + credits %s - debits %s = %s, but the closing balance is %s (difference %s)",
-		e.File, e.Statement, e.Account, e.Opening.Format(), e.Credits.Format(), e.Debits.Format(), e.Expected.Format(),
-		e.Closing.Format(), signed(e.Difference))
+	return fmt.Sprintf("statement %s of account %s does not add up: opening %s + credits %s - debits %s = %s, but the closing balance is %s (difference %s)",
+		e.Statement, e.Account, show(e.Opening, false), show(e.Credits, false), show(e.Debits, false), show(e.Expected, false),
+		show(e.Closing, false), show(e.Difference, true))
 }
 
-func signed(a money.Amount) string {
-	if a.Value.IsPositive() {
+// show renders an amount with its currency and thousands separators, with
+// a plus sign when asked for one.
+func show(a money.Amount, sign bool) string {
+	if sign && a.Value.IsPositive() {
 		return a.Currency + " +" + a.Format()
 	}
 	return a.Currency + " " + a.Format()

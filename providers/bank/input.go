@@ -363,14 +363,15 @@ func checkEntry(e *Entry) (string, error) {
 }
 
 // joinWrapped joins the pieces of a text that a format cut to a width: a
-// piece that fills the width was cut by the bank mid-text and the next one
-// continues it; a shorter piece ended where its writer ended it, so a space
-// separates it from the next. Pieces are trimmed of trailing spaces first.
+// piece that fills the width and does not end in a space was cut by the
+// bank mid-text, and the next one continues it; any other piece ended where
+// its writer ended it (or was padded with spaces), so a space separates it
+// from the next. Pieces are trimmed of trailing spaces.
 func joinWrapped(pieces []string, width int) string {
 	var b strings.Builder
 	prevFull := false
 	for _, p := range pieces {
-		full := utf8.RuneCountInString(p) >= width
+		full := utf8.RuneCountInString(p) >= width && !strings.HasSuffix(p, " ")
 		p = strings.TrimRight(p, " ")
 		if p == "" {
 			prevFull = false

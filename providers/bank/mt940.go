@@ -139,7 +139,7 @@ func (p *mt940Parser) line(n int, s string) error {
 	case t == "-" || strings.HasPrefix(t, "-}"):
 		return p.endMessage()
 	}
-	if tag, rest, ok := isTag(t); ok {
+	if tag, rest, ok := isTag(s); ok {
 		if err := p.flushField(); err != nil {
 			return err
 		}
@@ -155,7 +155,9 @@ func (p *mt940Parser) line(n int, s string) error {
 	if p.field == nil {
 		return p.rejectLine(n, t, errors.New("text outside any field"))
 	}
-	p.field.lines = append(p.field.lines, t)
+	// Trailing spaces stay: a line cut by the bank after a space goes on
+	// with the next word.
+	p.field.lines = append(p.field.lines, s)
 	return nil
 }
 
@@ -229,9 +231,13 @@ func blockEnd(t string) int {
 }
 
 // terminalBIC turns a 12-character logical terminal address (BIC8, a
-// terminal letter, branch) into a BIC.
+// terminal letter, branch) into a BIC: eight characters for the head
+// office (branch XXX), eleven for a branch.
 func terminalBIC(lt string) string {
-	b := lt[:8] + lt[9:12]
+	b := lt[:8]
+	if branch := lt[9:12]; branch != "XXX" {
+		b += branch
+	}
 	if !isBIC(b) {
 		return ""
 	}
