@@ -379,6 +379,7 @@ func joinWrapped(pieces []string, width int) string {
 		}
 		if b.Len() > 0 && !prevFull {
 			b.WriteByte(' ')
+			p = strings.TrimLeft(p, " ")
 		}
 		b.WriteString(p)
 		prevFull = full

@@ -295,7 +295,9 @@ func (p *mt940Parser) fieldDone(f *mtField) error {
 		return nil
 	case "25", "25P":
 		a := mtAccount(strings.TrimSpace(f.lines[0]))
-		a.BIC = st.Account.BIC
+		if a.BIC == "" {
+			a.BIC = st.Account.BIC
+		}
 		if f.tag == "25P" && len(f.lines) > 1 {
 			a.BIC = strings.TrimSpace(f.lines[1])
 		}
