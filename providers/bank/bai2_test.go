@@ -165,7 +165,7 @@ var bai2Cases = []textCase{
 			}
 		}},
 	{name: "missing account trailer", file: strings.Join([]string{"01,S,R,260314,0530,F1,,,2/", "02,R,S,1,260309,,,2/", "03,A1,,,,,/", "16,165,100,0,B1,,X",
-			"03,A2,,,,,/", "49,0,2/", "98,0,1,6/", "99,0,1,8/"}, "\n"),
+		"03,A2,,,,,/", "49,0,2/", "98,0,1,6/", "99,0,1,8/"}, "\n"),
 		check: func(t *testing.T, p *parsed, err error) {
 			if err != nil || len(p.rejects) < 1 || p.rejects[0].Field != "49" || len(p.stmts) != 2 || len(p.entries) != 1 {
 				t.Fatalf("err %v rejects %v statements %d", err, p.rejects, len(p.stmts))

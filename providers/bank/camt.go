@@ -405,16 +405,16 @@ type xTxDtls struct {
 }
 
 type xEntry struct {
-	NtryRef      string      `xml:"NtryRef"`
-	Amt          xAmt        `xml:"Amt"`
-	CdtDbtInd    string      `xml:"CdtDbtInd"`
-	RvslInd      string      `xml:"RvslInd"`
-	Sts          xCode       `xml:"Sts"`
-	BookgDt      xDateChoice `xml:"BookgDt"`
-	ValDt        xDateChoice `xml:"ValDt"`
-	AcctSvcrRef  string      `xml:"AcctSvcrRef"`
-	BkTxCd       xTxCode     `xml:"BkTxCd"`
-	NtryDtls     []struct {
+	NtryRef     string      `xml:"NtryRef"`
+	Amt         xAmt        `xml:"Amt"`
+	CdtDbtInd   string      `xml:"CdtDbtInd"`
+	RvslInd     string      `xml:"RvslInd"`
+	Sts         xCode       `xml:"Sts"`
+	BookgDt     xDateChoice `xml:"BookgDt"`
+	ValDt       xDateChoice `xml:"ValDt"`
+	AcctSvcrRef string      `xml:"AcctSvcrRef"`
+	BkTxCd      xTxCode     `xml:"BkTxCd"`
+	NtryDtls    []struct {
 		TxDtls []xTxDtls `xml:"TxDtls"`
 	} `xml:"NtryDtls"`
 	AddtlNtryInf string `xml:"AddtlNtryInf"`
@@ -422,10 +422,10 @@ type xEntry struct {
 
 // camtStmt is the state of one statement being read.
 type camtStmt struct {
-	st          Statement
+	st           Statement
 	elSeq, lgSeq string
-	closingRaw  []byte
-	index       int
+	closingRaw   []byte
+	index        int
 }
 
 func (p *camtParser) statement(xml.StartElement) error {
