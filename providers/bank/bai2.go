@@ -56,6 +56,8 @@ type baiRecord struct {
 	segs []string
 	raw  []byte
 	phys int64
+	// tooLong is set when the continuations run past maxEntryBytes.
+	tooLong bool
 }
 
 type baiGroup struct {
@@ -118,9 +120,13 @@ func (p *bai2Parser) run() error {
 				}
 				continue
 			}
+			p.rec.phys++
+			if len(p.rec.raw)+len(t) > maxEntryBytes {
+				p.rec.tooLong = true
+				continue
+			}
 			p.rec.segs = append(p.rec.segs, strings.TrimPrefix(t[2:], ","))
 			p.rec.raw = append(append(p.rec.raw, '\n'), t...)
-			p.rec.phys++
 			continue
 		}
 		if p.has {
@@ -139,7 +145,7 @@ func (p *bai2Parser) run() error {
 			continue
 		}
 		p.has = true
-		p.rec.code, p.rec.line, p.rec.phys = t[:2], p.lr.n, 1
+		p.rec.code, p.rec.line, p.rec.phys, p.rec.tooLong = t[:2], p.lr.n, 1, false
 		p.rec.segs = append(p.rec.segs[:0], t[3:])
 		p.rec.raw = append(p.rec.raw[:0], t...)
 	}
@@ -300,6 +306,12 @@ func (p *bai2Parser) record(rec *baiRecord) error {
 	}
 	if (rec.code == "16" || rec.code == "49") && p.acct != nil {
 		p.acct.records += rec.phys
+	}
+	if rec.tooLong {
+		if p.acct != nil && rec.code == "16" {
+			p.acct.index++
+		}
+		return p.reject(rec, "record", fmt.Errorf("longer than %d bytes with its continuations", maxEntryBytes))
 	}
 	c := &fields{segs: rec.segs}
 	if err := p.dispatch(rec, c); err != nil {

@@ -68,6 +68,9 @@ type tapReader struct {
 }
 
 func (t *tapReader) ReadByte() (byte, error) {
+	if len(t.buf) >= maxEntryBytes {
+		return 0, errElementTooLong
+	}
 	c, err := t.r.ReadByte()
 	if err == nil {
 		t.buf = append(t.buf, c)
@@ -76,10 +79,17 @@ func (t *tapReader) ReadByte() (byte, error) {
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
+	if len(t.buf) >= maxEntryBytes {
+		return 0, errElementTooLong
+	}
+	n, err := t.r.Read(p[:min(len(p), maxEntryBytes-len(t.buf))])
 	t.buf = append(t.buf, p[:n]...)
 	return n, err
 }
+
+// errElementTooLong stops the reading of an element longer than
+// maxEntryBytes.
+var errElementTooLong = fmt.Errorf("an element longer than %d bytes", maxEntryBytes)
 
 // drop forgets the bytes before offset off.
 func (t *tapReader) drop(off int64) {
@@ -144,6 +154,8 @@ func (p *camtParser) xmlErr(err error) error {
 		return &ledger.ParseError{File: p.file, Line: se.Line, Field: "xml", Err: fmt.Errorf("not well-formed XML: %s", se.Msg)}
 	case errors.Is(err, errCharset), errors.Is(err, errUTF16):
 		return &ledger.ParseError{File: p.file, Line: 1, Field: "encoding", Err: err}
+	case errors.Is(err, errElementTooLong):
+		return &ledger.ParseError{File: p.file, Line: p.tokLine, Field: "xml", Err: errElementTooLong}
 	}
 	line, _ := p.d.InputPos()
 	if strings.HasPrefix(err.Error(), "xml: ") {

@@ -136,3 +136,35 @@ func TestSameWeekInTwoFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryTooLong: an entry larger than maxEntryBytes is refused rather
+// than held: a camt file stops there (the XML cannot be followed past it),
+// an MT940 entry or BAI2 record is rejected and reading goes on.
+func TestEntryTooLong(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 60000)
+	var lines []string
+	for range maxEntryBytes/len(long) + 1 {
+		lines = append(lines, long)
+	}
+	camt := camtDoc(ns02, stmt(bal("OPBD", "0.00", "CRDT")+bal("CLBD", "0.00", "CRDT"),
+		ntry("1.00", "CRDT", "<AddtlNtryInf>"+strings.Join(lines, "")+"</AddtlNtryInf>")))
+	p, err := run(t, ParseCamt, []byte(camt), "big.xml", Options{})
+	wantFileErr("xml", "longer than")(t, p, err)
+
+	mt940 := mt(append(append([]string{":20:S1", ":25:A", ":60F:C260309KES0,00", ":61:2603090309C1,00NTRFX", ":86:BIG"}, lines...),
+		":61:2603090309C1,00NTRFY", ":62F:C260309KES2,00")...)
+	p, err = run(t, ParseMT940, []byte(mt940), "big.sta", Options{})
+	wantReject("86", "longer than", 1)(t, p, err)
+
+	var recs []string
+	for _, l := range lines {
+		recs = append(recs, "88,"+l)
+	}
+	bai := baiFile("USD", 200, append(append([]string{"03,A1,,,,,/", "16,165,100,0,B1,,X"}, recs...), "16,165,100,0,B2,,Y")...)
+	p, err = run(t, ParseBAI2, []byte(bai), "big.bai", Options{})
+	if err != nil || len(p.entries) != 1 || len(p.rejects) < 1 || p.rejects[0].Field != "16 record" ||
+		!strings.Contains(p.rejects[0].Error(), "longer than") {
+		t.Errorf("BAI2: err %v entries %d rejects %v", err, len(p.entries), p.rejects)
+	}
+}

@@ -23,6 +23,12 @@ const sniffLen = 4096
 // 65 and 80 characters): a file whose line is longer is refused.
 const maxLine = 64 << 10
 
+// maxEntryBytes bounds one entry as the file writes it (a camt <Ntry>
+// element, an MT940 field, a BAI2 record with its continuations), so that
+// one hostile entry cannot take the memory streaming saves. Real entries
+// are a few KiB.
+const maxEntryBytes = 1 << 20
+
 var (
 	errUTF16 = errors.New("the file is UTF-16: only UTF-8 is read (convert it, e.g. with iconv -f UTF-16 -t UTF-8)")
 	bomUTF8  = []byte{0xEF, 0xBB, 0xBF}

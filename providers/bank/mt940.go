@@ -41,6 +41,9 @@ type mtField struct {
 	tag   string
 	line  int
 	lines []string
+	// size is the field's length in bytes; past maxEntryBytes its lines
+	// are no longer kept and the field is rejected.
+	size int
 }
 
 // raw is the field as it stood in the file, its lines joined by LF.
@@ -148,7 +151,7 @@ func (p *mt940Parser) line(n int, s string) error {
 			f = &mtField{}
 		}
 		p.spare = nil
-		f.tag, f.line, f.lines = tag, n, append(f.lines[:0], rest)
+		f.tag, f.line, f.lines, f.size = tag, n, append(f.lines[:0], rest), len(s)
 		p.field = f
 		return nil
 	}
@@ -157,7 +160,9 @@ func (p *mt940Parser) line(n int, s string) error {
 	}
 	// Trailing spaces stay: a line cut by the bank after a space goes on
 	// with the next word.
-	p.field.lines = append(p.field.lines, s)
+	if p.field.size += len(s) + 1; p.field.size <= maxEntryBytes {
+		p.field.lines = append(p.field.lines, s)
+	}
 	return nil
 }
 
@@ -276,6 +281,18 @@ func (p *mt940Parser) rejectField(f *mtField, err error) error {
 }
 
 func (p *mt940Parser) fieldDone(f *mtField) error {
+	if f.size > maxEntryBytes {
+		if f.tag == "86" && p.cur != nil && p.cur.pending != nil && !p.cur.pending.has86 {
+			// The entry goes with its information.
+			me := p.cur.pending
+			me.has86 = true
+			if me.perr == nil {
+				me.perr = p.fieldErr(f, fmt.Errorf("longer than %d bytes", maxEntryBytes))
+			}
+			return nil
+		}
+		return p.rejectField(f, fmt.Errorf("longer than %d bytes", maxEntryBytes))
+	}
 	if f.tag == "20" {
 		if err := p.endStatement(); err != nil {
 			return err
