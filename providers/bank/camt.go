@@ -18,9 +18,9 @@ import (
 // starts with; the message and version follow ("camt.053.001.08").
 const camtNamespacePrefix = "urn:iso:std:iso:20022:tech:xsd:"
 
-// camtVersions are the message versions read: their entries, balances
-// and parties have the shapes this file decodes (001.02 and 001.08 are
-// tested with full fixtures).
+// camtMinVersion and camtMaxVersion bound the message versions read: their
+// entries, balances and parties have the shapes this file decodes (001.02
+// and 001.08 are tested with full fixtures).
 const camtMinVersion, camtMaxVersion = 2, 13
 
 // ParseCamt reads an ISO 20022 camt.053 (BankToCustomerStatement) or

@@ -134,7 +134,7 @@ func (p *mt940Parser) line(n int, s string) error {
 	switch {
 	case t == "":
 		return nil
-	case t[0] == '{':
+	case isBlock(t):
 		if err := p.flushField(); err != nil {
 			return err
 		}
@@ -171,6 +171,13 @@ func (p *mt940Parser) rejectLine(n int, t string, err error) error {
 		p.cur.st.Totals.Rejected++
 	}
 	return p.h.reject(&ledger.ParseError{File: p.file, Line: n, Field: "line", Err: err}, []byte(t))
+}
+
+// isBlock reports whether a line starts with a SWIFT block ({1: to {5:).
+// Braces are in SWIFT's character set, so a line of text may start with
+// one too.
+func isBlock(t string) bool {
+	return len(t) >= 3 && t[0] == '{' && t[1] >= '1' && t[1] <= '5' && t[2] == ':'
 }
 
 // envelope reads the SWIFT blocks of a line: the sender's BIC from block 1

@@ -17,12 +17,12 @@ type textCase struct {
 
 var mt940Cases = []textCase{
 	{name: "no envelope", file: mt(":20:S1", ":25:0100012345678", ":28C:1/1", ":60F:C260309KES100,00",
-		":61:2603090309CS50,00NTRFREF1//BANK1", "SUPPLEMENTARY", ":86:PAYMENT ONE",
+		":61:2603090309CS50,00NTRFREF1//BANK1", "SUPPLEMENTARY", ":86:PAYMENT", "{ONE}",
 		":61:2603090309D20,NCHGNONREF", ":62F:C260309KES130,00"),
 		check: func(t *testing.T, p *parsed, err error) {
 			noProblems(t, p, err)
 			e1, e2 := p.entries[0], p.entries[1]
-			if e1.CustomerRef != "REF1" || e1.BankRef != "BANK1" || e1.Info != "SUPPLEMENTARY" || e1.Text != "PAYMENT ONE" ||
+			if e1.CustomerRef != "REF1" || e1.BankRef != "BANK1" || e1.Info != "SUPPLEMENTARY" || e1.Text != "PAYMENT {ONE}" ||
 				e1.Code.SWIFT != "NTRF" || e1.Amount.String() != "KES 50.00" {
 				t.Errorf("entry 1 %+v", e1)
 			}
