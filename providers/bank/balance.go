@@ -100,6 +100,7 @@ type ControlError struct {
 	Declared, Counted int64
 }
 
+// Error names the trailer, what it declares and what was counted.
 func (e *ControlError) Error() string {
 	return fmt.Sprintf("%s record: %s %d, but the records it closes add up to %d (difference %d)",
 		e.Record, e.What, e.Declared, e.Counted, e.Counted-e.Declared)

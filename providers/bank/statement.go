@@ -93,28 +93,6 @@ func (d Date) Midnight(loc *time.Location) time.Time {
 	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, loc).UTC()
 }
 
-// Compare returns -1, 0 or +1 as d is before, equal to or after e.
-func (d Date) Compare(e Date) int {
-	switch {
-	case d.Year != e.Year:
-		return cmpInt(d.Year, e.Year)
-	case d.Month != e.Month:
-		return cmpInt(int(d.Month), int(e.Month))
-	default:
-		return cmpInt(d.Day, e.Day)
-	}
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // Account identifies the bank account a statement is for, or a
 // counterparty's account.
 type Account struct {
