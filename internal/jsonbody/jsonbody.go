@@ -47,11 +47,15 @@ type DuplicateKeyError struct {
 	First string
 }
 
-func (e *DuplicateKeyError) Error() string {
+func (e *DuplicateKeyError) Error() string { return e.Path + ": " + e.Reason() }
+
+// Reason is the message without the path, for errors that name the path
+// as their field: "duplicate key", with the first spelling when it differs.
+func (e *DuplicateKeyError) Reason() string {
 	if e.First != "" {
-		return fmt.Sprintf("%s: duplicate key (the same as %q, case ignored)", e.Path, e.First)
+		return "duplicate key (the same as " + e.First + ", case ignored)"
 	}
-	return e.Path + ": duplicate key"
+	return "duplicate key"
 }
 
 // Decode decodes data into v under the rule: valid UTF-8, no key named
@@ -237,14 +241,34 @@ func path(stack []frame) string {
 	return p
 }
 
-// clip cuts a key to maxKey bytes on a rune boundary.
+// clip cuts a key to maxKey bytes on a rune boundary, and escapes the
+// characters that must not reach a terminal or a log as they are: control
+// characters (\x1b) and bidirectional formatting (\u202e).
 func clip(s string) string {
-	if len(s) <= maxKey {
+	if len(s) > maxKey {
+		cut := maxKey
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
 	}
-	cut := maxKey
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x100 && unsafeRune(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
 	}
-	return s[:cut] + "..."
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError
 }
