@@ -16,6 +16,7 @@ import (
 	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
 )
 
 // Columns of the intents CSV.
@@ -203,7 +204,11 @@ func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) 
 			return Row{}, "updated_at", err
 		}
 	}
-	if n, err = n.Normalize(); err != nil {
+	if n, err = n.Normalize(); err == nil {
+		// What the intents API and the charge service refuse.
+		err = providers.CheckIntentCurrency(n.IntentParams)
+	}
+	if err != nil {
 		var fe *ledger.FieldError
 		if errors.As(err, &fe) {
 			return Row{}, fe.Field, fe.Err
