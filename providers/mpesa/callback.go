@@ -47,6 +47,12 @@ var (
 	AckSuccess = []byte(`{"ResultCode":0,"ResultDesc":"Success"}`)
 	// AckAccepted accepts a C2B validation request.
 	AckAccepted = []byte(`{"ResultCode":"0","ResultDesc":"Accepted"}`)
+	// AckRejected rejects a C2B validation request whose body cannot be
+	// kept as evidence (it was quarantined): M-Pesa then cancels the
+	// payment instead of completing one the books could not record.
+	// C2B00016 is Daraja's "other error" (C2B00011 to C2B00015 name an
+	// invalid MSISDN, account number, amount, KYC details or short code).
+	AckRejected = []byte(`{"ResultCode":"C2B00016","ResultDesc":"Rejected"}`)
 )
 
 // CallbackParser turns Daraja callback bodies into evidence. It tells the
