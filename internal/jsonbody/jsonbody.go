@@ -39,8 +39,9 @@ var (
 type DuplicateKeyError struct {
 	// Path locates the repeated key: the keys from the top, joined by
 	// dots, with [i] for the i-th element of an array
-	// (data.object.refunds.data[0].amount). The last key is spelled as
-	// it was written the second time.
+	// (data.object.refunds.data[0].amount), the empty key as "". The
+	// last key is spelled as it was written the second time. It is never
+	// empty.
 	Path string
 	// First is the key as it was written the first time, when it differs
 	// (in case only) from the last element of Path.
@@ -243,8 +244,12 @@ func path(stack []frame) string {
 
 // clip cuts a key to maxKey bytes on a rune boundary, and escapes the
 // characters that must not reach a terminal or a log as they are: control
-// characters (\x1b) and bidirectional formatting (\u202e).
+// characters (\x1b) and bidirectional formatting (\u202e). The empty key
+// is shown as "", so that a path is never empty.
 func clip(s string) string {
+	if s == "" {
+		return `""`
+	}
 	if len(s) > maxKey {
 		cut := maxKey
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

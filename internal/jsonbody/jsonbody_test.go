@@ -36,6 +36,8 @@ var cases = []struct {
 	{name: "Kelvin sign folds to k", body: "{\"kind\":1,\"\u212aind\":2}", dup: "\u212aind: duplicate key (the same as kind, case ignored)"},
 	{name: "long s folds to s", body: "{\"status\":1,\"\u017ftatus\":2}", dup: "\u017ftatus: duplicate key (the same as status, case ignored)"},
 	{name: "escapes in a repeated key", body: `{"a\u001b[2J\u202e":1,"A\u001b[2J\u202e":2}`, dup: `A\x1b[2J\u202e: duplicate key (the same as a\x1b[2J\u202e, case ignored)`},
+	{name: "the empty key twice", body: `{"":1,"":2}`, dup: `"": duplicate key`},
+	{name: "the empty key twice deep", body: `{"a":[{"":1,"":2}]}`, dup: `a[0]."": duplicate key`},
 	{name: "not UTF-8", body: "{\"a\":\"\xff\"}", err: jsonbody.ErrNotUTF8},
 	{name: "trailing value", body: `{"a":1} {"a":2}`, err: jsonbody.ErrTrailingData},
 	{name: "trailing garbage", body: `{"a":1} x`, err: jsonbody.ErrTrailingData},
@@ -165,6 +167,9 @@ func FuzzDecode(f *testing.F) {
 			var dup *jsonbody.DuplicateKeyError
 			if errors.As(err, &dup) && !errors.As(cerr, &dup) {
 				t.Fatalf("Decode found a repeated key (%v), Check did not (%v)", err, cerr)
+			}
+			if errors.As(err, &dup) && dup.Path == "" {
+				t.Fatalf("a repeated key without a path: %v", err)
 			}
 			return
 		}
