@@ -316,6 +316,10 @@ func exerciseIntents(t *testing.T, c *apiChecker, base string) {
 			t.Errorf("%s: the description accepts a body the server refuses", name)
 		}
 	}
+	twice := []byte(`{"provider":"stripe","amount":"15.00","currency":"USD","amount":"1.00"}`)
+	if e := c.do(base, http.MethodPost, "/v1/intents", twice, with(auth, "Idempotency-Key", "k-twice")); e.code != http.StatusBadRequest {
+		t.Errorf("a key named twice: %d %s, want 400", e.code, e.body)
+	}
 	noKey := auth.Clone()
 	if e := c.do(base, http.MethodPost, "/v1/intents", body, noKey); e.code != http.StatusUnprocessableEntity || e.reqErr == nil {
 		t.Errorf("no key: %d %v", e.code, e.reqErr)
