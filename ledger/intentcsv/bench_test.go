@@ -26,7 +26,7 @@ func BenchmarkRead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		err := intentcsv.Read(bytes.NewReader(data), "b.csv", func(intentcsv.Row) error { n++; return nil },
+		err := intentcsv.Read(bytes.NewReader(data), "b.csv", nil, func(intentcsv.Row) error { n++; return nil },
 			func(pe *ledger.ParseError, _ []byte) error { return pe })
 		if err != nil || n != rows {
 			b.Fatal(n, err)

@@ -27,7 +27,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("key,provider,amount,currency,status,created_at\nk1,mpesa,10,USD,succeeded,2026-11-02T09:30:00Z\n"))
 	f.Add([]byte("\xff\xfek\x00e\x00y\x00\n\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = intentcsv.Read(bytes.NewReader(data), "fuzz.csv", func(r intentcsv.Row) error {
+		_ = intentcsv.Read(bytes.NewReader(data), "fuzz.csv", nil, func(r intentcsv.Row) error {
 			exp, err := money.Exponent(r.Intent.Amount.Currency)
 			if err != nil {
 				t.Fatalf("accepted row without a known currency: %+v", r)
@@ -46,7 +46,7 @@ func FuzzRead(f *testing.F) {
 				return nil
 			}
 			again := 0
-			_ = intentcsv.Read(strings.NewReader(csv), "again.csv", func(r2 intentcsv.Row) error {
+			_ = intentcsv.Read(strings.NewReader(csv), "again.csv", nil, func(r2 intentcsv.Row) error {
 				again++
 				if !r2.Intent.Amount.Equal(r.Intent.Amount) || !r2.Intent.CreatedAt.Equal(r.Intent.CreatedAt) || r2.Intent.Key != r.Intent.Key {
 					t.Fatalf("round trip changed the row: %+v -> %+v", r.Intent, r2.Intent)

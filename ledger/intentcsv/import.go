@@ -44,6 +44,9 @@ type Options struct {
 	// Progress, when set, is called every few thousand rows with the number
 	// read so far.
 	Progress func(rows int)
+	// Kinds is, per provider, the kind of a row that names neither a kind
+	// nor a provider reference (Kinds); a charge when not listed.
+	Kinds Kinds
 }
 
 // progressEvery is how many rows pass between two Progress calls.
@@ -88,7 +91,7 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 	err = store.InTx(ctx, func(tx ledger.Tx) error {
 		rows := func(yield func(ledger.ImportIntent) bool) {
 			n := 0
-			fail = Read(src.r, file, func(row Row) error {
+			fail = Read(src.r, file, opt.Kinds, func(row Row) error {
 				if opt.Check != nil {
 					if err := opt.Check(row); err != nil {
 						var fe *ledger.FieldError
@@ -140,7 +143,7 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 		bad = append(bad, rejected{perr: perr})
 	}
 	if len(refused) > 0 {
-		more, err := src.refused(file, refused)
+		more, err := src.refused(file, opt.Kinds, refused)
 		if err != nil {
 			return Result{}, fmt.Errorf("import intents %s: %w", file, err)
 		}
@@ -193,7 +196,7 @@ func rereadable(r io.Reader) (*source, func(), error) {
 
 // refused reads the file again for the rows the store refused and returns
 // them as rejections with their text.
-func (s *source) refused(file string, refused []ledger.RefusedIntent) ([]rejected, error) {
+func (s *source) refused(file string, kinds Kinds, refused []ledger.RefusedIntent) ([]rejected, error) {
 	if _, err := s.seek.Seek(s.start, io.SeekStart); err != nil {
 		return nil, err
 	}
@@ -203,7 +206,7 @@ func (s *source) refused(file string, refused []ledger.RefusedIntent) ([]rejecte
 		byLine[r.Line] = r
 	}
 	var out []rejected
-	err := Read(again, file, func(row Row) error {
+	err := Read(again, file, kinds, func(row Row) error {
 		r, ok := byLine[row.Line]
 		if !ok {
 			return nil

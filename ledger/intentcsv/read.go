@@ -22,8 +22,21 @@ import (
 // Columns of the intents CSV.
 var (
 	Required = []string{"key", "provider", "amount", "currency", "status", "created_at"}
-	Optional = []string{"reference", "provider_refs", "customer", "updated_at", "kind", "refund_of"}
+	Optional = []string{"reference", "provider_refs", "customer", "updated_at", "kind", "refund_of", "due_at", "tolerance"}
 )
+
+// Kinds says, per provider, what a row that names no kind is: a row with
+// provider references is a charge (it names the request that charged it);
+// one without takes its provider's kind here (an M-Pesa paybill invoice is
+// an expected payment), and a charge when its provider is not listed.
+type Kinds map[string]ledger.IntentKind
+
+func (k Kinds) of(provider string, refs bool) ledger.IntentKind {
+	if d, ok := k[provider]; ok && !refs {
+		return d
+	}
+	return ledger.IntentCharge
+}
 
 // Row is one accepted line.
 type Row struct {
@@ -37,7 +50,7 @@ type Row struct {
 // (with the row re-encoded as CSV); it keeps going after a bad row. It
 // returns an error when the file as a whole is unusable: empty, not CSV, or
 // a header with unknown, duplicate or missing columns.
-func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.ParseError, []byte) error) error {
+func Read(r io.Reader, file string, kinds Kinds, emit func(Row) error, reject func(*ledger.ParseError, []byte) error) error {
 	in, err := bom.Strip(r)
 	if err != nil {
 		return &ledger.ParseError{File: file, Line: 1, Err: err}
@@ -85,7 +98,7 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 		if isBlank(rec) {
 			continue
 		}
-		row, field, err := parseRow(at, len(cols), rec)
+		row, field, err := parseRow(at, len(cols), rec, kinds)
 		if err != nil {
 			if rerr := reject(&ledger.ParseError{File: file, Line: line, Field: field, Err: err}, raw); rerr != nil {
 				return rerr
@@ -143,12 +156,14 @@ const (
 	colUpdatedAt
 	colKind
 	colRefundOf
+	colDueAt
+	colTolerance
 	numColumns
 )
 
 // columnNames are the names of the columns, in column order.
 var columnNames = [numColumns]string{"key", "provider", "amount", "currency", "status", "created_at", "reference",
-	"provider_refs", "customer", "updated_at", "kind", "refund_of"}
+	"provider_refs", "customer", "updated_at", "kind", "refund_of", "due_at", "tolerance"}
 
 // positions is where each column is in a row, -1 when the header lacks it:
 // looked up once rather than by name on every row.
@@ -165,7 +180,7 @@ func positions(cols map[string]int) [numColumns]int {
 }
 
 // parseRow reads rec, a row of a file with width columns at positions at.
-func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) {
+func parseRow(at [numColumns]int, width int, rec []string, kinds Kinds) (Row, string, error) {
 	get := func(c column) string {
 		i := at[c]
 		if i < 0 || i >= len(rec) {
@@ -181,6 +196,10 @@ func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) 
 	kind, err := ledger.ParseIntentKind(get(colKind))
 	if err != nil {
 		return Row{}, "kind", err
+	}
+	refs := splitRefs(get(colProviderRefs))
+	if get(colKind) == "" {
+		kind = kinds.of(strings.ToLower(n.Provider), len(refs) > 0)
 	}
 	n.Kind, n.RefundOf = kind, get(colRefundOf)
 	cur, err := money.NormalizeCurrency(get(colCurrency))
@@ -204,6 +223,16 @@ func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) 
 			return Row{}, "updated_at", err
 		}
 	}
+	if s := get(colDueAt); s != "" {
+		if n.DueAt, err = parseTime(s); err != nil {
+			return Row{}, "due_at", err
+		}
+	}
+	if s := get(colTolerance); s != "" {
+		if n.Tolerance, err = money.Parse(s, cur); err != nil {
+			return Row{}, "tolerance", err
+		}
+	}
 	if n, err = n.Normalize(); err == nil {
 		// What the intents API and the charge service refuse.
 		err = providers.CheckIntentCurrency(n.IntentParams)
@@ -215,7 +244,7 @@ func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) 
 		}
 		return Row{}, "", err
 	}
-	return Row{Intent: n, ProviderRefs: splitRefs(get(colProviderRefs))}, "", nil
+	return Row{Intent: n, ProviderRefs: refs}, "", nil
 }
 
 // splitRefs splits provider_refs at semicolons, trimmed, without empty
