@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/riverqueue/river"
+
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -37,6 +39,29 @@ func TestCreateIntentRefusesTheProvidersCurrency(t *testing.T) {
 		p.Provider = "fake"
 		if _, _, err := b.svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: p}); err != nil {
 			t.Fatalf("another provider in USD: %v", err)
+		}
+	})
+}
+
+// TestExpectedPaymentsAreNotCharged: an expected payment is the customer's
+// to pay: creating one records it and queues no charge.
+func TestExpectedPaymentsAreNotCharged(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		b := setup(t, newStore, setupOpts{})
+		ctx := context.Background()
+		kes, err := money.Parse("1500", "KES")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ledger.IntentParams{Key: "inv:1", Kind: ledger.IntentExpected, Provider: "mpesa", Amount: kes, Reference: "INV1"}
+		in, created, err := b.svc.CreateIntent(ctx, ledger.NewIntent{IntentParams: p})
+		if err != nil || !created || in.State != ledger.StatePending || in.Kind != ledger.IntentExpected {
+			t.Fatalf("create: %+v %v %v", in, created, err)
+		}
+		jobs, err := b.q.List(ctx, river.NewJobListParams())
+		if err != nil || len(jobs.Jobs) != 0 {
+			t.Fatalf("an expected payment queued %d jobs (%v)", len(jobs.Jobs), err)
 		}
 	})
 }

@@ -137,6 +137,11 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 	if in.IsRefund() {
 		return s.refundCreatedTx(ctx, tx, in)
 	}
+	if in.IsExpected() {
+		// The customer pays it (by account number, transfer or link):
+		// nothing is charged; the reconciler sums what arrives.
+		return in, true, nil
+	}
 	if _, ok := s.chargers[in.Provider]; !ok {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", in.Key,
 			&ledger.FieldError{Field: "provider", Err: fmt.Errorf("no charger is configured for provider %q", in.Provider)})
