@@ -37,11 +37,14 @@ type seen struct {
 // name, with their intents); then, for those intents and the window's own
 // leftover intents, with their refunds' and charges' intents, all their
 // evidence and what names it.
-func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) (*seen, error) {
+func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time, stats *LateStats) (*seen, error) {
+	start := time.Now()
+	defer func() { stats.Took = time.Since(start) }()
 	left, err := m.Leftovers()
 	if err != nil {
 		return nil, err
 	}
+	stats.LeftTxns, stats.LeftIntents = len(left.Txns), len(left.IntentKeys)
 	sn := &seen{lo: lo, hi: hi, late: map[string]bool{}}
 	if len(left.Txns) == 0 && len(left.IntentKeys) == 0 {
 		return sn, nil
@@ -172,6 +175,7 @@ func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher,
 	}
 	keep(children)
 
+	stats.Intents, stats.Txns = len(intents), len(txns)
 	for _, in := range append(found, intents...) {
 		if in.Provider == p.Provider {
 			if err := m.AddLateIntent(in); err != nil {

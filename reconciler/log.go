@@ -25,6 +25,8 @@ func logAttrs(o *Outcome, d time.Duration) []slog.Attr {
 		slog.Int("intents", c.Intents), slog.Int("transactions", c.Transactions), slog.Int("matched", c.Matched),
 		slog.Int("findings", c.Findings), slog.Int("new", c.New), slog.Int("resolved", c.Resolved),
 		slog.Int("settled", c.Settled), slog.String("duration", d.Round(time.Millisecond).String()),
+		slog.Int("late_intents", o.Late.Intents), slog.Int("late_transactions", o.Late.Txns),
+		slog.String("late_lookups", o.Late.Took.Round(time.Millisecond).String()),
 	}
 	if o.PullError != "" {
 		attrs = append(attrs, slog.String("pull_error", o.PullError))

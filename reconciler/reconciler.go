@@ -160,6 +160,17 @@ type Outcome struct {
 	PullError string
 	// Fuzzy counts fuzzy links.
 	Fuzzy int
+	// Late is what the run looked up beyond its window.
+	Late LateStats
+}
+
+// LateStats counts what a run looked up beyond its window (its leftovers,
+// and the intents and evidence of other windows found for them) and how
+// long the look-ups took.
+type LateStats struct {
+	LeftTxns, LeftIntents int
+	Intents, Txns         int
+	Took                  time.Duration
 }
 
 // OpenFindings counts the findings of the run that are still open: what

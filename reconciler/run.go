@@ -128,7 +128,7 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	if err != nil {
 		return err
 	}
-	sn, err := r.lookLate(ctx, p, m, lo, hi)
+	sn, err := r.lookLate(ctx, p, m, lo, hi, &out.Late)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 
 	i := 0
 	n, err := c.CopyFrom(ctx, pgx.Identifier{"intents"}, []string{"key", "provider", "amount", "currency", "customer",
-		"reference", "state", "claim_token", "claim_owner", "lease_expires_at", "created_at", "updated_at", "amount_minor"},
+		"reference", "state", "claim_token", "claim_owner", "lease_expires_at", "created_at", "updated_at", "amount_minor", "ref_norm"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			if i == bk.N {
 				return nil, nil
@@ -41,7 +41,8 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 				owner = "worker-1"
 			}
 			return []any{in.Key, in.Provider, in.Amount.Value, in.Amount.Currency, in.Customer, in.Reference,
-				string(in.State), int64(1), owner, lease, in.CreatedAt, in.UpdatedAt, amountMinor(in.Amount)}, nil
+				string(in.State), int64(1), owner, lease, in.CreatedAt, in.UpdatedAt, amountMinor(in.Amount),
+				ledger.NormalReference(in.Reference)}, nil
 		}))
 	if err != nil {
 		return rows, err
@@ -85,7 +86,7 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 	var txns []ledger.ProviderTxn
 	n, err = c.CopyFrom(ctx, pgx.Identifier{"provider_txns"}, []string{"provider", "txn_id", "type", "status", "amount",
 		"currency", "occurred_at", "reference", "provider_ref", "counterparty", "linked_txn_id", "first_seen_at", "updated_at",
-		"amount_minor"},
+		"amount_minor", "ref_norm"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			for len(txns) == 0 {
 				if i == bk.N {
@@ -98,7 +99,8 @@ func load(ctx context.Context, pg *pgstore.Store, bk scenario.Bulk) ([3]int, err
 			txns = txns[1:]
 			seen := t.OccurredAt.Add(time.Second)
 			return []any{t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Value, t.Amount.Currency,
-				t.OccurredAt, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, seen, seen, amountMinor(t.Amount)}, nil
+				t.OccurredAt, t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, seen, seen, amountMinor(t.Amount),
+				ledger.NormalReference(t.Reference)}, nil
 		}))
 	rows[2] = int(n)
 	return rows, err

@@ -54,7 +54,12 @@ func run(ctx context.Context) error {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first dry run to this file")
 	repeat := flag.Int("repeat", 3, "times each contender is timed, after one load")
 	parallel := flag.Bool("parallel", false, "let PostgreSQL use parallel workers (their CPU is not counted)")
+	hist := flag.String("history", "", "instead of the contenders, time the day's run alone and then with these counts of earlier days of the same volume in the books, e.g. 30,90")
 	flag.Parse()
+	histDays, err := historyDays(*hist)
+	if err != nil {
+		return err
+	}
 	if *base == "" {
 		return errors.New("no database: set TEST_DATABASE_URL or -url")
 	}
@@ -123,6 +128,9 @@ func run(ctx context.Context) error {
 	lo, hi := from.Add(-reconciler.DefaultTolerance), to.Add(reconciler.DefaultTolerance)
 	want, wantSettled := bk.Expected()
 	meter := newMeter(admin, app)
+	if len(histDays) > 1 {
+		return history(ctx, pg, meter, bk, histDays, *repeat)
+	}
 
 	// Warm the cache once, untimed, so that no contender pays for the
 	// first read from disk.
