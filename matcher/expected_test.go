@@ -66,7 +66,7 @@ func TestExpectedPayments(t *testing.T) {
 			txns: []tx{paybill(t, "P1", "1500", 10*h), paybill(t, "P2", "1500", 12*h)}, want: []string{"duplicate_charge inv:2001 [P1,P2] high"},
 			atRisk: "1500.00", matched: 2},
 		{name: "a duplicate refunded is paid", intent: invoice(t, ledger.StatePending, "1500", time.Time{}),
-			txns: []tx{paybill(t, "P1", "1500", 10*h), paybill(t, "P2", "1500", 12*h), reversal(t, "RV1", "P2", "1500", 13*h)},
+			txns:    []tx{paybill(t, "P1", "1500", 10*h), paybill(t, "P2", "1500", 12*h), reversal(t, "RV1", "P2", "1500", 13*h)},
 			matched: 3},
 		{name: "an open invoice is not stuck", intent: invoice(t, ledger.StatePending, "1500", time.Time{})},
 		{name: "nothing paid by the due date", intent: invoice(t, ledger.StatePending, "1500", past),

@@ -32,7 +32,7 @@ func Go(dialect goose.Dialect) []*goose.Migration {
 }
 
 // normTable names a table whose ref_norm is filled, by its key: id, plus
-// provider for transactions ('' for intents, keyed by key alone).
+// provider for transactions (” for intents, keyed by key alone).
 type normTable struct{ name, id, provider string }
 
 // normBatch is how many rows are filled per statement.
