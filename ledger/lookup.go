@@ -73,3 +73,36 @@ func (l IntentLookup) Empty() bool {
 func (l TxnLookup) Empty() bool {
 	return len(l.IDs)+len(l.ProviderRefs)+len(l.RefNorms)+len(l.Linked) == 0
 }
+
+// RefAttacher adds to intents the provider references a store reads for
+// them, as (key, reference) pairs, in the order read.
+type RefAttacher struct {
+	ins []Intent
+	at  map[string]int
+}
+
+// NewRefAttacher indexes ins by key; Keys lists them.
+func NewRefAttacher(ins []Intent) *RefAttacher {
+	a := &RefAttacher{ins: ins, at: make(map[string]int, len(ins))}
+	for i, in := range ins {
+		a.at[in.Key] = i
+	}
+	return a
+}
+
+// Keys returns the keys of the intents, in their order.
+func (a *RefAttacher) Keys() []string {
+	keys := make([]string, len(a.ins))
+	for i, in := range a.ins {
+		keys[i] = in.Key
+	}
+	return keys
+}
+
+// Add gives the intent keyed key the provider reference ref; a key not
+// among the intents is ignored.
+func (a *RefAttacher) Add(key, ref string) {
+	if i, ok := a.at[key]; ok {
+		a.ins[i].ProviderRefs = append(a.ins[i].ProviderRefs, ref)
+	}
+}

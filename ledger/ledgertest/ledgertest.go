@@ -57,3 +57,26 @@ func kes(t testing.TB, s string) money.Amount {
 func params(t testing.TB, key, amount string) ledger.IntentParams {
 	return ledger.IntentParams{Key: key, Provider: "mpesa", Amount: kes(t, amount), Customer: "254712340845"}
 }
+
+// RefNormQueries read every stored reference beside its normal form, for
+// StaleRefNorms.
+var RefNormQueries = []string{`SELECT reference, ref_norm FROM intents`, `SELECT reference, ref_norm FROM provider_txns`}
+
+// StaleRefNorms counts the rows whose ref_norm is not the normal form of
+// their reference (ledger.NormalReference): the writers fill it, none may
+// miss it. scan runs each of RefNormQueries and calls fn for each row (norm
+// nil for NULL).
+func StaleRefNorms(scan func(query string, fn func(ref string, norm *string)) error) (int, error) {
+	n := 0
+	for _, q := range RefNormQueries {
+		err := scan(q, func(ref string, norm *string) {
+			if norm == nil || *norm != ledger.NormalReference(ref) {
+				n++
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/ledgertest"
 )
 
 // Translate exposes translate to the external tests.
@@ -81,26 +82,20 @@ func StaleMinor(s *Store) (int, error) {
 // the normal form of their reference (ledger.NormalReference): the writers
 // fill it, none may miss it.
 func StaleRefNorm(s *Store) (int, error) {
-	n := 0
-	for _, q := range []string{`SELECT reference, ref_norm FROM intents`, `SELECT reference, ref_norm FROM provider_txns`} {
+	return ledgertest.StaleRefNorms(func(q string, fn func(string, *string)) error {
 		rows, err := s.pool.Query(context.Background(), q)
 		if err != nil {
-			return 0, err
+			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var ref string
 			var norm *string
 			if err := rows.Scan(&ref, &norm); err != nil {
-				rows.Close()
-				return 0, err
+				return err
 			}
-			if norm == nil || *norm != ledger.NormalReference(ref) {
-				n++
-			}
+			fn(ref, norm)
 		}
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
+		return rows.Err()
+	})
 }

@@ -42,14 +42,10 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 	if err != nil || len(out) == 0 {
 		return out, ledger.Wrap("find intents", l.Provider, translate(err))
 	}
-	keys := make([]string, len(out))
-	at := make(map[string]int, len(out))
-	for i, in := range out {
-		keys[i], at[in.Key] = in.Key, i
-	}
+	refs := ledger.NewRefAttacher(out)
 	rows, err = e.db.Query(ctx, `
 		SELECT DISTINCT intent_key, provider_ref FROM attempts
-		WHERE intent_key = ANY($1) AND provider_ref <> '' ORDER BY intent_key, provider_ref`, keys)
+		WHERE intent_key = ANY($1) AND provider_ref <> '' ORDER BY intent_key, provider_ref`, refs.Keys())
 	if err != nil {
 		return nil, ledger.Wrap("find intents", l.Provider, translate(err))
 	}
@@ -59,8 +55,7 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 		if err := rows.Scan(&key, &ref); err != nil {
 			return nil, ledger.Wrap("find intents", l.Provider, err)
 		}
-		in := &out[at[key]]
-		in.ProviderRefs = append(in.ProviderRefs, ref)
+		refs.Add(key, ref)
 	}
 	return out, ledger.Wrap("find intents", l.Provider, translate(rows.Err()))
 }

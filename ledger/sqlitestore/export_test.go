@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/ledgertest"
 )
 
 // OrphanSources counts the sightings whose provider transaction is missing:
@@ -128,26 +129,20 @@ func dumpQueries(ctx context.Context, s *Store, queries ...string) ([]string, er
 // the normal form of their reference (ledger.NormalReference): the writers
 // fill it, none may miss it.
 func StaleRefNorm(s *Store) (int, error) {
-	n := 0
-	for _, q := range []string{`SELECT reference, ref_norm FROM intents`, `SELECT reference, ref_norm FROM provider_txns`} {
+	return ledgertest.StaleRefNorms(func(q string, fn func(string, *string)) error {
 		rows, err := s.sqldb.QueryContext(context.Background(), q)
 		if err != nil {
-			return 0, err
+			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var ref string
 			var norm *string
 			if err := rows.Scan(&ref, &norm); err != nil {
-				rows.Close()
-				return 0, err
+				return err
 			}
-			if norm == nil || *norm != ledger.NormalReference(ref) {
-				n++
-			}
+			fn(ref, norm)
 		}
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
+		return rows.Err()
+	})
 }

@@ -39,14 +39,10 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 	if err != nil || len(out) == 0 {
 		return out, ledger.Wrap("find intents", l.Provider, translate(err))
 	}
-	keys := make([]string, len(out))
-	at := make(map[string]int, len(out))
-	for i, in := range out {
-		keys[i], at[in.Key] = in.Key, i
-	}
+	refs := ledger.NewRefAttacher(out)
 	rows, err = e.query(ctx, `
 		SELECT DISTINCT intent_key, provider_ref FROM attempts
-		WHERE intent_key IN (SELECT value FROM json_each(?1)) AND provider_ref <> '' ORDER BY intent_key, provider_ref`, jsonList(keys))
+		WHERE intent_key IN (SELECT value FROM json_each(?1)) AND provider_ref <> '' ORDER BY intent_key, provider_ref`, jsonList(refs.Keys()))
 	if err != nil {
 		return nil, ledger.Wrap("find intents", l.Provider, translate(err))
 	}
@@ -56,8 +52,7 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 		if err := rows.Scan(&key, &ref); err != nil {
 			return nil, ledger.Wrap("find intents", l.Provider, err)
 		}
-		in := &out[at[key]]
-		in.ProviderRefs = append(in.ProviderRefs, ref)
+		refs.Add(key, ref)
 	}
 	return out, ledger.Wrap("find intents", l.Provider, translate(rows.Err()))
 }
