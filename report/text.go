@@ -69,13 +69,38 @@ func runText(w io.Writer, r Run) error {
 		return err
 	}
 	if len(r.Findings) == 0 {
-		_, err := io.WriteString(w, "\nNo findings.\n")
-		return err
+		if _, err := io.WriteString(w, "\nNo findings.\n"); err != nil {
+			return err
+		}
+		return resolvedText(w, r.ResolvedFindings)
 	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	return table(w, ordered(r.Findings), false, func(string) *time.Location { return r.zone() })
+	if err := table(w, ordered(r.Findings), false, func(string) *time.Location { return r.zone() }); err != nil {
+		return err
+	}
+	return resolvedText(w, r.ResolvedFindings)
+}
+
+// resolvedText lists the findings a run resolved, each with the reason it
+// recorded: the evidence that explains it, when there is some, wherever
+// the finding's window.
+func resolvedText(w io.Writer, fs []ledger.Finding) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\nResolved by this run:\n")
+	for _, f := range ordered(fs) {
+		what := f.IntentKey
+		if what == "" {
+			what = strings.Join(f.ProviderTxnIDs, ", ")
+		}
+		fmt.Fprintf(&b, "  %s  %s %s: %s\n", f.ID, f.Kind, ledger.SafeLine(what, 80), ledger.SafeText(f.Note, 400))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func countKind(fs []ledger.Finding, k ledger.Kind) int {

@@ -89,6 +89,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		{"Refunding a Stripe payment through the queue; its worker dies mid-refund", d.refund},
 		{"M-Pesa customers answer their phones: callbacks arrive (some twice, some never)", d.callbacks},
 		{"Evidence that does not fit the books arrives", d.anomalies},
+		{"Invoices paid by paybill: late, in parts, short and over", d.invoices},
 		{"Importing the M-Pesa portal statement", d.importStatement},
 		{"Reconciling the day", d.reconcile},
 	}
@@ -254,10 +255,16 @@ func (d *demo) tally(ctx context.Context) (map[string]map[ledger.State]int, erro
 	return out, nil
 }
 
-func (d *demo) reconcile(ctx context.Context) error {
-	rec := reconciler.New(d.opt.Store, reconciler.Config{Clock: d.clk.now, Logger: d.opt.Logger, Settler: d.svc,
+// reconciler is the reconciler the demo runs its windows with.
+func (d *demo) reconciler() *reconciler.Reconciler {
+	return reconciler.New(d.opt.Store, reconciler.Config{Clock: d.clk.now, Logger: d.opt.Logger, Settler: d.svc,
 		Pullers: map[string]providers.Puller{"stripe": d.stripe},
-		Grace:   map[string]time.Duration{mpesa.Provider: mpesa.DefaultSettlementGrace, "stripe": stripe.DefaultSettlementGrace}})
+		Grace:   map[string]time.Duration{mpesa.Provider: mpesa.DefaultSettlementGrace, "stripe": stripe.DefaultSettlementGrace},
+		Zones:   map[string]*time.Location{mpesa.Provider: EAT, "stripe": time.UTC}})
+}
+
+func (d *demo) reconcile(ctx context.Context) error {
+	rec := d.reconciler()
 	d.outcomes = map[string]*reconciler.Outcome{}
 	windows := []struct {
 		provider string

@@ -46,8 +46,16 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the demo shows no %s", k)
 		}
 	}
-	if len(first) != 11 {
-		t.Errorf("findings = %d, want 11:\n%s", len(first), strings.Join(first, "\n"))
+	// The invoice paid two days late raised a finding on its own day,
+	// which the run of the day of its payment resolved: it is not among
+	// them, nor is the invoice paid in two parts.
+	for _, f := range first {
+		if strings.Contains(f, "inv-3001") || strings.Contains(f, "inv-2001") {
+			t.Errorf("a finding about an invoice paid in full: %s", f)
+		}
+	}
+	if len(first) != 14 {
+		t.Errorf("findings = %d, want 14:\n%s", len(first), strings.Join(first, "\n"))
 	}
 	for name, s := range map[string]ledger.Store{"sqlite again": dbtest.SQLite(t), "postgres": dbtest.Postgres(t)} {
 		if again := findingsOf(t, s); !slices.Equal(again, first) {
