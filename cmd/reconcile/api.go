@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -315,7 +316,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // checkProvider refuses a provider the configuration does not know.
-func checkProvider(setups map[string]providerSetup, provider string) error {
+func checkProvider(setups map[string]config.Provider, provider string) error {
 	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
 		return nil
 	}

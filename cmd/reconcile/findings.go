@@ -168,7 +168,7 @@ func kindNames() string {
 // announceResolution plans the Slack follow-up of a finding a person
 // resolved, in the resolving transaction, when alerts are on.
 func (a *app) announceResolution(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
-	slack, enabled, err := a.cfg.Alerts.planning()
+	slack, enabled, err := a.cfg.Alerts.Planning()
 	if err != nil || !enabled {
 		return err
 	}

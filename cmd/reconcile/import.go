@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/intentcsv"
@@ -151,7 +152,7 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 }
 
 // setup returns a configured provider or a usage error naming the known ones.
-func (a *app) setup(provider string) (providerSetup, error) {
+func (a *app) setup(provider string) (config.Provider, error) {
 	setups := a.providerSetups()
 	s, ok := setups[provider]
 	if !ok {
@@ -295,7 +296,7 @@ charges (and refunds) those imported without it.`,
 func refunderSetting(provider string) string {
 	switch provider {
 	case "mpesa":
-		return "set providers.mpesa.initiator and " + envName("providers.mpesa.security_credential") +
+		return "set providers.mpesa.initiator and " + config.EnvName("providers.mpesa.security_credential") +
 			" (with the charging settings: " + chargerSetting(provider) + ")"
 	case "stripe":
 		return chargerSetting(provider)
@@ -307,10 +308,10 @@ func refunderSetting(provider string) string {
 func chargerSetting(provider string) string {
 	switch provider {
 	case "mpesa":
-		return "set " + envName("providers.mpesa.consumer_key") + ", " + envName("providers.mpesa.consumer_secret") +
-			" and " + envName("providers.mpesa.pass_key") + " (with providers.mpesa.short_code and callbacks)"
+		return "set " + config.EnvName("providers.mpesa.consumer_key") + ", " + config.EnvName("providers.mpesa.consumer_secret") +
+			" and " + config.EnvName("providers.mpesa.pass_key") + " (with providers.mpesa.short_code and callbacks)"
 	case "stripe":
-		return "set " + envName("providers.stripe.api_key")
+		return "set " + config.EnvName("providers.stripe.api_key")
 	}
 	return "only mpesa and stripe can charge; import without --charge"
 }

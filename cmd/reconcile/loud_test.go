@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/reconcilehq/reconcile/config"
 )
 
 // cliIn runs one command line in a child process whose working directory is
@@ -301,7 +301,7 @@ func TestScheduleOfAnUnpullableProvider(t *testing.T) {
 		{"", "config schedules.stripe: stripe cannot be pulled without RECONCILE_PROVIDERS_STRIPE_API_KEY"},
 		{"    no_pull: true\n", ""},
 	} {
-		cfg, err := loadConfig(&cobra.Command{}, writeConfig(t, "schedules:\n  stripe:\n    cron: \"0 3 * * *\"\n"+tc.noPull))
+		cfg, err := config.Load(config.Source{File: writeConfig(t, "schedules:\n  stripe:\n    cron: \"0 3 * * *\"\n"+tc.noPull)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestFindingsURLDefaultsToTheConsole(t *testing.T) {
 		{"console:\n  mode: local\n", ""},
 		{"alerts:\n  findings_url: \"\"\n", ""},
 	} {
-		cfg, err := loadConfig(&cobra.Command{}, writeConfig(t, tc.yaml))
+		cfg, err := config.Load(config.Source{File: writeConfig(t, tc.yaml)})
 		if err != nil {
 			t.Errorf("%s: %v", tc.yaml, err)
 			continue
@@ -341,7 +341,7 @@ func TestFindingsURLDefaultsToTheConsole(t *testing.T) {
 			t.Errorf("%s: findings_url %q, want %q", tc.yaml, cfg.Alerts.FindingsURL, tc.want)
 		}
 	}
-	if _, err := loadConfig(&cobra.Command{}, writeConfig(t, "console:\n  mode: local\n  public_url: \"ftp://x\"\n")); err == nil ||
+	if _, err := config.Load(config.Source{File: writeConfig(t, "console:\n  mode: local\n  public_url: \"ftp://x\"\n")}); err == nil ||
 		!strings.Contains(err.Error(), "console.public_url") {
 		t.Errorf("a bad console.public_url: %v", err)
 	}

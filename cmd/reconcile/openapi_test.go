@@ -29,6 +29,7 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
@@ -219,7 +220,7 @@ func TestOpenAPI(t *testing.T) {
 			al := &s.a.cfg.Alerts
 			al.Mode, al.Channel, al.BotToken, al.APIURL = "bot", "C0FINOPS", "xoxb-000000000000-OPENAPITOKEN", bot.APIURL()
 			al.SigningSecret = testSlackSecret
-			al.Interactions = InteractionsConfig{Enabled: true, AllowedUsers: []string{"U0ALICE"}}
+			al.Interactions = config.InteractionsConfig{Enabled: true, AllowedUsers: []string{"U0ALICE"}}
 			if err := s.slackRoutes(); err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/engine"
@@ -29,7 +30,7 @@ type app struct {
 	configFile  string
 	databaseURL string
 
-	cfg *Config
+	cfg *config.Config
 	// defaultDB is true when no flag, variable or file chose the database:
 	// commands then say which one they use.
 	defaultDB bool
@@ -37,7 +38,7 @@ type app struct {
 	clock     func() time.Time
 	store     ledger.Store
 	q         *queue.Queue
-	setups    map[string]providerSetup
+	setups    map[string]config.Provider
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -143,9 +144,17 @@ func (a *app) load(cmd *cobra.Command) error {
 	if a.cfg != nil {
 		return nil
 	}
-	cfg, err := loadConfig(cmd, a.configFile)
+	src := config.Source{File: a.configFile}
+	if f := cmd.Flags().Lookup("database-url"); f != nil && f.Changed {
+		src.DatabaseURL = f.Value.String()
+	}
+	cfg, err := config.Load(src)
 	if err != nil {
 		return err
+	}
+	max, _ := cfg.Limits.Amounts() // Validate checked them
+	if err := ledger.SetMaxAmounts(max); err != nil {
+		return fmt.Errorf("config limits.max_amounts: %w", err)
 	}
 	if cmd.Name() == "serve" {
 		if err := cfg.ValidateDelivery(); err != nil {
@@ -247,11 +256,11 @@ func (a *app) secrets() []string {
 	if a.cfg == nil {
 		return nil
 	}
-	return a.cfg.secretValues()
+	return a.cfg.SecretValues()
 }
 
-func newLogger(w io.Writer, c LogConfig) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.level(), ReplaceAttr: maskAttr}
+func newLogger(w io.Writer, c config.LogConfig) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LevelOf(), ReplaceAttr: maskAttr}
 	format := c.Format
 	if format == "auto" || format == "" {
 		format = "json"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/queue"
@@ -125,7 +126,7 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 
 // evidenceNote says where a run's evidence comes from, so that a run that
 // pulled nothing says so.
-func evidenceNote(provider string, setup providerSetup, dryRun, noPull bool) string {
+func evidenceNote(provider string, setup config.Provider, dryRun, noPull bool) string {
 	switch {
 	case dryRun && setup.Puller != nil:
 		return "stored only (--dry-run never pulls)"
@@ -189,7 +190,7 @@ func (a *app) newReconciler(store ledger.Store, q *queue.Queue, svc *charge.Serv
 			cfg.Pullers[name] = p.Puller
 		}
 	}
-	slack, enabled, err := a.cfg.Alerts.planning()
+	slack, enabled, err := a.cfg.Alerts.Planning()
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func (a *app) chargesWithQueue(ctx context.Context) (*charge.Service, *queue.Que
 
 // previewDryRun shows the Slack messages a real run would send.
 func (a *app) previewDryRun(out *reconciler.Outcome, f report.Format) error {
-	cfg, enabled, err := a.cfg.Alerts.planning()
+	cfg, enabled, err := a.cfg.Alerts.Planning()
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	s.registry.MustRegister(&findingsCollector{store: store, providers: k.providers})
 	var am *alerts.Metrics
-	slack, alertsOn, err := cfg.Alerts.slack()
+	slack, alertsOn, err := cfg.Alerts.Delivery()
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (s *server) callbackRoutes() ([]string, error) {
 	s.intake = &intake.Processor{Store: s.store, Applier: s.charges, Clock: s.a.clock, Logger: s.logger}
 	m := cfg.Providers.Mpesa
 	if m.Callbacks.PathToken != "" {
-		h, err := mpesa.NewHandler(mpesaHandlerConfig(m, s.store, s.a.clock), countingReceiver{s.intake, s.metrics.callbacks}, s.logger)
+		h, err := mpesa.NewHandler(m.HandlerConfig(s.store, s.a.clock), countingReceiver{s.intake, s.metrics.callbacks}, s.logger)
 		if err != nil {
 			return nil, fmt.Errorf("config providers.mpesa.callbacks: %w", err)
 		}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
 	"github.com/reconcilehq/reconcile/queue"
@@ -26,11 +25,32 @@ import (
 // empty), the environment and the defaults.
 func load(t *testing.T, file string) *Config {
 	t.Helper()
-	cfg, err := loadConfig(&cobra.Command{}, file)
+	cfg, err := Load(Source{File: file})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// writeConfig writes a config file and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// docFiles are the pages people read: README.md and docs/*.md.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"../README.md"}
+	more, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(files, more...)
 }
 
 // sameSettings compares two configurations by their settings: an empty
@@ -64,7 +84,7 @@ func sameSettings(a, b Config) bool {
 // behaviour change and must be deliberate.
 func TestDefaultsPinned(t *testing.T) {
 	t.Parallel()
-	def := DefaultConfig()
+	def := Default()
 	for key, c := range map[string]struct{ got, want any }{
 		"database_url":                         {def.DatabaseURL, "sqlite:reconcile.db"},
 		"http.listen":                          {def.HTTP.Listen, ":8080"},
@@ -97,7 +117,7 @@ func TestDefaultsPinned(t *testing.T) {
 			t.Errorf("default %s = %v, want %v", key, c.got, c.want)
 		}
 	}
-	if c := DefaultConfig(); c.Validate() != nil {
+	if c := Default(); c.Validate() != nil {
 		t.Errorf("the defaults do not validate: %v", c.Validate())
 	}
 	// Loading with nothing set gives the defaults.
@@ -110,7 +130,7 @@ func TestDefaultsPinned(t *testing.T) {
 // behaves as the configuration's defaults say.
 func TestLibraryDefaultsAgree(t *testing.T) {
 	t.Parallel()
-	def := DefaultConfig()
+	def := Default()
 	var b queue.Backoff // what a caller that sets no backoff gets
 	if got := b.Nominal(1); got != def.Queue.RetryBase {
 		t.Errorf("queue.Backoff's first wait is %s, the configuration's queue.retry_base %s", got, def.Queue.RetryBase)
@@ -125,14 +145,14 @@ func TestLibraryDefaultsAgree(t *testing.T) {
 func TestEveryKeyReachesViper(t *testing.T) {
 	t.Parallel()
 	v := viper.New()
-	registerDefaults(v, reflect.ValueOf(DefaultConfig()), "")
+	registerDefaults(v, reflect.ValueOf(Default()), "")
 	registered := v.AllKeys()
 	for _, e := range configEntries() {
 		if e.Section || e.FileOnly {
 			continue
 		}
 		if !slices.Contains(registered, e.Key) {
-			t.Errorf("%s is not registered with viper: %s does not reach it", e.Key, envName(e.Key))
+			t.Errorf("%s is not registered with viper: %s does not reach it", e.Key, EnvName(e.Key))
 		}
 	}
 }
@@ -164,7 +184,7 @@ providers:
 		"alerts.interactions.allowed_users":      {cfg.Alerts.Interactions.AllowedUsers, []string{"U0123", "U0456"}},
 		"providers.stripe.reference_normalise":   {cfg.Providers.Stripe.ReferenceNormalise, false},
 		// Untouched keys keep their defaults.
-		"queue.rescue_after": {cfg.Queue.RescueAfter, DefaultConfig().Queue.RescueAfter},
+		"queue.rescue_after": {cfg.Queue.RescueAfter, Default().Queue.RescueAfter},
 	} {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s = %v, want %v", key, c.got, c.want)
@@ -173,7 +193,7 @@ providers:
 }
 
 // TestConfigDocsGenerated: config.example.yaml and docs/configuration.md
-// are what `go generate ./cmd/reconcile` makes of the defaults and
+// are what `go generate ./config` makes of the defaults and
 // descriptions, every key is described, and the example file is a valid
 // config file that sets exactly the defaults.
 func TestConfigDocsGenerated(t *testing.T) {
@@ -182,7 +202,7 @@ func TestConfigDocsGenerated(t *testing.T) {
 	for _, e := range configEntries() {
 		keys[e.Key] = true
 		if strings.TrimSpace(e.Doc) == "" {
-			t.Errorf("%s has no description in configDocs (cmd/reconcile/configdoc.go)", e.Key)
+			t.Errorf("%s has no description in configDocs (config/docs.go)", e.Key)
 		}
 		if _, ok := configExamples[e.Key]; ok && !e.FileOnly {
 			t.Errorf("configExamples[%s]: only lists and maps of sections (statements, schedules) take an example", e.Key)
@@ -194,42 +214,20 @@ func TestConfigDocsGenerated(t *testing.T) {
 		}
 	}
 	for file, want := range map[string][]byte{
-		"../../config.example.yaml":   exampleYAML(),
-		"../../docs/configuration.md": configMarkdown(),
+		"../config.example.yaml":   ExampleYAML(),
+		"../docs/configuration.md": Markdown(),
 	} {
 		got, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run `go generate ./cmd/reconcile` and commit the result", strings.TrimPrefix(file, "../../"))
+			t.Errorf("%s is stale: run `go generate ./config` and commit the result", strings.TrimPrefix(file, "../"))
 		}
 	}
-	got := *load(t, "../../config.example.yaml")
-	if def := DefaultConfig(); !sameSettings(got, def) {
+	got := *load(t, "../config.example.yaml")
+	if def := Default(); !sameSettings(got, def) {
 		t.Errorf("config.example.yaml does not set the defaults:\n%+v\nwant:\n%+v", got, def)
-	}
-}
-
-// TestConfigCommand: `reconcile config example` and `config docs` print the
-// generated files, or write them with --output, without reading a config
-// file (a broken one does not stop them).
-func TestConfigCommand(t *testing.T) {
-	t.Parallel()
-	broken := writeConfig(t, "log:\n  levle: info\n")
-	code, out, errOut := cli(t, "--config", broken, "config", "example")
-	if code != 0 || out != string(exampleYAML()) {
-		t.Errorf("config example: exit %d, %s", code, errOut)
-	}
-	file := filepath.Join(t.TempDir(), "configuration.md")
-	if code, _, errOut := cli(t, "config", "docs", "--output", file); code != 0 {
-		t.Fatalf("config docs: exit %d, %s", code, errOut)
-	}
-	if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, configMarkdown()) {
-		t.Errorf("config docs --output wrote %d bytes (%v), want docs/configuration.md", len(got), err)
-	}
-	if code, _, _ := cli(t, "config", "nonsense"); code != 2 {
-		t.Errorf("config nonsense: exit %d, want 2", code)
 	}
 }
 
@@ -311,7 +309,7 @@ func TestDocsNameRealKeys(t *testing.T) {
 // setting, and whatever is set in it is scrubbed from error text.
 func TestSecretValuesCoverEverySecret(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := Default()
 	var want []string
 	for _, k := range secretKeys {
 		v := cfg.value(k)
@@ -328,7 +326,7 @@ func TestSecretValuesCoverEverySecret(t *testing.T) {
 			t.Errorf("secret %s is a %s; secrets are text or lists of text", k, v.Type())
 		}
 	}
-	got := cfg.secretValues()
+	got := cfg.SecretValues()
 	for _, w := range want {
 		if !slices.Contains(got, w) {
 			t.Errorf("secretValues misses %s", w)
@@ -358,7 +356,7 @@ func TestFieldCommentsStateTheDefaults(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Config](), "")
-	def := DefaultConfig()
+	def := Default()
 	stated := regexp.MustCompile(`(?i)default (\d+)( ?(?:[smh]|MiB|KiB)\b)?`)
 	files, err := filepath.Glob("*.go")
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"slices"
@@ -25,10 +25,11 @@ providers:
 `)
 	var first string
 	for i := range 8 {
-		code, _, errOut := cli(t, "findings", "list", "--config", cfg, "--database-url", "sqlite:"+t.TempDir()+"/r.db")
-		if code == 0 {
+		_, err := Load(Source{File: cfg})
+		if err == nil {
 			t.Fatal("a config with negative settings loaded")
 		}
+		errOut := err.Error()
 		var lines []string
 		for _, l := range strings.Split(errOut, "\n") {
 			if strings.Contains(l, "config ") {
@@ -45,6 +46,19 @@ providers:
 			first = errOut
 		} else if errOut != first {
 			t.Fatalf("run %d reports differently:\n%s\nthen:\n%s", i, first, errOut)
+		}
+	}
+}
+
+func TestAdminListenIsValidated(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		"http:\n  listen: :8080\n  admin_listen: :8080\n": "http.admin_listen: must differ from http.listen",
+		"http:\n  admin_listen: \"\"\n":                   "http.admin_listen: is required",
+	} {
+		_, err := Load(Source{File: writeConfig(t, body)})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
 		}
 	}
 }

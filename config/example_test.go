@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -14,11 +14,10 @@ import (
 // it shows every key of the configuration (secrets as environment variables).
 func TestExampleConfig(t *testing.T) {
 	t.Parallel()
-	code, _, errOut := cli(t, "findings", "list", "--config", "../../config.example.yaml", "--database-url", migrated(t))
-	if code != 0 {
-		t.Fatalf("config.example.yaml does not load: %s", errOut)
+	if _, err := Load(Source{File: "../config.example.yaml"}); err != nil {
+		t.Fatalf("config.example.yaml does not load: %v", err)
 	}
-	raw, err := os.ReadFile("../../config.example.yaml")
+	raw, err := os.ReadFile("../config.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +50,8 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("config.example.yaml does not show: %s", strings.Join(missing, ", "))
 	}
 	for _, k := range secretKeys {
-		if !strings.Contains(string(raw), envName(k)) {
-			t.Errorf("config.example.yaml does not name the environment variable of secret %s (%s)", k, envName(k))
+		if !strings.Contains(string(raw), EnvName(k)) {
+			t.Errorf("config.example.yaml does not name the environment variable of secret %s (%s)", k, EnvName(k))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/shopspring/decimal"
-	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
 	"github.com/reconcilehq/reconcile/alerts"
@@ -33,13 +32,13 @@ import (
 // environment variables > config file > defaults.
 //
 // To add a key: a field with a mapstructure tag here (or in a section's
-// struct), its default in DefaultConfig (a library package's exported
+// struct), its default in Default (a library package's exported
 // constant when the library has a default of its own), its description in
-// configDocs (configdoc.go), the tag secret:"env" if it is a secret (read
-// only from the environment, scrubbed from errors), and a check in Validate
-// if some values are wrong. Then `go generate
-// ./cmd/reconcile` rewrites config.example.yaml and docs/configuration.md;
-// TestConfigDocsGenerated fails until they are current.
+// configDocs (docs.go), the tag secret:"env" if it is a secret (read only
+// from the environment, scrubbed from errors), and a check in Validate if
+// some values are wrong. Then `go generate ./config` rewrites
+// config.example.yaml and docs/configuration.md; TestConfigDocsGenerated
+// fails until they are current.
 type Config struct {
 	// DatabaseURL is postgres://... or sqlite:PATH; default sqlite:reconcile.db.
 	DatabaseURL string          `mapstructure:"database_url"`
@@ -72,8 +71,8 @@ type LimitsConfig struct {
 	MaxAmounts map[string]string `mapstructure:"max_amounts"`
 }
 
-// maxAmounts parses MaxAmounts.
-func (l LimitsConfig) maxAmounts() (map[string]decimal.Decimal, error) {
+// Amounts parses MaxAmounts, by currency.
+func (l LimitsConfig) Amounts() (map[string]decimal.Decimal, error) {
 	out := make(map[string]decimal.Decimal, len(l.MaxAmounts))
 	for cur, v := range l.MaxAmounts {
 		d, err := decimal.NewFromString(strings.TrimSpace(v))
@@ -194,17 +193,18 @@ type LogConfig struct {
 	Format string `mapstructure:"format"`
 }
 
-func (c LogConfig) level() slog.Level {
+// LevelOf is Level as a slog level (info when it is not one).
+func (c LogConfig) LevelOf() slog.Level {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(c.Level)) // validated at load
 	return l
 }
 
-// DefaultConfig is the configuration with nothing set: every default is
+// Default is the configuration with nothing set: every default is
 // here, and nowhere else in the binary. Where a library package applies a
 // default of its own, the value is that package's exported constant, so the
 // two cannot disagree. registerDefaults gives every key of it to viper.
-func DefaultConfig() Config {
+func Default() Config {
 	return Config{
 		DatabaseURL: database.DefaultURL,
 		Log:         LogConfig{Level: "info", Format: "auto"},
@@ -313,8 +313,11 @@ func registerDefaults(v *viper.Viper, def reflect.Value, prefix string) {
 	}
 }
 
-// secretKeys may only come from the environment: the keys whose field is
-// tagged secret:"env".
+// SecretKeys lists the keys that may only come from the environment: those
+// whose field is tagged secret:"env".
+func SecretKeys() []string { return slices.Clone(secretKeys) }
+
+// secretKeys are the keys of SecretKeys.
 var secretKeys = func() []string {
 	var out []string
 	var walk func(t reflect.Type, prefix string)
@@ -335,23 +338,34 @@ var secretKeys = func() []string {
 	return out
 }()
 
-func envName(key string) string {
+// EnvName is the environment variable of a key: RECONCILE_ and the key in
+// upper case, dots as underscores.
+func EnvName(key string) string {
 	return "RECONCILE_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(key))
 }
 
-// loadConfig reads the config file, the environment and the flags, then
-// validates.
-func loadConfig(cmd *cobra.Command, file string) (*Config, error) {
+// Source says where the configuration comes from besides the environment
+// and the defaults.
+type Source struct {
+	// File is the config file; "" reads ./config.yaml when it exists.
+	File string
+	// DatabaseURL, when set, is the --database-url flag: it overrides the
+	// environment and the file.
+	DatabaseURL string
+}
+
+// Load reads the config file, the environment and the flags over the
+// defaults, then validates.
+func Load(src Source) (*Config, error) {
 	v := viper.New()
-	registerDefaults(v, reflect.ValueOf(DefaultConfig()), "")
+	registerDefaults(v, reflect.ValueOf(Default()), "")
 	v.SetEnvPrefix("RECONCILE")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
-	if f := cmd.Flags().Lookup("database-url"); f != nil {
-		if err := v.BindPFlag("database_url", f); err != nil {
-			return nil, err
-		}
+	if src.DatabaseURL != "" {
+		v.Set("database_url", src.DatabaseURL)
 	}
+	file := src.File
 	switch {
 	case file != "":
 		v.SetConfigFile(file)
@@ -369,7 +383,7 @@ func loadConfig(cmd *cobra.Command, file string) (*Config, error) {
 	for _, k := range secretKeys {
 		if v.InConfig(k) {
 			return nil, fmt.Errorf("config %s: %s is a secret and is read only from the environment (%s)",
-				v.ConfigFileUsed(), k, envName(k))
+				v.ConfigFileUsed(), k, EnvName(k))
 		}
 	}
 	if err := unknownKeys(v); err != nil {
@@ -387,10 +401,6 @@ func loadConfig(cmd *cobra.Command, file string) (*Config, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	max, _ := cfg.Limits.maxAmounts() // Validate checked them
-	if err := ledger.SetMaxAmounts(max); err != nil {
-		return nil, fmt.Errorf("config limits.max_amounts: %w", err)
 	}
 	return &cfg, nil
 }
@@ -456,12 +466,12 @@ func (c *Config) Validate() error {
 	if _, err := database.Engine(c.DatabaseURL); err != nil {
 		bad("database_url", "%v", err)
 	}
-	if _, err := c.Limits.maxAmounts(); err != nil {
+	if _, err := c.Limits.Amounts(); err != nil {
 		bad("limits.max_amounts", "%v", err)
 	}
 	// Slack links to the console's findings pages when it is served and
 	// its address is known.
-	if u, err := c.Console.findingsURL(); err != nil {
+	if u, err := c.Console.FindingsURL(); err != nil {
 		errs = append(errs, err)
 	} else if c.Alerts.FindingsURL == "" {
 		c.Alerts.FindingsURL = u
@@ -565,12 +575,12 @@ func (c *Config) Validate() error {
 	positive("reconcile.lease", c.Reconcile.Lease)
 	if !slices.Contains([]string{"off", "webhook", "bot"}, c.Alerts.Mode) {
 		bad("alerts.mode", "unknown mode %q (want off, webhook or bot)", c.Alerts.Mode)
-	} else if _, _, err := c.Alerts.planning(); err != nil {
+	} else if _, _, err := c.Alerts.Planning(); err != nil {
 		// Secrets are checked by the commands that deliver (serve).
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Console.validate()...)
-	setups, err := buildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
+	setups, err := BuildProviders(c, time.Now, func(string) func(context.Context, *ledger.ParseError, []byte) error { return nil })
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -579,7 +589,7 @@ func (c *Config) Validate() error {
 		c.Alerts.zones[name] = p.Zone
 	}
 	for name, sc := range c.Schedules {
-		if _, err := sc.spec(name, time.UTC); err != nil {
+		if _, err := sc.Spec(name, time.UTC); err != nil {
 			bad("schedules."+name, "%v", err)
 		} else if _, ok := setups[name]; !ok && err == nil {
 			bad("schedules."+name, "no provider %q is configured", name)
@@ -600,24 +610,24 @@ func (c *Config) Validate() error {
 // other commands do not, so a missing one does not stop them.
 func (c *Config) ValidateDelivery() error {
 	var errs []error
-	if _, _, err := c.Alerts.slack(); err != nil {
+	if _, _, err := c.Alerts.Delivery(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Alerts.Interactions.Enabled {
-		if _, err := c.Alerts.interactions(); err != nil {
+		if _, err := c.Alerts.InteractionsEndpoint(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(c.Events.Endpoints) > 0 && len(c.Events.SigningSecret) < 16 {
 		errs = append(errs, fmt.Errorf("config events.signing_secret: set %s to a secret of at least 16 characters to sign events",
-			envName("events.signing_secret")))
+			EnvName("events.signing_secret")))
 	}
 	return errors.Join(errs...)
 }
 
-// secretValues lists the configured secrets and the database password, for
+// SecretValues lists the configured secrets and the database password, for
 // scrubbing error text.
-func (c *Config) secretValues() []string {
+func (c *Config) SecretValues() []string {
 	var out []string
 	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
 		out = append(out, u)

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestMpesaRefundWiring(t *testing.T) {
 	cfg.Providers.Mpesa = MpesaConfig{Zone: "Africa/Nairobi", BaseURL: base, ShortCode: short, ConsumerKey: key,
 		ConsumerSecret: secret, PassKey: pass, HTTPTimeout: 5 * time.Second, Initiator: initiator, SecurityCredential: credential,
 		Callbacks: MpesaCallbacksConfig{PublicURL: "https://pay.example.com", PathToken: token, Prefix: "/daraja"}}
-	setups, err := buildProviders(cfg, time.Now, nil)
+	setups, err := BuildProviders(cfg, time.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestMpesaRefundWiring(t *testing.T) {
 	}
 
 	cfg.Providers.Mpesa.SecurityCredential = ""
-	if _, err := buildProviders(cfg, time.Now, nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL") {
+	if _, err := BuildProviders(cfg, time.Now, nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL") {
 		t.Errorf("initiator without credential: %v", err)
 	}
 }

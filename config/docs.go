@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 // configDocs documents every key of Config and every section (a struct
 // field), by its path. config.example.yaml and docs/configuration.md are
-// generated from it and from DefaultConfig (`go generate ./cmd/reconcile`);
+// generated from it and from Default (`go generate ./config`);
 // TestConfigDocsGenerated fails when a key has no entry here, when an entry
 // names no key, or when the committed files are stale.
 //
