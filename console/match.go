@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -9,22 +8,6 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 )
-
-// manualLinkData adds to a finding page the manual link of an
-// unknown_charge's transaction, when a person made one.
-func (c *Console) manualLinkData(ctx context.Context, f ledger.Finding, data map[string]any) error {
-	if f.Kind != ledger.KindUnknownCharge || len(f.ProviderTxnIDs) != 1 {
-		return nil
-	}
-	l, err := c.deps.Store.GetManualLink(ctx, f.Provider, f.ProviderTxnIDs[0])
-	switch {
-	case err == nil:
-		data["Link"] = l
-	case !errors.Is(err, ledger.ErrNotFound):
-		return err
-	}
-	return nil
-}
 
 // manualMatch links an unknown_charge's transaction to the intent of the
 // form (match) or undoes that link (unmatch), for operators.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -166,7 +167,7 @@ func (c *Console) finding(w http.ResponseWriter, r *http.Request) {
 func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	f, err := c.deps.Store.GetFinding(ctx, id)
+	d, err := findings.Load(ctx, c.deps.Store, id)
 	if errors.Is(err, ledger.ErrNotFound) {
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no finding "+id+".")
 		return
@@ -180,30 +181,13 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 		c.internal(w, r, err)
 		return
 	}
-	data := map[string]any{"Title": "Finding " + f.ID, "F": f, "Zone": zones[f.Provider], "Problem": problem}
-	if f.IntentKey != "" {
-		in, err := c.deps.Store.GetIntent(ctx, f.IntentKey)
-		switch {
-		case err == nil:
-			attempts, err := c.deps.Store.ListAttempts(ctx, f.IntentKey)
-			if err != nil {
-				c.internal(w, r, err)
-				return
-			}
-			data["Intent"], data["Attempts"], data["Customer"] = in, attempts, ledger.MaskCustomer(in.Customer)
-		case !errors.Is(err, ledger.ErrNotFound):
-			c.internal(w, r, err)
-			return
-		}
+	f := d.Finding
+	data := map[string]any{"Title": "Finding " + f.ID, "F": f, "Zone": zones[f.Provider], "Problem": problem, "History": d.History}
+	if d.Intent != nil {
+		data["Intent"], data["Attempts"], data["Customer"] = *d.Intent, d.Attempts, ledger.MaskCustomer(d.Intent.Customer)
 	}
-	txns, err := c.deps.Store.GetProviderTxns(ctx, f.Provider, f.ProviderTxnIDs)
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int { return strings.Compare(a.ID, b.ID) })
-	views := make([]txnView, 0, len(txns))
-	for _, t := range txns {
+	views := make([]txnView, 0, len(d.Txns))
+	for _, t := range d.Txns {
 		t.Counterparty = ledger.MaskCustomer(t.Counterparty)
 		v := txnView{ProviderTxn: t}
 		for _, s := range t.Sources {
@@ -212,15 +196,8 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 		views = append(views, v)
 	}
 	data["Txns"] = views
-	hist, err := c.deps.Store.FindingHistory(ctx, f.ID)
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	data["History"] = hist
-	if err := c.manualLinkData(ctx, f, data); err != nil {
-		c.internal(w, r, err)
-		return
+	if d.Link != nil {
+		data["Link"] = *d.Link
 	}
 	c.render(w, r, status, "finding", data)
 }

@@ -17,9 +17,8 @@ func (s *server) consoleRoutes() error {
 	if err != nil || cc == nil {
 		return err
 	}
-	api := s.findingsAPI()
 	c, err := console.New(*cc, console.Deps{Store: s.store, Jobs: consoleJobs{q: s.queue, secrets: s.a.secrets()},
-		Replay: s.a.replay, OnResolve: s.a.announceResolution, Providers: api.providers, Clock: s.a.clock, Logger: s.logger})
+		Replay: s.a.replay, OnResolve: s.a.announceResolution, Providers: s.providers, Clock: s.a.clock, Logger: s.logger})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 )
@@ -55,10 +56,11 @@ func newFindingsListCmd(a *app) *cobra.Command {
 				f.Statuses = append(f.Statuses, st)
 			}
 			for _, k := range kinds {
-				if !isKind(k) {
-					return usagef("--kind %q: want one of %s", k, kindNames())
+				kind, ok := findings.ParseKind(k)
+				if !ok {
+					return usagef("--kind %q: want one of %s", k, findings.KindNames())
 				}
-				f.Kinds = append(f.Kinds, ledger.Kind(k))
+				f.Kinds = append(f.Kinds, kind)
 			}
 			fmtOut, err := report.ParseFormat(format)
 			if err != nil {
@@ -82,7 +84,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "only this provider")
 	fl.StringSliceVar(&statuses, "status", []string{"open", "acknowledged"}, "statuses to list (open, acknowledged, resolved)")
-	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+kindNames()+")")
+	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+findings.KindNames()+")")
 	fl.StringVar(&format, "format", "text", "text, json or csv")
 	fl.IntVar(&limit, "limit", 1000, "at most this many")
 	fl.StringVar(&from, "from", "", "only findings whose evidence time is at or after this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
@@ -146,23 +148,6 @@ func (a *app) zones() map[string]*time.Location {
 		out[name] = p.Zone
 	}
 	return out
-}
-
-func isKind(k string) bool {
-	for _, kk := range ledger.Kinds {
-		if string(kk) == k {
-			return true
-		}
-	}
-	return false
-}
-
-func kindNames() string {
-	names := make([]string, len(ledger.Kinds))
-	for i, k := range ledger.Kinds {
-		names[i] = string(k)
-	}
-	return strings.Join(names, ", ")
 }
 
 // announceResolution plans the Slack follow-up of a finding a person

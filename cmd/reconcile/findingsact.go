@@ -2,19 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/schedule"
 )
 
 // findingsMoreCmds are the findings commands beyond list, ack and resolve:
@@ -46,35 +44,18 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 			if err != nil {
 				return err
 			}
-			d, err := loadFindingDetail(ctx, s, args[0])
+			d, err := findings.Load(ctx, s, args[0])
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("finding", args[0], "findings list")
 			}
 			if err != nil {
 				return err
 			}
-			return writeFindingDetail(a.stdout, f, d)
+			return findings.Write(a.stdout, f, d.View())
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
 	return cmd
-}
-
-func writeFindingDetail(w io.Writer, f report.Format, d findingDetail) error {
-	switch f {
-	case report.JSON:
-		return writeIndented(w, d)
-	case report.CSV:
-		return writeHistoryCSV(w, d.Finding.ID, d.History)
-	default:
-		return writeFindingText(w, d)
-	}
-}
-
-func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func newFindingsReopenCmd(a *app) *cobra.Command {
@@ -150,26 +131,26 @@ func findingActionError(id, verb string, err error) error {
 func (a *app) listWindow(ctx context.Context, s ledger.Store, provider, from, to string) (time.Time, time.Time, error) {
 	zone := time.UTC
 	if provider != "" {
-		known, err := a.knownProviders(ctx, s)
+		known, err := findings.Providers(ctx, s, a.zones())
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
-		if !slices.Contains(known, provider) {
-			return time.Time{}, time.Time{}, usagef("--provider %q: unknown provider (want one of %s)", provider, strings.Join(known, ", "))
+		z, ok := known[provider]
+		if !ok {
+			return time.Time{}, time.Time{}, usagef("--provider %q: unknown provider (want one of %s)", provider,
+				strings.Join(findings.ProviderNames(known), ", "))
 		}
-		if setup, ok := a.providerSetups()[provider]; ok && setup.Zone != nil {
-			zone = setup.Zone
-		}
+		zone = z
 	}
 	var start, end time.Time
 	var err error
 	if from != "" {
-		if start, err = parseWindowTime(from, zone); err != nil {
+		if start, err = schedule.ParseTime(from, zone); err != nil {
 			return start, end, usagef("--from %v", err)
 		}
 	}
 	if to != "" {
-		if end, err = parseWindowTime(to, zone); err != nil {
+		if end, err = schedule.ParseTime(to, zone); err != nil {
 			return start, end, usagef("--to %v", err)
 		}
 	}
@@ -177,21 +158,4 @@ func (a *app) listWindow(ctx context.Context, s ledger.Store, provider, from, to
 		return start, end, usagef("--to %s is not after --from %s", to, from)
 	}
 	return start, end, nil
-}
-
-// knownProviders are the configured providers and any that findings name
-// (a provider since removed from the configuration), sorted.
-func (a *app) knownProviders(ctx context.Context, s ledger.Store) ([]string, error) {
-	names := map[string]bool{}
-	for n := range a.providerSetups() {
-		names[n] = true
-	}
-	counts, err := s.CountFindings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range counts {
-		names[c.Provider] = true
-	}
-	return slices.Sorted(maps.Keys(names)), nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
@@ -204,7 +205,7 @@ func newHostileEnv(t *testing.T, url string) hostileEnv {
 	svc.UseQueue(q)
 	logger := slog.New(slog.DiscardHandler)
 	mux := http.NewServeMux()
-	(&intentsAPI{svc: svc, store: store, token: "tok_test_123456", clock: time.Now, logger: logger}).routes(mux)
+	api.New(api.Config{Token: "tok_test_123456", Store: store, Charges: svc, Logger: logger}).Routes(mux)
 	proc := &intake.Processor{Store: store, Logger: logger}
 	mh, err := mpesa.NewHandler(mpesa.HandlerConfig{PathToken: hostileToken, Quarantine: store}, proc, logger)
 	if err != nil {
@@ -306,7 +307,7 @@ var hostilePaths = []hostilePath{
 		req.Header.Set("Idempotency-Key", "k-api-"+strings.ReplaceAll(b.name, " ", "-"))
 		code, said := e.serve(req)
 		want := http.StatusUnprocessableEntity
-		if len(body) > maxIntentBody {
+		if len(body) > api.MaxIntentBody {
 			want = http.StatusRequestEntityTooLarge
 		}
 		return code == want && strings.Contains(said, `"field"`), said

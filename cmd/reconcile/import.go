@@ -316,6 +316,15 @@ func chargerSetting(provider string) string {
 	return "only mpesa and stripe can charge; import without --charge"
 }
 
+// checkProvider refuses a provider the configuration does not know.
+func checkProvider(setups map[string]config.Provider, provider string) error {
+	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
+		return nil
+	}
+	return &ledger.FieldError{Field: "provider", Err: fmt.Errorf("%s is not a configured provider (configured: %s)",
+		ledger.Clip(provider), strings.Join(sortedNames(setups), ", "))}
+}
+
 // countingFile counts the bytes read from a file, for progress.
 type countingFile struct {
 	*os.File

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/report"
@@ -47,14 +48,14 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			hist := viewHistory(evs)
+			hist := findings.ViewHistory(evs)
 			switch f {
 			case report.JSON:
 				return writeIndented(a.stdout, map[string]any{"item": map[string]any{"id": q.ID, "source": q.Source, "origin": q.Origin,
 					"line": q.Line, "field": q.Field, "reason": q.Reason, "at": q.At.UTC(), "status": q.Status,
 					"input": ledger.MaskPayload(q.Raw)}, "history": hist})
 			case report.CSV:
-				return writeHistoryCSV(a.stdout, strconv.FormatInt(q.ID, 10), hist)
+				return findings.WriteHistoryCSV(a.stdout, strconv.FormatInt(q.ID, 10), hist)
 			}
 			w := a.stdout
 			fmt.Fprintf(w, "Quarantined item %d (%s), %s\n", q.ID, q.Source, q.Status)
@@ -65,18 +66,8 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 			if q.Field != "" {
 				fmt.Fprintf(w, ", field %s", q.Field)
 			}
-			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, oneLine(ledger.MaskPayload(q.Raw), 2000))
-			if len(hist) == 0 {
-				fmt.Fprintln(w, "  none recorded")
-			}
-			for _, ev := range hist {
-				fmt.Fprintf(w, "  %s  %s by %s via %s", ts(ev.At), ev.Action, ev.Actor, ev.Surface)
-				if ev.Note != "" {
-					fmt.Fprintf(w, ": %s", ev.Note)
-				}
-				fmt.Fprintln(w)
-			}
-			return nil
+			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, findings.OneLine(ledger.MaskPayload(q.Raw), 2000))
+			return findings.WriteHistoryText(w, hist)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
@@ -237,5 +228,9 @@ func (a *app) replay(ctx context.Context, q ledger.QuarantineItem) (string, erro
 	if res.Duplicate {
 		return "already replayed before", nil
 	}
-	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", orDash(res.Kind), res.NewTxns, res.NewSources), nil
+	kind := res.Kind
+	if kind == "" {
+		kind = "-"
+	}
+	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", kind, res.NewTxns, res.NewSources), nil
 }

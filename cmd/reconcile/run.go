@@ -18,6 +18,7 @@ import (
 	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/schedule"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -60,13 +61,13 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
-			start, err := parseWindowTime(from, setup.Zone)
+			start, err := schedule.ParseTime(from, setup.Zone)
 			if err != nil {
 				return usagef("--from: %v", err)
 			}
 			end := start.In(setup.Zone).AddDate(0, 0, 1).UTC()
 			if to != "" {
-				if end, err = parseWindowTime(to, setup.Zone); err != nil {
+				if end, err = schedule.ParseTime(to, setup.Zone); err != nil {
 					return usagef("--to: %v", err)
 				}
 			}
@@ -141,18 +142,6 @@ func evidenceNote(provider string, setup config.Provider, dryRun, noPull bool) s
 	default:
 		return "stored: imported statements"
 	}
-}
-
-// parseWindowTime reads RFC 3339, or YYYY-MM-DD as midnight in zone.
-func parseWindowTime(s string, zone *time.Location) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.ParseInLocation("2006-01-02", s, zone)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2026-11-02T00:00:00+03:00) or YYYY-MM-DD", s)
-	}
-	return t.UTC(), nil
 }
 
 func sortedNames[V any](m map[string]V) []string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 )
@@ -41,7 +43,7 @@ type runView struct {
 
 func viewRun(r ledger.Run) runView {
 	return runView{ID: r.ID, Provider: r.Provider, From: r.From.UTC(), To: r.To.UTC(), State: string(r.State), Attempt: r.Attempt,
-		StartedAt: r.StartedAt.UTC(), FinishedAt: optTime(r.FinishedAt), Counts: r.Counts, Error: r.Error}
+		StartedAt: r.StartedAt.UTC(), FinishedAt: findings.OptTime(r.FinishedAt), Counts: r.Counts, Error: r.Error}
 }
 
 func newRunsListCmd(a *app) *cobra.Command {
@@ -126,8 +128,8 @@ func writeRuns(w io.Writer, f report.Format, runs []runView) error {
 
 // runDetail is a run with the findings it saw last.
 type runDetail struct {
-	Run      runView       `json:"run"`
-	Findings []findingView `json:"findings"`
+	Run      runView                `json:"run"`
+	Findings []findings.FindingView `json:"findings"`
 }
 
 func newRunsShowCmd(a *app) *cobra.Command {
@@ -161,9 +163,9 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d := runDetail{Run: viewRun(r), Findings: make([]findingView, 0, len(fs))}
+			d := runDetail{Run: viewRun(r), Findings: make([]findings.FindingView, 0, len(fs))}
 			for _, f := range fs {
-				d.Findings = append(d.Findings, viewFinding(f))
+				d.Findings = append(d.Findings, findings.ViewFinding(f))
 			}
 			switch f {
 			case report.JSON:
@@ -204,4 +206,12 @@ func writeRunText(w io.Writer, d runDetail, fs []ledger.Finding, zones map[strin
 		return err
 	}
 	return report.WriteFindingsIn(w, report.Text, fs, zones)
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

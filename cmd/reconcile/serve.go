@@ -19,7 +19,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
@@ -167,16 +169,16 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 // callback endpoints are served.
 func (s *server) routes() ([]string, error) {
 	s.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.admin.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.store.Ping(ctx); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
+			api.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	s.admin.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	callbacks, err := s.callbackRoutes()
@@ -190,8 +192,8 @@ func (s *server) routes() ([]string, error) {
 		return nil, err
 	}
 	if s.a.cfg.HTTP.APIToken != "" {
-		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
-		s.findingsAPI().routes(s.mux)
+		api.New(api.Config{Token: s.a.cfg.HTTP.APIToken, Store: s.store, Charges: s.charges, Providers: s.providers,
+			OnResolve: s.a.announceResolution, Clock: s.a.clock, Logger: s.logger}).Routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}
@@ -226,6 +228,12 @@ func (s *server) callbackRoutes() ([]string, error) {
 		served = append(served, stripe.Provider)
 	}
 	return served, nil
+}
+
+// providers lists the providers findings can be filtered by, with their
+// zones.
+func (s *server) providers(ctx context.Context) (map[string]*time.Location, error) {
+	return findings.Providers(ctx, s.store, s.a.zones())
 }
 
 // publicHandler serves the public port, with the body limit.

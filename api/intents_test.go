@@ -1,21 +1,20 @@
-package main
+package api
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
@@ -33,7 +32,7 @@ func apiServer(t *testing.T, newStore func(testing.TB) ledger.Store) (*httptest.
 	}
 	svc.UseQueue(q)
 	mux := http.NewServeMux()
-	(&intentsAPI{svc: svc, store: store, token: "tok_test_123456", clock: time.Now, logger: slog.New(slog.DiscardHandler)}).routes(mux)
+	New(Config{Token: "tok_test_123456", Store: store, Charges: svc}).Routes(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv, store, q
@@ -105,7 +104,7 @@ func TestIntentsAPI(t *testing.T) {
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("get: %v %v", resp.StatusCode, err)
 			}
-			var got intentJSON
+			var got findings.IntentView
 			_ = json.NewDecoder(resp.Body).Decode(&got)
 			resp.Body.Close()
 			if got.Amount != "1500.00" || got.State != "pending" || got.Metadata["order"] != "4471" || got.Customer != "2547****0845" {

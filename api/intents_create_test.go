@@ -1,8 +1,7 @@
-package main
+package api
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
@@ -37,7 +37,7 @@ func TestIntentsAPIRefusesWhatTheProviderWould(t *testing.T) {
 	}
 	svc.UseQueue(q)
 	mux := http.NewServeMux()
-	(&intentsAPI{svc: svc, store: store, token: "tok_test_123456", clock: time.Now, logger: slog.New(slog.DiscardHandler)}).routes(mux)
+	New(Config{Token: "tok_test_123456", Store: store, Charges: svc}).Routes(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
@@ -74,7 +74,7 @@ func TestIntentViewSaysMessagesAndErrorsApart(t *testing.T) {
 	at := time.Date(2026, 3, 14, 6, 12, 0, 0, time.UTC)
 	in := ledger.Intent{IntentParams: ledger.IntentParams{Key: "charge:order-4471", Provider: "mpesa", Amount: amt},
 		State: ledger.StateSucceeded, CreatedAt: at, UpdatedAt: at}
-	raw, err := json.Marshal(intentView(in, []ledger.Attempt{
+	raw, err := json.Marshal(findings.ViewIntent(in, []ledger.Attempt{
 		{Number: 1, Outcome: ledger.OutcomeFailed, Error: "1032: Request cancelled by user", StartedAt: at, FinishedAt: at},
 		{Number: 2, Outcome: ledger.OutcomeSucceeded, Error: "The service request is processed successfully.", StartedAt: at, FinishedAt: at},
 	}))

@@ -1,4 +1,4 @@
-package main
+package api
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,8 +15,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/schedule"
 )
 
 // ActorHeader names the person a findings API call acts for. Without it,
@@ -28,53 +29,9 @@ const (
 	apiTokenActor = "api-token"
 )
 
-// findingsAPI serves /v1/findings: list with filters, get with evidence and
-// history, and the people's actions (ack, resolve, reopen, notes), behind
-// the same bearer token as the intents API.
-type findingsAPI struct {
-	store findingsStore
-	token string
-	clock func() time.Time
-	// providers lists the known providers and their zones, for filters.
-	providers func(ctx context.Context) (map[string]*time.Location, error)
-	// onResolve runs in the resolving transaction (the Slack follow-up).
-	onResolve func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error
-	logger    *slog.Logger
-}
-
-// findingsAPI wires the findings API of a server.
-func (s *server) findingsAPI() *findingsAPI {
-	a := s.a
-	return &findingsAPI{store: s.store, token: a.cfg.HTTP.APIToken, clock: a.clock, logger: s.logger,
-		onResolve: a.announceResolution,
-		providers: func(ctx context.Context) (map[string]*time.Location, error) {
-			names, err := a.knownProviders(ctx, s.store)
-			if err != nil {
-				return nil, err
-			}
-			out := make(map[string]*time.Location, len(names))
-			for _, n := range names {
-				out[n] = time.UTC
-				if st, ok := a.providerSetups()[n]; ok && st.Zone != nil {
-					out[n] = st.Zone
-				}
-			}
-			return out, nil
-		}}
-}
-
-func (api *findingsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
-	mux.Handle("GET /v1/findings", api.auth(http.HandlerFunc(api.list)))
-	mux.Handle("GET /v1/findings/{id}", api.auth(http.HandlerFunc(api.get)))
-	mux.Handle("POST /v1/findings/{id}/ack", api.auth(api.action(ledger.ActionAcknowledged)))
-	mux.Handle("POST /v1/findings/{id}/resolve", api.auth(api.action(ledger.ActionResolved)))
-	mux.Handle("POST /v1/findings/{id}/reopen", api.auth(api.action(ledger.ActionReopened)))
-	mux.Handle("POST /v1/findings/{id}/notes", api.auth(api.action(ledger.ActionNoted)))
-	mux.Handle("POST /v1/findings/{id}/match", api.auth(http.HandlerFunc(api.match)))
-	mux.Handle("POST /v1/findings/{id}/unmatch", api.auth(http.HandlerFunc(api.unmatch)))
-}
-
-func (api *findingsAPI) auth(next http.Handler) http.Handler { return bearerAuth(api.token, next) }
+// The findings API, /v1/findings: list with filters, get with evidence and
+// history, and people's actions (ack, resolve, reopen, notes, match,
+// unmatch), behind the same bearer token as the intents API.
 
 // apiError is a JSON error answer: {"error": ..., "field": ...}.
 type apiError struct {
@@ -92,7 +49,7 @@ func badField(field, format string, args ...any) *apiError {
 }
 
 // fail maps an error to its status in one place.
-func (api *findingsAPI) fail(w http.ResponseWriter, err error) {
+func (api *API) fail(w http.ResponseWriter, err error) {
 	var ae *apiError
 	var fe *ledger.FieldError
 	switch {
@@ -103,14 +60,14 @@ func (api *findingsAPI) fail(w http.ResponseWriter, err error) {
 	case errors.As(err, &fe):
 		writeJSON(w, http.StatusUnprocessableEntity, apiError{Message: fe.Err.Error(), Field: fe.Field})
 	default:
-		api.logger.Error("findings api", "error", err)
+		api.cfg.Logger.Error("findings api", "error", err)
 		writeJSON(w, http.StatusInternalServerError, apiError{Message: "internal error"})
 	}
 }
 
 // findingsList is the answer of GET /v1/findings.
 type findingsList struct {
-	Findings []findingView `json:"findings"`
+	Findings []findings.FindingView `json:"findings"`
 	// AtRisk totals the listed findings' money at risk per currency.
 	AtRisk []riskTotal `json:"at_risk"`
 }
@@ -144,7 +101,7 @@ func totalsAtRisk(fs []ledger.Finding) []riskTotal {
 // comma-separated), provider, from and to (RFC 3339 or YYYY-MM-DD in the
 // provider's zone, on the evidence time), run and limit. Statuses default
 // to open and acknowledged.
-func (api *findingsAPI) parseFindingFilter(ctx context.Context, q url.Values) (ledger.FindingFilter, error) {
+func (api *API) parseFindingFilter(ctx context.Context, q url.Values) (ledger.FindingFilter, error) {
 	f := ledger.FindingFilter{Limit: 1000}
 	list := func(key string) []string {
 		var out []string
@@ -169,14 +126,15 @@ func (api *findingsAPI) parseFindingFilter(ctx context.Context, q url.Values) (l
 		f.Statuses = append(f.Statuses, st)
 	}
 	for _, k := range list("kind") {
-		if !isKind(k) {
-			return f, badField("kind", "%q: want one of %s", k, kindNames())
+		kind, ok := findings.ParseKind(k)
+		if !ok {
+			return f, badField("kind", "%q: want one of %s", k, findings.KindNames())
 		}
-		f.Kinds = append(f.Kinds, ledger.Kind(k))
+		f.Kinds = append(f.Kinds, kind)
 	}
 	zone := time.UTC
 	if p := q.Get("provider"); p != "" {
-		known, err := api.providers(ctx)
+		known, err := api.cfg.Providers(ctx)
 		if err != nil {
 			return f, err
 		}
@@ -191,7 +149,7 @@ func (api *findingsAPI) parseFindingFilter(ctx context.Context, q url.Values) (l
 		dst *time.Time
 	}{{"from", &f.From}, {"to", &f.To}} {
 		if v := q.Get(b.key); v != "" {
-			t, err := parseWindowTime(v, zone)
+			t, err := schedule.ParseTime(v, zone)
 			if err != nil {
 				return f, badField(b.key, "%v", err)
 			}
@@ -218,32 +176,37 @@ func (api *findingsAPI) parseFindingFilter(ctx context.Context, q url.Values) (l
 	return f, nil
 }
 
-func (api *findingsAPI) list(w http.ResponseWriter, r *http.Request) {
+func (api *API) listFindings(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	f, err := api.parseFindingFilter(ctx, r.URL.Query())
 	if err != nil {
 		api.fail(w, err)
 		return
 	}
-	fs, err := api.store.ListFindings(ctx, f)
+	fs, err := api.cfg.Store.ListFindings(ctx, f)
 	if err != nil {
 		api.fail(w, err)
 		return
 	}
-	out := findingsList{Findings: make([]findingView, 0, len(fs)), AtRisk: totalsAtRisk(fs)}
+	out := findingsList{Findings: make([]findings.FindingView, 0, len(fs)), AtRisk: totalsAtRisk(fs)}
 	for _, f := range fs {
-		out.Findings = append(out.Findings, viewFinding(f))
+		out.Findings = append(out.Findings, findings.ViewFinding(f))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (api *findingsAPI) get(w http.ResponseWriter, r *http.Request) {
-	d, err := loadFindingDetail(r.Context(), api.store, r.PathValue("id"))
+func (api *API) getFinding(w http.ResponseWriter, r *http.Request) {
+	api.writeDetail(w, r, r.PathValue("id"))
+}
+
+// writeDetail answers with the detail of finding id.
+func (api *API) writeDetail(w http.ResponseWriter, r *http.Request, id string) {
+	d, err := findings.Load(r.Context(), api.cfg.Store, id)
 	if err != nil {
 		api.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	writeJSON(w, http.StatusOK, d.View())
 }
 
 // actor is who a request acts for: the X-Reconcile-Actor header, validated,
@@ -283,8 +246,8 @@ func decodeActionBody(r *http.Request, req any, want string) *apiError {
 	return nil
 }
 
-func (api *findingsAPI) action(act ledger.Action) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (api *API) action(act ledger.Action) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		id := r.PathValue("id")
 		who, err := actorOf(r)
@@ -306,8 +269,8 @@ func (api *findingsAPI) action(act ledger.Action) http.Handler {
 			api.fail(w, badField("note", "is required: say what was done or why"))
 			return
 		}
-		now := api.clock().UTC()
-		err = api.store.InTx(ctx, func(tx ledger.Tx) error {
+		now := api.cfg.Clock().UTC()
+		err = api.cfg.Store.InTx(ctx, func(tx ledger.Tx) error {
 			if act == ledger.ActionNoted {
 				_, err := tx.NoteFinding(ctx, ledger.FindingNote{ID: id, Actor: who, Note: note, Now: now})
 				return err
@@ -322,8 +285,8 @@ func (api *findingsAPI) action(act ledger.Action) http.Handler {
 			if err != nil {
 				return err
 			}
-			if act == ledger.ActionResolved && api.onResolve != nil {
-				return api.onResolve(ctx, tx, f)
+			if act == ledger.ActionResolved && api.cfg.OnResolve != nil {
+				return api.cfg.OnResolve(ctx, tx, f)
 			}
 			return nil
 		})
@@ -331,13 +294,8 @@ func (api *findingsAPI) action(act ledger.Action) http.Handler {
 			api.fail(w, err)
 			return
 		}
-		d, err := loadFindingDetail(ctx, api.store, id)
-		if err != nil {
-			api.fail(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, d)
-	})
+		api.writeDetail(w, r, id)
+	}
 }
 
 func verbOf(a ledger.Action) string {

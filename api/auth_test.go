@@ -1,4 +1,4 @@
-package main
+package api
 
 import (
 	"net/http"
@@ -24,8 +24,7 @@ func TestBearerAuth(t *testing.T) {
 		{"", "", http.StatusUnauthorized},
 	} {
 		for name, h := range map[string]http.Handler{
-			"intents":  (&intentsAPI{token: c.token}).auth(ok),
-			"findings": (&findingsAPI{token: c.token}).auth(ok),
+			"bearer": BearerAuth(c.token, ok),
 		} {
 			r := httptest.NewRequest(http.MethodGet, "/v1/x", nil)
 			if c.header != "" {

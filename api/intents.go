@@ -1,61 +1,27 @@
-package main
+package api
 
 import (
 	"bytes"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/reconcilehq/reconcile/charge"
-	"github.com/reconcilehq/reconcile/config"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
 
-// intentsAPI serves POST /v1/intents and GET /v1/intents/{key}: callers in any
-// language create intents under an Idempotency-Key (the intent key) and get
-// the same answer however often they repeat the request.
-type intentsAPI struct {
-	svc    *charge.Service
-	store  intentsStore
-	token  string
-	clock  func() time.Time
-	logger *slog.Logger
-}
-
-func (api *intentsAPI) routes(mux interface{ Handle(string, http.Handler) }) {
-	mux.Handle("POST /v1/intents", api.auth(http.HandlerFunc(api.create)))
-	mux.Handle("GET /v1/intents/{key}", api.auth(http.HandlerFunc(api.get)))
-	mux.Handle("POST /v1/refunds", api.auth(http.HandlerFunc(api.createRefund)))
-}
-
-func (api *intentsAPI) auth(next http.Handler) http.Handler { return bearerAuth(api.token, next) }
-
-// bearerAuth passes on the requests that carry token as their bearer token
-// (compared in constant time) and answers the others 401. An empty token
-// lets nothing through.
-func bearerAuth(token string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="reconcile"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// The intents API: POST /v1/intents and GET /v1/intents/{key}. Callers in
+// any language create intents under an Idempotency-Key (the intent key) and
+// get the same answer however often they repeat the request.
 
 type intentRequest struct {
 	Provider  string            `json:"provider"`
@@ -71,7 +37,7 @@ type fieldProblem struct {
 	Message string `json:"message"`
 }
 
-func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
+func (api *API) createIntent(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxIntentBody+1))
 	var tooBig *http.MaxBytesError
@@ -89,7 +55,7 @@ func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
 		// What the provider would refuse (M-Pesa: KES 1500.50, not whole
 		// shillings) is refused now, not later in the background.
 		var fe *ledger.FieldError
-		if err := api.svc.CheckIntent(p); errors.As(err, &fe) {
+		if err := api.cfg.Charges.CheckIntent(p); errors.As(err, &fe) {
 			problems = append(problems, fieldProblem{Field: fe.Field, Message: fe.Err.Error()})
 		} else if err != nil {
 			problems = append(problems, fieldProblem{Field: "body", Message: err.Error()})
@@ -104,31 +70,31 @@ func (api *intentsAPI) create(w http.ResponseWriter, r *http.Request) {
 
 // save creates the intent of p under key in one transaction with the stored
 // response, or answers a repeat of the request from what was stored.
-func (api *intentsAPI) save(w http.ResponseWriter, r *http.Request, key string, p ledger.IntentParams) {
+func (api *API) save(w http.ResponseWriter, r *http.Request, key string, p ledger.IntentParams) {
 	ctx := r.Context()
 	hash := requestHash(p)
-	if prev, err := api.store.GetAPIRequest(ctx, key); err == nil {
+	if prev, err := api.cfg.Store.GetAPIRequest(ctx, key); err == nil {
 		api.replay(w, prev, hash)
 		return
 	} else if !errors.Is(err, ledger.ErrNotFound) {
-		api.fail(w, err)
+		api.internal(w, err)
 		return
 	}
 	var (
 		stored ledger.APIRequest
 		fresh  bool
 	)
-	err := api.store.InTx(ctx, func(tx ledger.Tx) error {
-		in, _, err := api.svc.CreateIntentTx(ctx, tx, ledger.NewIntent{IntentParams: p, CreatedAt: api.clock()})
+	err := api.cfg.Store.InTx(ctx, func(tx ledger.Tx) error {
+		in, _, err := api.cfg.Charges.CreateIntentTx(ctx, tx, ledger.NewIntent{IntentParams: p, CreatedAt: api.cfg.Clock()})
 		if err != nil {
 			return err
 		}
-		body, err := json.Marshal(intentView(in, nil))
+		body, err := json.Marshal(findings.ViewIntent(in, nil))
 		if err != nil {
 			return err
 		}
 		stored, fresh, err = tx.SaveAPIRequest(ctx, ledger.APIRequest{Key: key, RequestHash: hash, Status: http.StatusCreated,
-			Response: body, CreatedAt: api.clock()})
+			Response: body, CreatedAt: api.cfg.Clock()})
 		return err
 	})
 	var kr *ledger.KeyReuseError
@@ -140,7 +106,7 @@ func (api *intentsAPI) save(w http.ResponseWriter, r *http.Request, key string, 
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request",
 			"fields": []fieldProblem{{Field: ledger.SafeText(fe.Field, 64), Message: ledger.SafeText(fe.Err.Error(), 256)}}})
 	case err != nil:
-		api.fail(w, err)
+		api.internal(w, err)
 	case !fresh:
 		api.replay(w, stored, hash) // a concurrent request with this key got there first
 	default:
@@ -152,7 +118,7 @@ func (api *intentsAPI) save(w http.ResponseWriter, r *http.Request, key string, 
 
 // replay answers a repeat: the stored response with 200 for the same
 // request, 409 for another request under the same key.
-func (api *intentsAPI) replay(w http.ResponseWriter, prev ledger.APIRequest, hash string) {
+func (api *API) replay(w http.ResponseWriter, prev ledger.APIRequest, hash string) {
 	if prev.RequestHash != hash {
 		writeJSON(w, http.StatusConflict, map[string]string{
 			"error": "key reused with different parameters: this Idempotency-Key was used for another request"})
@@ -164,34 +130,38 @@ func (api *intentsAPI) replay(w http.ResponseWriter, prev ledger.APIRequest, has
 	_, _ = w.Write(prev.Response)
 }
 
-func (api *intentsAPI) get(w http.ResponseWriter, r *http.Request) {
+func (api *API) getIntent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	key := r.PathValue("key")
-	in, err := api.store.GetIntent(ctx, key)
+	in, err := api.cfg.Store.GetIntent(ctx, key)
 	if errors.Is(err, ledger.ErrNotFound) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no intent with this key"})
 		return
 	}
 	if err != nil {
-		api.fail(w, err)
+		api.internal(w, err)
 		return
 	}
-	attempts, err := api.store.ListAttempts(ctx, key)
+	attempts, err := api.cfg.Store.ListAttempts(ctx, key)
 	if err != nil {
-		api.fail(w, err)
+		api.internal(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, intentView(in, attempts))
+	writeJSON(w, http.StatusOK, findings.ViewIntent(in, attempts))
 }
 
-func (api *intentsAPI) fail(w http.ResponseWriter, err error) {
-	api.logger.Error("intents api", "error", err)
+func (api *API) internal(w http.ResponseWriter, err error) {
+	api.cfg.Logger.Error("intents api", "error", err)
 	writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
 }
 
 // maxIntentBody bounds the body of POST /v1/intents; a longer one is
 // answered 413.
 const maxIntentBody = 64 << 10
+
+// MaxIntentBody is the longest body of POST /v1/intents and /v1/refunds,
+// in bytes.
+const MaxIntentBody = maxIntentBody
 
 func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fieldProblem) {
 	var problems []fieldProblem
@@ -257,69 +227,4 @@ func requestHash(p ledger.IntentParams) string {
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return hex.EncodeToString(sum[:])
-}
-
-// attemptView is one try at the provider. What the provider or the worker
-// said about it is under "error" when the try failed or its outcome is
-// unknown, and under "message" otherwise (an accepted STK push, a success).
-type attemptView struct {
-	Number      int        `json:"number"`
-	Outcome     string     `json:"outcome"`
-	ProviderRef string     `json:"provider_ref,omitempty"`
-	Message     string     `json:"message,omitempty"`
-	Error       string     `json:"error,omitempty"`
-	StartedAt   time.Time  `json:"started_at"`
-	FinishedAt  *time.Time `json:"finished_at,omitempty"`
-}
-
-type intentJSON struct {
-	Key       string            `json:"key"`
-	Kind      string            `json:"kind"`
-	RefundOf  string            `json:"refund_of,omitempty"`
-	Provider  string            `json:"provider"`
-	Amount    string            `json:"amount"`
-	Currency  string            `json:"currency"`
-	Customer  string            `json:"customer,omitempty"`
-	Reference string            `json:"reference"`
-	Metadata  map[string]string `json:"metadata,omitempty"`
-	State     string            `json:"state"`
-	CreatedAt time.Time         `json:"created_at"`
-	UpdatedAt time.Time         `json:"updated_at"`
-	Attempts  []attemptView     `json:"attempts,omitempty"`
-}
-
-func intentView(in ledger.Intent, attempts []ledger.Attempt) intentJSON {
-	v := intentJSON{Key: in.Key, Kind: string(in.Kind), RefundOf: in.RefundOf, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
-		Customer: ledger.MaskCustomer(in.Customer), Reference: in.Reference, Metadata: in.Metadata, State: string(in.State),
-		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}
-	for _, a := range attempts {
-		av := attemptView{Number: a.Number, Outcome: string(a.Outcome), ProviderRef: a.ProviderRef, StartedAt: a.StartedAt}
-		switch a.Outcome {
-		case ledger.OutcomeFailed, ledger.OutcomeUnknown:
-			av.Error = a.Error
-		default:
-			av.Message = a.Error
-		}
-		if !a.FinishedAt.IsZero() {
-			f := a.FinishedAt
-			av.FinishedAt = &f
-		}
-		v.Attempts = append(v.Attempts, av)
-	}
-	return v
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// checkProvider refuses a provider the configuration does not know.
-func checkProvider(setups map[string]config.Provider, provider string) error {
-	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
-		return nil
-	}
-	return &ledger.FieldError{Field: "provider", Err: fmt.Errorf("%s is not a configured provider (configured: %s)",
-		ledger.Clip(provider), strings.Join(slices.Sorted(maps.Keys(setups)), ", "))}
 }

@@ -1,4 +1,4 @@
-package main
+package api
 
 import (
 	"encoding/json"
@@ -26,11 +26,11 @@ type refundRequest struct {
 // createRefund serves POST /v1/refunds: a refund intent for (part of) a
 // charge intent, under the same Idempotency-Key rules as intents. A refund
 // beyond what remains refundable of the charge is refused with 422.
-func (api *intentsAPI) createRefund(w http.ResponseWriter, r *http.Request) {
+func (api *API) createRefund(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	p, problems, err := api.parseRefundRequest(r, key)
 	if err != nil {
-		api.fail(w, err)
+		api.internal(w, err)
 		return
 	}
 	if len(problems) > 0 {
@@ -42,7 +42,7 @@ func (api *intentsAPI) createRefund(w http.ResponseWriter, r *http.Request) {
 
 // parseRefundRequest reads the body and completes the refund from its
 // charge; the error is a failure to read the charge.
-func (api *intentsAPI) parseRefundRequest(r *http.Request, key string) (ledger.IntentParams, []fieldProblem, error) {
+func (api *API) parseRefundRequest(r *http.Request, key string) (ledger.IntentParams, []fieldProblem, error) {
 	var problems []fieldProblem
 	bad := func(field, format string, args ...any) {
 		problems = append(problems, fieldProblem{Field: field, Message: fmt.Sprintf(format, args...)})
@@ -67,7 +67,7 @@ func (api *intentsAPI) parseRefundRequest(r *http.Request, key string) (ledger.I
 		bad("refund_of", "is required: the key of the charge intent to refund")
 		return p, problems, nil
 	}
-	charge, err := api.store.GetIntent(r.Context(), p.RefundOf)
+	charge, err := api.cfg.Store.GetIntent(r.Context(), p.RefundOf)
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		bad("refund_of", "no intent has key %q", p.RefundOf)
