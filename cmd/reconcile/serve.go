@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
@@ -81,15 +79,12 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	k := known{providers: sortedNames(a.providerSetups()), chargers: sortedNames(a.chargers()), alerts: alerts.Mode(cfg.Alerts.Mode)}
 	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: newRouteMux(), admin: newRouteMux(),
-		logger: a.logger, metrics: newServeMetrics(store, a.logger)}
+		logger: a.logger, metrics: newServeMetrics(store, k.providers, a.logger)}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.registry.MustRegister(s.metrics.collectors()...)
 
-	chargeMetrics := charge.NewMetrics()
-	s.registry.MustRegister(chargeMetrics.Collectors()...)
-
-	s.charges = a.chargeService(store, chargeMetrics)
+	s.charges = a.chargeService(store, s.metrics.charges)
 	specs, err := a.specs()
 	if err != nil {
 		return nil, err
@@ -102,29 +97,18 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	river.AddWorker(workers, ticks)
 	runs := &reconciler.RunWorker{Store: store, Lease: cfg.Reconcile.Lease, Logger: a.logger,
-		Outcome: s.metrics.runOutcome, AfterRun: s.metrics.books.refreshLogged}
+		Outcome: s.metrics.runs.Outcome, AfterRun: s.metrics.refresh}
 	river.AddWorker(workers, runs)
-	// The charging providers' series exist whether or not a charger is
-	// configured: zero charges is the truth until one is.
-	k := known{providers: sortedNames(a.providerSetups()), chargers: sortedNames(a.chargers()), alerts: alerts.Mode(cfg.Alerts.Mode)}
-	for _, p := range []string{mpesa.Provider, stripe.Provider} {
-		if !slices.Contains(k.chargers, p) {
-			k.chargers = append(k.chargers, p)
-		}
-	}
 	for _, sp := range specs {
 		k.scheduled = append(k.scheduled, sp.Provider)
 	}
-	s.registry.MustRegister(&findingsCollector{store: store, providers: k.providers})
-	var am *alerts.Metrics
 	slack, alertsOn, err := cfg.Alerts.Delivery()
 	if err != nil {
 		return nil, err
 	}
 	if alertsOn {
-		am = alerts.NewMetrics()
-		s.registry.MustRegister(am.Collectors()...)
-		d, err := alerts.NewDeliverer(store, slack, alerts.Options{Logger: a.logger, Metrics: am, Now: a.clock})
+		s.metrics.alerts = alerts.NewMetrics()
+		d, err := alerts.NewDeliverer(store, slack, alerts.Options{Logger: a.logger, Metrics: s.metrics.alerts, Now: a.clock})
 		if err != nil {
 			return nil, err
 		}
@@ -156,12 +140,12 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	if runs.Reconciler, err = a.newReconciler(store, s.queue, s.charges); err != nil {
 		return nil, err
 	}
-	s.registry.MustRegister(&depthCollector{q: s.queue})
+	s.metrics.register(s.registry, s.queue)
 	if k.callbacks, err = s.routes(); err != nil {
 		return nil, err
 	}
-	initialise(k, s.metrics, chargeMetrics, am)
-	s.metrics.books.refreshLogged(ctx)
+	s.metrics.initialise(k)
+	s.metrics.refresh(ctx)
 	return s, nil
 }
 
@@ -208,23 +192,23 @@ func (s *server) callbackRoutes() ([]string, error) {
 	s.intake = &intake.Processor{Store: s.store, Applier: s.charges, Clock: s.a.clock, Logger: s.logger}
 	m := cfg.Providers.Mpesa
 	if m.Callbacks.PathToken != "" {
-		h, err := mpesa.NewHandler(m.HandlerConfig(s.store, s.a.clock), countingReceiver{s.intake, s.metrics.callbacks}, s.logger)
+		h, err := mpesa.NewHandler(m.HandlerConfig(s.store, s.a.clock), s.metrics.callbacks.Counting(s.intake), s.logger)
 		if err != nil {
 			return nil, fmt.Errorf("config providers.mpesa.callbacks: %w", err)
 		}
-		s.mux.Handle(h.Pattern(), countResponses(mpesa.Provider, s.metrics.callbackResponses, h))
+		s.mux.Handle(h.Pattern(), s.metrics.callbacks.CountResponses(mpesa.Provider, h))
 		served = append(served, mpesa.Provider)
 		s.logger.Info("m-pesa callbacks served", "prefix", h.Pattern())
 	} else {
 		s.logger.Info("m-pesa callbacks off: set RECONCILE_PROVIDERS_MPESA_CALLBACKS_PATH_TOKEN to serve them")
 	}
 	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
-		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.metrics.callbacks},
+		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: s.metrics.callbacks.Counting(s.intake),
 			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger, Clock: s.a.clock})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
-		s.mux.Handle("POST /webhooks/stripe", countResponses(stripe.Provider, s.metrics.callbackResponses, h))
+		s.mux.Handle("POST /webhooks/stripe", s.metrics.callbacks.CountResponses(stripe.Provider, h))
 		served = append(served, stripe.Provider)
 	}
 	return served, nil
@@ -257,41 +241,6 @@ func (m *routeMux) Handle(pattern string, h http.Handler) {
 
 func (m *routeMux) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Request)) {
 	m.Handle(pattern, http.HandlerFunc(f))
-}
-
-// countingReceiver counts callback intake by provider, kind and result.
-type countingReceiver struct {
-	p *intake.Processor
-	c *prometheus.CounterVec
-}
-
-func (r countingReceiver) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (intake.Result, error) {
-	res, err := r.p.Receive(ctx, provider, parser, body, remote)
-	r.count(provider, res, err)
-	return res, err
-}
-
-func (r countingReceiver) Deliver(ctx context.Context, d intake.Delivery) (intake.Result, error) {
-	res, err := r.p.Deliver(ctx, d)
-	r.count(d.Provider, res, err)
-	return res, err
-}
-
-func (r countingReceiver) count(provider string, res intake.Result, err error) {
-	result := "stored"
-	switch {
-	case err != nil:
-		result = "error"
-	case res.Duplicate:
-		result = "duplicate"
-	case res.Rejected != nil:
-		result = "quarantined"
-	}
-	kind := res.Kind
-	if kind == "" {
-		kind = "unknown"
-	}
-	r.c.WithLabelValues(provider, kind, result).Inc()
 }
 
 // run serves until ctx ends, then shuts down softly, then hard.
@@ -364,7 +313,7 @@ func (s *server) run(ctx context.Context) error {
 	booksDone := make(chan struct{})
 	go func() {
 		defer close(booksDone)
-		s.metrics.books.loop(ctx, time.Minute)
+		s.metrics.loop(ctx, time.Minute)
 	}()
 	var failed error
 	select {

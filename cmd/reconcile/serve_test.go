@@ -248,7 +248,7 @@ func TestOpenAtRiskFollowsTheBooks(t *testing.T) {
 	}
 	reconcileOneDay(t, url)
 	ctx := context.Background()
-	if err := s.metrics.books.refresh(ctx); err != nil {
+	if err := s.metrics.findings.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := sample(t, scrape(t, s.admin), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 1500 {
@@ -262,7 +262,7 @@ func TestOpenAtRiskFollowsTheBooks(t *testing.T) {
 	if code, out, errOut := cli(t, "findings", "resolve", id[1], "--note", "refunded by hand", "--database-url", url); code != 0 {
 		t.Fatalf("resolve: %d %s %s", code, out, errOut)
 	}
-	if err := s.metrics.books.refresh(ctx); err != nil {
+	if err := s.metrics.findings.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := sample(t, scrape(t, s.admin), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 0 || math.IsNaN(got) {
