@@ -43,9 +43,8 @@ type Config struct {
 	// Providers lists the known providers and their zones, for the
 	// findings filters.
 	Providers func(ctx context.Context) (map[string]*time.Location, error)
-	// OnResolve runs in the transaction of a person's resolution (the
-	// Slack follow-up).
-	OnResolve func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error
+	// Findings applies people's decisions on findings.
+	Findings *findings.Service
 	// Clock stamps what is recorded (nil: time.Now).
 	Clock  func() time.Time
 	Logger *slog.Logger
@@ -84,10 +83,10 @@ func (a *API) Routes(mux Mux) {
 		{"POST /v1/refunds", a.createRefund},
 		{"GET /v1/findings", a.listFindings},
 		{"GET /v1/findings/{id}", a.getFinding},
-		{"POST /v1/findings/{id}/ack", a.action(ledger.ActionAcknowledged)},
-		{"POST /v1/findings/{id}/resolve", a.action(ledger.ActionResolved)},
-		{"POST /v1/findings/{id}/reopen", a.action(ledger.ActionReopened)},
-		{"POST /v1/findings/{id}/notes", a.action(ledger.ActionNoted)},
+		{"POST /v1/findings/{id}/ack", a.action(findings.Acknowledge)},
+		{"POST /v1/findings/{id}/resolve", a.action(findings.Resolve)},
+		{"POST /v1/findings/{id}/reopen", a.action(findings.Reopen)},
+		{"POST /v1/findings/{id}/notes", a.action(findings.Note)},
 		{"POST /v1/findings/{id}/match", a.match},
 		{"POST /v1/findings/{id}/unmatch", a.unmatch},
 	} {

@@ -231,9 +231,6 @@ type actionRequest struct {
 	Note string `json:"note"`
 }
 
-// maxNote bounds a note, in bytes.
-const maxNote = 4000
-
 // decodeActionBody reads the JSON object of a person's action on a finding
 // into req: at most 64 KiB, no unknown fields, an empty body for an empty
 // object. want says what the object holds, for the error.
@@ -246,66 +243,46 @@ func decodeActionBody(r *http.Request, req any, want string) *apiError {
 	return nil
 }
 
-func (api *API) action(act ledger.Action) http.HandlerFunc {
+// action serves a decision whose body is {"note": ...}: ack, resolve,
+// reopen, notes.
+func (api *API) action(verb findings.Verb) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		id := r.PathValue("id")
-		who, err := actorOf(r)
-		if err != nil {
-			api.fail(w, err)
-			return
-		}
 		var req actionRequest
 		if perr := decodeActionBody(r, &req, "a note"); perr != nil {
 			api.fail(w, perr)
 			return
 		}
-		note := strings.TrimSpace(req.Note)
-		switch {
-		case len(note) > maxNote:
-			api.fail(w, badField("note", "longer than %d bytes", maxNote))
-			return
-		case note == "" && act != ledger.ActionAcknowledged:
-			api.fail(w, badField("note", "is required: say what was done or why"))
-			return
-		}
-		now := api.cfg.Clock().UTC()
-		err = api.cfg.Store.InTx(ctx, func(tx ledger.Tx) error {
-			if act == ledger.ActionNoted {
-				_, err := tx.NoteFinding(ctx, ledger.FindingNote{ID: id, Actor: who, Note: note, Now: now})
-				return err
-			}
-			to := map[ledger.Action]ledger.FindingStatus{ledger.ActionAcknowledged: ledger.FindingAcknowledged,
-				ledger.ActionResolved: ledger.FindingResolved, ledger.ActionReopened: ledger.FindingOpen}[act]
-			f, err := tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: id, To: to, Note: note, Now: now, Actor: who})
-			if errors.Is(err, ledger.ErrConflict) {
-				return &apiError{Status: http.StatusConflict, Message: fmt.Sprintf("cannot %s a finding that is %s", verbOf(act), f.Status),
-					Current: string(f.Status)}
-			}
-			if err != nil {
-				return err
-			}
-			if act == ledger.ActionResolved && api.cfg.OnResolve != nil {
-				return api.cfg.OnResolve(ctx, tx, f)
-			}
-			return nil
-		})
-		if err != nil {
-			api.fail(w, err)
-			return
-		}
-		api.writeDetail(w, r, id)
+		api.decide(w, r, findings.Decision{Verb: verb, Note: req.Note})
 	}
 }
 
-func verbOf(a ledger.Action) string {
-	switch a {
-	case ledger.ActionAcknowledged:
-		return "acknowledge"
-	case ledger.ActionResolved:
-		return "resolve"
-	case ledger.ActionReopened:
-		return "reopen"
+// decide applies d to the finding of the path for the request's actor
+// through the findings service, and answers with the finding's detail.
+func (api *API) decide(w http.ResponseWriter, r *http.Request, d findings.Decision) {
+	who, err := actorOf(r)
+	if err != nil {
+		api.fail(w, err)
+		return
 	}
-	return string(a)
+	d.FindingID, d.Actor = r.PathValue("id"), who
+	out, err := api.cfg.Findings.Decide(r.Context(), d)
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(err, &fe) && fe.Field == "intent":
+		err = badField("intent_key", "%v", fe.Err)
+	case errors.Is(err, ledger.ErrConflict) && (d.Verb == findings.Match || d.Verb == findings.Unmatch):
+		err = &apiError{Status: http.StatusConflict, Message: err.Error()}
+	case errors.Is(err, ledger.ErrConflict):
+		err = &apiError{Status: http.StatusConflict, Message: fmt.Sprintf("cannot %s a finding that is %s", verbText[d.Verb], out.Finding.Status),
+			Current: string(out.Finding.Status)}
+	}
+	if err != nil {
+		api.fail(w, err)
+		return
+	}
+	api.writeDetail(w, r, d.FindingID)
 }
+
+// verbText says a verb in a sentence.
+var verbText = map[findings.Verb]string{findings.Acknowledge: "acknowledge", findings.Resolve: "resolve",
+	findings.Reopen: "reopen", findings.Note: "note"}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/fixture"
@@ -84,12 +85,13 @@ func TestFindingsAPI(t *testing.T) {
 			}
 			t.Cleanup(store.Close)
 			var resolutions atomic.Int32
-			api := New(Config{Store: store, Token: findingsToken,
-				Clock: func() time.Time { return fixture.T0.Add(5 * time.Hour) },
+			clock := func() time.Time { return fixture.T0.Add(5 * time.Hour) }
+			api := New(Config{Store: store, Token: findingsToken, Clock: clock,
 				Providers: func(context.Context) (map[string]*time.Location, error) {
 					return map[string]*time.Location{"mpesa": nairobi}, nil
 				},
-				OnResolve: func(context.Context, ledger.Tx, ledger.Finding) error { resolutions.Add(1); return nil }})
+				Findings: findings.NewService(store, findings.Options{Clock: clock,
+					Announce: func(context.Context, ledger.Tx, ledger.Finding) error { resolutions.Add(1); return nil }})})
 			mux := http.NewServeMux()
 			api.Routes(mux)
 			srv := httptest.NewServer(mux)

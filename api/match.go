@@ -1,11 +1,9 @@
 package api
 
 import (
-	"errors"
 	"net/http"
-	"strings"
 
-	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/findings"
 )
 
 type matchRequest struct {
@@ -22,48 +20,14 @@ func (api *API) unmatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (api *API) matchOrUnmatch(w http.ResponseWriter, r *http.Request, link bool) {
-	ctx := r.Context()
-	id := r.PathValue("id")
-	who, err := actorOf(r)
-	if err != nil {
-		api.fail(w, err)
-		return
-	}
 	var req matchRequest
 	if perr := decodeActionBody(r, &req, "intent_key and note"); perr != nil {
 		api.fail(w, perr)
 		return
 	}
-	note := strings.TrimSpace(req.Note)
-	switch {
-	case len(note) > maxNote:
-		api.fail(w, badField("note", "longer than %d bytes", maxNote))
-		return
-	case link && strings.TrimSpace(req.IntentKey) == "":
-		api.fail(w, badField("intent_key", "is required: name the intent the transaction pays"))
-		return
-	case !link && req.IntentKey != "":
-		api.fail(w, badField("intent_key", "is not taken by unmatch"))
-		return
-	}
-	now := api.cfg.Clock().UTC()
+	d := findings.Decision{Verb: findings.Unmatch, Note: req.Note, IntentKey: req.IntentKey}
 	if link {
-		_, err = ledger.MatchManually(ctx, api.cfg.Store, ledger.MatchParams{FindingID: id, IntentKey: req.IntentKey, Actor: who, Note: note, Now: now,
-			OnResolved: api.cfg.OnResolve})
-	} else {
-		_, err = ledger.UnmatchManually(ctx, api.cfg.Store, ledger.UnmatchParams{FindingID: id, Actor: who, Note: note, Now: now})
+		d.Verb = findings.Match
 	}
-	var fe *ledger.FieldError
-	switch {
-	case errors.As(err, &fe) && fe.Field == "intent":
-		api.fail(w, badField("intent_key", "%v", fe.Err))
-		return
-	case errors.Is(err, ledger.ErrConflict):
-		api.fail(w, &apiError{Status: http.StatusConflict, Message: err.Error()})
-		return
-	case err != nil:
-		api.fail(w, err)
-		return
-	}
-	api.writeDetail(w, r, id)
+	api.decide(w, r, d)
 }

@@ -65,7 +65,7 @@ func openapiServer(t *testing.T, store ledger.Store) string {
 	}
 	svc.UseQueue(q)
 	mux := http.NewServeMux()
-	New(Config{Token: testAPIToken, Store: store, Charges: svc,
+	New(Config{Token: testAPIToken, Store: store, Charges: svc, Findings: findings.NewService(store, findings.Options{}),
 		Providers: func(ctx context.Context) (map[string]*time.Location, error) {
 			return findings.Providers(ctx, store, map[string]*time.Location{"mpesa": time.UTC, "stripe": time.UTC})
 		}}).Routes(mux)
@@ -211,11 +211,13 @@ func exerciseFindingsMatch(t *testing.T, c *openapitest.Checker, base string, s 
 		code       int
 		says       string
 	}{
-		"not an unknown_charge": {"/v1/findings/" + missing.ID + "/match", `{"intent_key":"k-typo"}`, http.StatusUnprocessableEntity, "only an unknown_charge"},
-		"currencies differ":     {match, `{"intent_key":"k-usd"}`, http.StatusUnprocessableEntity, "currencies differ"},
-		"no such intent":        {match, `{"intent_key":"k-none"}`, http.StatusUnprocessableEntity, "no intent"},
-		"no such finding":       {"/v1/findings/f_00000000000000000000/match", `{"intent_key":"k-typo"}`, http.StatusNotFound, "no such finding"},
-		"not matched":           {unmatch, `{}`, http.StatusConflict, "not matched by hand"},
+		"not an unknown_charge": {"/v1/findings/" + missing.ID + "/match", `{"intent_key":"k-typo","note":"x"}`, http.StatusUnprocessableEntity, "only an unknown_charge"},
+		"currencies differ":     {match, `{"intent_key":"k-usd","note":"x"}`, http.StatusUnprocessableEntity, "currencies differ"},
+		"no such intent":        {match, `{"intent_key":"k-none","note":"x"}`, http.StatusUnprocessableEntity, "no intent"},
+		"no such finding":       {"/v1/findings/f_00000000000000000000/match", `{"intent_key":"k-typo","note":"x"}`, http.StatusNotFound, "no such finding"},
+		"no note":               {match, `{"intent_key":"k-typo"}`, http.StatusUnprocessableEntity, `"field":"note"`},
+		"unmatch without note":  {unmatch, `{}`, http.StatusUnprocessableEntity, `"field":"note"`},
+		"not matched":           {unmatch, `{"note":"x"}`, http.StatusConflict, "not matched by hand"},
 		"bad body":              {match, `{"intent":"k-typo"}`, http.StatusBadRequest, "body"},
 	} {
 		if e := post(tc.path, tc.body, auth); e.Code != tc.code || !strings.Contains(e.Body, tc.says) {
@@ -232,7 +234,7 @@ func exerciseFindingsMatch(t *testing.T, c *openapitest.Checker, base string, s 
 	if got, err := s.GetFinding(context.Background(), missing.ID); err != nil || got.Status != ledger.FindingResolved || got.Resolver != "carol@example.com" {
 		t.Errorf("missing_at_provider after match: %+v %v", got, err)
 	}
-	if e := post(match, `{"intent_key":"k-typo"}`, auth); e.Code != http.StatusConflict || !strings.Contains(e.Body, "already matched by hand") {
+	if e := post(match, `{"intent_key":"k-typo","note":"again"}`, auth); e.Code != http.StatusConflict || !strings.Contains(e.Body, "already matched by hand") {
 		t.Errorf("match twice: %d %s", e.Code, e.Body)
 	}
 	if e := post(unmatch, `{"note":"wrong payer"}`, auth); e.Code != http.StatusOK || status(e) != "open" || !strings.Contains(e.Body, `"unmatched"`) {

@@ -202,49 +202,31 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 	c.render(w, r, status, "finding", data)
 }
 
+// act applies an operator's decision on a finding (ack, resolve, reopen,
+// note, match, unmatch) through the findings service.
 func (c *Console) act(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	id, action := r.PathValue("id"), r.PathValue("action")
-	note := strings.TrimSpace(r.PostFormValue("note"))
-	now := c.deps.Clock().UTC()
-	var to ledger.FindingStatus
-	switch action {
-	case "ack":
-		to = ledger.FindingAcknowledged
-	case "resolve":
-		to = ledger.FindingResolved
-	case "reopen":
-		to = ledger.FindingOpen
-	case "note":
-	case "match", "unmatch":
-		c.manualMatch(w, r, id, action == "match")
-		return
-	default:
+	id := r.PathValue("id")
+	verb, ok := findings.ParseVerb(r.PathValue("action"))
+	if !ok {
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such action.")
 		return
 	}
-	if note == "" && action != "ack" {
-		c.showFinding(w, r, http.StatusUnprocessableEntity, "Write a note: say what was done or why.")
-		return
-	}
-	if len(note) > 4000 {
-		c.showFinding(w, r, http.StatusUnprocessableEntity, "The note is longer than 4000 characters.")
-		return
-	}
-	err := c.deps.Store.InTx(ctx, func(tx ledger.Tx) error {
-		if action == "note" {
-			_, err := tx.NoteFinding(ctx, ledger.FindingNote{ID: id, Actor: c.actor(r), Note: note, Now: now})
-			return err
-		}
-		f, err := tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: id, To: to, Note: note, Now: now, Actor: c.actor(r)})
-		if err == nil && to == ledger.FindingResolved && c.deps.OnResolve != nil {
-			err = c.deps.OnResolve(ctx, tx, f)
-		}
-		return err
-	})
+	_, err := c.deps.Findings.Decide(r.Context(), findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r),
+		Note: r.PostFormValue("note"), IntentKey: r.PostFormValue("intent")})
+	var fe *ledger.FieldError
 	switch {
+	case errors.Is(err, findings.ErrNoteRequired):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "Write a note: say what was done or why.")
+	case errors.Is(err, findings.ErrNoteTooLong):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("The note is longer than %d bytes.", findings.MaxNote))
+	case errors.Is(err, findings.ErrIntentRequired):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "Name the intent the payment belongs to.")
+	case errors.As(err, &fe):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "Refused: "+fe.Err.Error()+".")
 	case errors.Is(err, ledger.ErrNotFound):
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no finding "+id+".")
+	case errors.Is(err, ledger.ErrConflict) && (verb == findings.Match || verb == findings.Unmatch):
+		c.showFinding(w, r, http.StatusConflict, "Refused: "+refusal(err)+".")
 	case errors.Is(err, ledger.ErrConflict):
 		c.showFinding(w, r, http.StatusConflict, "That does not apply to the finding as it is now (someone may have acted first).")
 	case err != nil:

@@ -18,7 +18,7 @@ func (s *server) consoleRoutes() error {
 		return err
 	}
 	c, err := console.New(*cc, console.Deps{Store: s.store, Jobs: consoleJobs{q: s.queue, secrets: s.a.secrets()},
-		Replay: s.a.replay, OnResolve: s.a.announceResolution, Providers: s.providers, Clock: s.a.clock, Logger: s.logger})
+		Replay: s.a.replay, Findings: s.findings, Providers: s.providers, Clock: s.a.clock, Logger: s.logger})
 	if err != nil {
 		return err
 	}

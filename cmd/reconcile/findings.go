@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,8 +22,8 @@ duplicate refunds; the INTENT column marks a refund intent "(refund)". Each has 
 stable id and a lifecycle: open -> acknowledged -> resolved. A run resolves findings it no
 longer sees; a person resolves the rest with a note.`,
 	}
-	cmd.AddCommand(newFindingsListCmd(a), newFindingsUpdateCmd(a, ledger.FindingAcknowledged), newFindingsUpdateCmd(a, ledger.FindingResolved))
-	cmd.AddCommand(findingsMoreCmds(a)...)
+	cmd.AddCommand(newFindingsListCmd(a), newFindingsShowCmd(a))
+	cmd.AddCommand(decisionCmds(a)...)
 	return cmd
 }
 
@@ -89,55 +86,6 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	fl.IntVar(&limit, "limit", 1000, "at most this many")
 	fl.StringVar(&from, "from", "", "only findings whose evidence time is at or after this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
 	fl.StringVar(&to, "to", "", "only findings whose evidence time is before this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
-	return cmd
-}
-
-func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
-	verb, short := "ack", "Acknowledge a finding: someone is looking at it"
-	if to == ledger.FindingResolved {
-		verb, short = "resolve", "Resolve a finding by hand, with a note saying what was done"
-	}
-	var note, actor string
-	cmd := &cobra.Command{
-		Use:   verb + " ID",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if to == ledger.FindingResolved && strings.TrimSpace(note) == "" {
-				return usagef("resolve needs --note saying what was done")
-			}
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			s, err := a.openExisting(ctx)
-			if err != nil {
-				return err
-			}
-			var f ledger.Finding
-			err = s.InTx(ctx, func(tx ledger.Tx) error {
-				var err error
-				if f, err = tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: to, Note: note, Now: a.clock(), Actor: who}); err != nil {
-					return err
-				}
-				if to == ledger.FindingResolved {
-					return a.announceResolution(ctx, tx, f)
-				}
-				return nil
-			})
-			if errors.Is(err, ledger.ErrNotFound) {
-				return fmt.Errorf("finding %s: no such finding (see `reconcile findings list`)", args[0])
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", ledger.SafeLine(f.ID, 128), f.Kind, f.Status)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&note, "note", "", "what was done or found")
-	addActorFlag(cmd, &actor)
 	return cmd
 }
 

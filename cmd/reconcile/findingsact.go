@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -14,13 +13,6 @@ import (
 	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
 )
-
-// findingsMoreCmds are the findings commands beyond list, ack and resolve:
-// show, reopen and note.
-func findingsMoreCmds(a *app) []*cobra.Command {
-	return []*cobra.Command{newFindingsShowCmd(a), newFindingsReopenCmd(a), newFindingsNoteCmd(a),
-		newFindingsMatchCmd(a), newFindingsUnmatchCmd(a)}
-}
 
 func newFindingsShowCmd(a *app) *cobra.Command {
 	var format string
@@ -56,73 +48,6 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
 	return cmd
-}
-
-func newFindingsReopenCmd(a *app) *cobra.Command {
-	var note, actor string
-	cmd := &cobra.Command{
-		Use:   "reopen ID --note TEXT",
-		Short: "Reopen a resolved finding, with a note saying why",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(note) == "" {
-				return usagef("reopen needs --note saying why")
-			}
-			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
-			if err != nil {
-				return err
-			}
-			f, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: ledger.FindingOpen, Note: note, Now: a.clock(), Actor: who})
-			if err != nil {
-				return findingActionError(args[0], "reopen", err)
-			}
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", f.ID, f.Kind, f.Status)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&note, "note", "", "why it is reopened (required)")
-	addActorFlag(cmd, &actor)
-	return cmd
-}
-
-func newFindingsNoteCmd(a *app) *cobra.Command {
-	var note, actor string
-	cmd := &cobra.Command{
-		Use:   "note ID --note TEXT",
-		Short: "Add a note to a finding's history without changing its status",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(note) == "" {
-				return usagef("note needs --note TEXT")
-			}
-			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
-			if err != nil {
-				return err
-			}
-			f, err := s.NoteFinding(ctx, ledger.FindingNote{ID: args[0], Actor: who, Note: note, Now: a.clock()})
-			if err != nil {
-				return findingActionError(args[0], "note", err)
-			}
-			fmt.Fprintf(a.stdout, "%s %s: %s, noted\n", f.ID, f.Kind, f.Status)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&note, "note", "", "the note (required)")
-	addActorFlag(cmd, &actor)
-	return cmd
-}
-
-// findingActionError explains a refused action on a finding.
-func findingActionError(id, verb string, err error) error {
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return notFound("finding", id, "findings list")
-	case errors.Is(err, ledger.ErrConflict):
-		return fmt.Errorf("findings %s %s: %w", verb, id, err)
-	}
-	return err
 }
 
 // listWindow validates --provider and reads --from and --to for findings

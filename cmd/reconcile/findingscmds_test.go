@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
@@ -8,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/fixture"
 	"github.com/reconcilehq/reconcile/internal/golden"
+	"github.com/reconcilehq/reconcile/ledger"
 )
 
 // TestFindingsShowAndRunsGolden prints what people read, on both engines:
@@ -121,3 +124,28 @@ func TestFindingsActionsRecordWho(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestDecisionRow: a resolution from the command line goes through the
+// findings service: without a note it is a usage error, with one it writes
+// the history row every surface writes, --actor as actor and "cli" as
+// surface.
+func TestDecisionRow(t *testing.T) {
+	t.Parallel()
+	for name, url := range map[string]string{"postgres": dbtest.NewSchemaURL(t), "sqlite": "sqlite:" + filepath.Join(t.TempDir(), "r.db")} {
+		sd := fixture.Books(t, url)
+		if code, _, errOut := cli(t, "findings", "resolve", sd.Unknown, "--actor", "erin", "--database-url", url); code != exitUsage ||
+			!strings.Contains(errOut, "--note is required") {
+			t.Fatalf("%s: resolve without a note: %d %s", name, code, errOut)
+		}
+		if code, out, errOut := cli(t, "findings", "resolve", sd.Unknown, "--note", fixture.ResolveNote, "--actor", "erin",
+			"--database-url", url); code != 0 {
+			t.Fatalf("%s: resolve: %d %s %s", name, code, out, errOut)
+		}
+		s, err := database.Open(context.Background(), url, database.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixture.CheckResolved(t, s, sd.Unknown, "erin", ledger.SurfaceCLI)
+		s.Close()
+	}
+}

@@ -35,10 +35,13 @@ func TestFindingsMatchCLI(t *testing.T) {
 			!strings.Contains(out, "accept: reconcile findings match "+unknown.ID+" --intent k-typo") {
 			t.Fatalf("show: %d\n%s", code, out)
 		}
-		if code, _, errOut := run("findings", "match", unknown.ID, "--intent", "k-usd"); code != exitUsage || !strings.Contains(errOut, "currencies differ") {
+		if code, _, errOut := run("findings", "match", unknown.ID, "--intent", "k-typo"); code != exitUsage || !strings.Contains(errOut, "--note is required") {
+			t.Fatalf("match without a note: %d %s", code, errOut)
+		}
+		if code, _, errOut := run("findings", "match", unknown.ID, "--intent", "k-usd", "--note", "x"); code != exitUsage || !strings.Contains(errOut, "currencies differ") {
 			t.Fatalf("match across currencies: %d %s", code, errOut)
 		}
-		if code, _, errOut := run("findings", "match", missing.ID, "--intent", "k-typo"); code != exitUsage || !strings.Contains(errOut, "only an unknown_charge") {
+		if code, _, errOut := run("findings", "match", missing.ID, "--intent", "k-typo", "--note", "x"); code != exitUsage || !strings.Contains(errOut, "only an unknown_charge") {
 			t.Fatalf("match a missing_at_provider: %d %s", code, errOut)
 		}
 		code, out, errOut := run("findings", "match", unknown.ID, "--intent", "k-typo", "--note", "O for 0")
@@ -46,10 +49,10 @@ func TestFindingsMatchCLI(t *testing.T) {
 		if code != 0 || out != want {
 			t.Fatalf("match: %d %q %s, want %q", code, out, errOut, want)
 		}
-		if code, _, errOut := run("findings", "match", unknown.ID, "--intent", "k-typo"); code == 0 || !strings.Contains(errOut, "already matched by hand") {
+		if code, _, errOut := run("findings", "match", unknown.ID, "--intent", "k-typo", "--note", "again"); code == 0 || !strings.Contains(errOut, "already matched by hand") {
 			t.Fatalf("match twice: %d %s", code, errOut)
 		}
-		code, out, _ = run("findings", "unmatch", unknown.ID)
+		code, out, _ = run("findings", "unmatch", unknown.ID, "--note", "wrong payer")
 		if code != 0 || !strings.Contains(out, unknown.ID+" unknown_charge: open") || !strings.Contains(out, missing.ID+" missing_at_provider: open") {
 			t.Fatalf("unmatch: %d %s", code, out)
 		}

@@ -56,10 +56,13 @@ queue.shutdown_grace, then cancels what is left; nothing acknowledged is lost.`,
 
 // server is the wiring of `reconcile serve`.
 type server struct {
-	a        *app
-	store    ledger.Store
-	queue    *queue.Queue
-	charges  *charge.Service
+	a       *app
+	store   ledger.Store
+	queue   *queue.Queue
+	charges *charge.Service
+	// findings applies people's decisions from the console, the API and
+	// Slack.
+	findings *findings.Service
 	registry *prometheus.Registry
 	intake   *intake.Processor
 	metrics  *serveMetrics
@@ -85,6 +88,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	s.charges = a.chargeService(store, s.metrics.charges)
+	s.findings = findings.NewService(store, findings.Options{Announce: a.announceResolution, Clock: a.clock})
 	specs, err := a.specs()
 	if err != nil {
 		return nil, err
@@ -177,7 +181,7 @@ func (s *server) routes() ([]string, error) {
 	}
 	if s.a.cfg.HTTP.APIToken != "" {
 		api.New(api.Config{Token: s.a.cfg.HTTP.APIToken, Store: s.store, Charges: s.charges, Providers: s.providers,
-			OnResolve: s.a.announceResolution, Clock: s.a.clock, Logger: s.logger}).Routes(s.mux)
+			Findings: s.findings, Clock: s.a.clock, Logger: s.logger}).Routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}

@@ -15,7 +15,7 @@ func (s *server) slackRoutes() error {
 	if err != nil {
 		return err
 	}
-	cfg.Store, cfg.Clock, cfg.Logger, cfg.OnResolve = s.store, s.a.clock, s.logger, s.a.announceResolution
+	cfg.Store, cfg.Clock, cfg.Logger, cfg.Findings = s.store, s.a.clock, s.logger, s.findings
 	h, err := alerts.NewInteractions(cfg)
 	if err != nil {
 		return fmt.Errorf("config %w", err)
