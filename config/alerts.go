@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -57,49 +56,64 @@ type AlertsConfig struct {
 	// (bot mode) and serves POST /slack/interactions.
 	Interactions InteractionsConfig `mapstructure:"interactions"`
 
-	// zones are the providers' zones, filled in by Config.Validate.
-	zones map[string]*time.Location
+	// ChannelWebhooks are the webhook URLs of severity channels (webhook
+	// mode), by channel: secrets, read by Load from
+	// RECONCILE_ALERTS_WEBHOOK_URL_<CHANNEL>.
+	ChannelWebhooks map[string]string `mapstructure:"-"`
 }
 
-// Delivery builds the alerts configuration for delivering messages (serve's
-// workers): the Slack secrets are required. enabled is false in mode off.
-func (c AlertsConfig) Delivery() (cfg alerts.Config, enabled bool, err error) {
-	return c.build(true)
+// AlertsDelivery builds the alerts configuration for delivering messages
+// (serve's workers): the Slack secrets are required. zones are the
+// providers' zones, in which times are shown unless alerts.zone says
+// otherwise. enabled is false in mode off.
+func (c Config) AlertsDelivery(zones map[string]*time.Location) (cfg alerts.Config, enabled bool, err error) {
+	return c.alerts(zones, true)
 }
 
-// Planning builds the alerts configuration for commands that plan or show
-// messages without sending them (run, findings resolve, previews): the
+// AlertsPlanning builds the alerts configuration for commands that plan or
+// show messages without sending them (run, findings resolve, previews): the
 // Slack secrets are not needed there, so a missing one does not stop them.
-func (c AlertsConfig) Planning() (cfg alerts.Config, enabled bool, err error) {
-	return c.build(false)
+func (c Config) AlertsPlanning(zones map[string]*time.Location) (cfg alerts.Config, enabled bool, err error) {
+	return c.alerts(zones, false)
 }
 
 // placeholderWebhook stands in for a webhook URL a command does not use.
 const placeholderWebhook = "https://hooks.slack.com/services/not-needed-here"
 
-func (c AlertsConfig) build(secrets bool) (alerts.Config, bool, error) {
-	if c.Mode == "" || c.Mode == "off" {
+// findingsURL is where Slack links to findings: alerts.findings_url, or the
+// console's findings page when the console is served at a known address.
+func (c Config) findingsURL() string {
+	if c.Alerts.FindingsURL != "" {
+		return c.Alerts.FindingsURL
+	}
+	u, _ := c.Console.FindingsURL() // Validate checked it
+	return u
+}
+
+func (c Config) alerts(zones map[string]*time.Location, secrets bool) (alerts.Config, bool, error) {
+	a := c.Alerts
+	if a.Mode == "" || a.Mode == "off" {
 		return alerts.Config{}, false, nil
 	}
-	out := alerts.Config{Mode: alerts.Mode(c.Mode), BotToken: c.BotToken, APIURL: c.APIURL, Channel: c.Channel,
-		SummaryWhenClean: c.SummaryWhenClean, SummaryTop: c.SummaryTop, FindingsURL: c.FindingsURL,
-		ChannelInterval: c.ChannelInterval, MaxAttempts: c.MaxAttempts,
-		ImmediateSeverity: ledger.Severity(c.ImmediateSeverity), Zones: c.zones, Buttons: c.Interactions.Enabled}
-	if len(c.SeverityChannels) > 0 {
+	out := alerts.Config{Mode: alerts.Mode(a.Mode), BotToken: a.BotToken, APIURL: a.APIURL, Channel: a.Channel,
+		SummaryWhenClean: a.SummaryWhenClean, SummaryTop: a.SummaryTop, FindingsURL: c.findingsURL(),
+		ChannelInterval: a.ChannelInterval, MaxAttempts: a.MaxAttempts,
+		ImmediateSeverity: ledger.Severity(a.ImmediateSeverity), Zones: zones, Buttons: a.Interactions.Enabled}
+	if len(a.SeverityChannels) > 0 {
 		out.SeverityChannels = map[ledger.Severity]string{}
-		for sev, ch := range c.SeverityChannels {
+		for sev, ch := range a.SeverityChannels {
 			out.SeverityChannels[ledger.Severity(sev)] = ch
 		}
 	}
-	for i, s := range c.ImmediateMinAtRisk {
+	for i, s := range a.ImmediateMinAtRisk {
 		amt, err := alerts.ParseAmount(s)
 		if err != nil {
 			return out, true, fmt.Errorf("config alerts.immediate_min_at_risk[%d]: %w", i, err)
 		}
 		out.ImmediateMinAtRisk = append(out.ImmediateMinAtRisk, amt)
 	}
-	if c.Zone != "" {
-		loc, err := time.LoadLocation(c.Zone)
+	if a.Zone != "" {
+		loc, err := time.LoadLocation(a.Zone)
 		if err != nil {
 			return out, true, fmt.Errorf("config alerts.zone: %w", err)
 		}
@@ -107,14 +121,14 @@ func (c AlertsConfig) build(secrets bool) (alerts.Config, bool, error) {
 	}
 	if out.Mode == alerts.ModeWebhook {
 		out.Webhooks = map[string]string{}
-		if c.Channel != "" && c.WebhookURL != "" {
-			out.Webhooks[c.Channel] = c.WebhookURL
+		if a.Channel != "" && a.WebhookURL != "" {
+			out.Webhooks[a.Channel] = a.WebhookURL
 		}
-		for _, ch := range c.SeverityChannels {
-			if u := os.Getenv(webhookEnv(ch)); u != "" {
+		for _, ch := range a.SeverityChannels {
+			if u := a.ChannelWebhooks[ch]; u != "" {
 				out.Webhooks[ch] = u
-			} else if ch == c.Channel && c.WebhookURL != "" {
-				out.Webhooks[ch] = c.WebhookURL
+			} else if ch == a.Channel && a.WebhookURL != "" {
+				out.Webhooks[ch] = a.WebhookURL
 			}
 		}
 		if !secrets {
@@ -123,8 +137,8 @@ func (c AlertsConfig) build(secrets bool) (alerts.Config, bool, error) {
 					out.Webhooks[ch] = placeholderWebhook
 				}
 			}
-			fill(c.Channel)
-			for _, ch := range c.SeverityChannels {
+			fill(a.Channel)
+			for _, ch := range a.SeverityChannels {
 				fill(ch)
 			}
 		}
@@ -138,6 +152,7 @@ func (c AlertsConfig) build(secrets bool) (alerts.Config, bool, error) {
 	return out.WithDefaults(), true, nil
 }
 
+// webhookEnv is the variable of a severity channel's webhook URL.
 func webhookEnv(channel string) string {
 	return "RECONCILE_ALERTS_WEBHOOK_URL_" + strings.Map(func(r rune) rune {
 		switch {

@@ -89,15 +89,24 @@ func (c ConsoleConfig) validate() []error {
 			c.OIDC.SessionKey = strings.Repeat("x", 32)
 		}
 	}
-	_, err := c.Console()
-	if err != nil {
+	if _, err := c.build(false); err != nil {
+		return []error{err}
+	}
+	if _, err := c.FindingsURL(); err != nil {
 		return []error{err}
 	}
 	return nil
 }
 
-// Console turns the configuration into the console's; nil when off.
+// Console turns the configuration into the console's; nil when off. In
+// local mode without local_user, the person is the operating system user.
 func (c ConsoleConfig) Console() (*console.Config, error) {
+	return c.build(true)
+}
+
+// build turns the configuration into the console's, asking the operating
+// system who the local user is when osUser is set.
+func (c ConsoleConfig) build(osUser bool) (*console.Config, error) {
 	switch c.Mode {
 	case "off", "":
 		return nil, nil
@@ -119,7 +128,7 @@ func (c ConsoleConfig) Console() (*console.Config, error) {
 	}
 	out := &console.Config{Mode: c.Mode, LocalUser: strings.TrimSpace(c.LocalUser), UserHeader: c.UserHeader,
 		Operators: c.Operators, Viewers: c.Viewers}
-	if out.Mode == console.ModeLocal && out.LocalUser == "" {
+	if osUser && out.Mode == console.ModeLocal && out.LocalUser == "" {
 		if u, err := user.Current(); err == nil {
 			out.LocalUser = u.Username
 		}

@@ -14,7 +14,7 @@ import (
 // it shows every key of the configuration (secrets as environment variables).
 func TestExampleConfig(t *testing.T) {
 	t.Parallel()
-	if _, err := Load(Source{File: "../config.example.yaml"}); err != nil {
+	if _, err := parse("../config.example.yaml"); err != nil {
 		t.Fatalf("config.example.yaml does not load: %v", err)
 	}
 	raw, err := os.ReadFile("../config.example.yaml")

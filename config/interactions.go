@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/reconcilehq/reconcile/alerts"
 )
@@ -21,10 +22,11 @@ type InteractionsConfig struct {
 	AllowedGroups []string `mapstructure:"allowed_groups"`
 }
 
-// InteractionsEndpoint builds the configuration of the interactions
-// endpoint, without the books: bot mode, the signing secret and who may act.
-func (c AlertsConfig) InteractionsEndpoint() (alerts.InteractionsConfig, error) {
-	cfg, enabled, err := c.Delivery()
+// SlackInteractions builds the configuration of the interactions endpoint,
+// without the books: bot mode, the signing secret and who may act. zones
+// are the providers' (see AlertsDelivery).
+func (c Config) SlackInteractions(zones map[string]*time.Location) (alerts.InteractionsConfig, error) {
+	cfg, enabled, err := c.AlertsDelivery(zones)
 	if err != nil {
 		return alerts.InteractionsConfig{}, err
 	}
@@ -32,15 +34,16 @@ func (c AlertsConfig) InteractionsEndpoint() (alerts.InteractionsConfig, error) 
 	if !enabled || cfg.Mode != alerts.ModeBot {
 		errs = append(errs, errors.New("config alerts.interactions: the buttons need alerts.mode bot"))
 	}
-	if c.SigningSecret == "" {
+	a := c.Alerts
+	if a.SigningSecret == "" {
 		errs = append(errs, fmt.Errorf("config alerts.signing_secret: set %s to the Slack app's signing secret", EnvName("alerts.signing_secret")))
 	}
-	if len(c.Interactions.AllowedUsers) == 0 && len(c.Interactions.AllowedGroups) == 0 {
+	if len(a.Interactions.AllowedUsers) == 0 && len(a.Interactions.AllowedGroups) == 0 {
 		errs = append(errs, errors.New("config alerts.interactions: name who may act in allowed_users or allowed_groups"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return alerts.InteractionsConfig{}, err
 	}
-	return alerts.InteractionsConfig{SigningSecret: c.SigningSecret, AllowedUsers: c.Interactions.AllowedUsers,
-		AllowedGroups: c.Interactions.AllowedGroups, Alerts: cfg}, nil
+	return alerts.InteractionsConfig{SigningSecret: a.SigningSecret, AllowedUsers: a.Interactions.AllowedUsers,
+		AllowedGroups: a.Interactions.AllowedGroups, Alerts: cfg}, nil
 }

@@ -14,7 +14,7 @@ func TestSecretsFromEnvironmentOnly(t *testing.T) {
 		{"console.oidc.client_secret", "console:\n  oidc:\n    client_secret: abc\n"},
 		{"console.oidc.session_key", "console:\n  oidc:\n    session_key: abc\n"},
 	} {
-		_, err := Load(Source{File: writeConfig(t, tc.yaml)})
+		_, err := parse(writeConfig(t, tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.key) || strings.Contains(err.Error(), "abc") {
 			t.Errorf("%s in the file: %v", tc.key, err)
 		}
@@ -22,7 +22,7 @@ func TestSecretsFromEnvironmentOnly(t *testing.T) {
 	t.Setenv("RECONCILE_ALERTS_SIGNING_SECRET", "from-the-environment")
 	t.Setenv("RECONCILE_CONSOLE_OIDC_CLIENT_SECRET", "client-secret-env")
 	t.Setenv("RECONCILE_CONSOLE_OIDC_SESSION_KEY", strings.Repeat("s", 32))
-	cfg, err := Load(Source{File: writeConfig(t, `
+	cfg, err := parse(writeConfig(t, `
 console:
   mode: oidc
   operators: [ops@example.com]
@@ -36,7 +36,7 @@ alerts:
   interactions:
     enabled: true
     allowed_groups: [S0FINOPS]
-`)})
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,19 +48,19 @@ alerts:
 		t.Errorf("console: %+v %v", cc, err)
 	}
 	// Interactions need the bot token too (serve checks it).
-	if _, err := cfg.Alerts.InteractionsEndpoint(); err == nil || !strings.Contains(err.Error(), "RECONCILE_ALERTS_BOT_TOKEN") {
+	if _, err := cfg.SlackInteractions(nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_ALERTS_BOT_TOKEN") {
 		t.Errorf("interactions without a bot token: %v", err)
 	}
 	t.Setenv("RECONCILE_ALERTS_BOT_TOKEN", "xoxb-000000000000-CONFIGTEST")
-	cfg, err = Load(Source{File: writeConfig(t, "alerts:\n  mode: bot\n  channel: C0FINOPS\n  interactions:\n    enabled: true\n")})
+	cfg, err = parse(writeConfig(t, "alerts:\n  mode: bot\n  channel: C0FINOPS\n  interactions:\n    enabled: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cfg.Alerts.InteractionsEndpoint(); err == nil || !strings.Contains(err.Error(), "allowed_users or allowed_groups") {
+	if _, err := cfg.SlackInteractions(nil); err == nil || !strings.Contains(err.Error(), "allowed_users or allowed_groups") {
 		t.Errorf("interactions naming nobody: %v", err)
 	}
 	// Buttons need bot mode.
-	if _, err := Load(Source{File: writeConfig(t, "alerts:\n  mode: webhook\n  channel: finance\n  interactions:\n    enabled: true\n")}); err == nil ||
+	if _, err := parse(writeConfig(t, "alerts:\n  mode: webhook\n  channel: finance\n  interactions:\n    enabled: true\n")); err == nil ||
 		!strings.Contains(err.Error(), "buttons") {
 		t.Errorf("buttons in webhook mode: %v", err)
 	}

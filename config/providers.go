@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -133,8 +134,8 @@ type StripeConfig struct {
 }
 
 // Provider is what reconcile knows of one provider from the configuration:
-// its zone and grace, how its evidence is read, and the clients built from
-// its settings.
+// its zone and grace, how its evidence is read, and, once built
+// (BuildProviders), the clients its credentials make.
 type Provider struct {
 	// Zone is where the provider's local times and date-only windows live.
 	Zone *time.Location
@@ -143,54 +144,84 @@ type Provider struct {
 	// ExactReferences links echoed references as given (upper-cased)
 	// rather than by their normal form.
 	ExactReferences bool
-	Puller          providers.Puller
+	// Pulled says its evidence is pulled before each run (Stripe with its
+	// API key, M-Pesa with pull.enabled): Puller is built for it.
+	Pulled bool
 	// PullSetting names what to configure so that a provider whose evidence
-	// is pulled (Stripe) can be pulled; empty when Puller is set or when the
+	// is pulled (Stripe) can be pulled; empty when it is pulled or when the
 	// provider's evidence arrives by itself (callbacks, statements).
 	PullSetting string
-	Charger     providers.Charger
 	// Statement reads the provider's statement files.
 	Statement providers.StatementParser
-	// Callbacks reads captured callback bodies.
+	// Callbacks reads captured callback bodies; nil for statement layouts.
 	Callbacks providers.CallbackParser
+	// Charger and Puller are built from the credentials by BuildProviders:
+	// nil in what DescribeProviders describes, and when the credentials are not
+	// set.
+	Charger providers.Charger
+	Puller  providers.Puller
 }
 
 // Quarantiner keeps a record a pull refused, for the source it came from
 // (mpesa_pull, stripe_pull).
 type Quarantiner func(source string) func(ctx context.Context, perr *ledger.ParseError, raw []byte) error
 
-// BuildProviders builds the configured providers by name: M-Pesa, Stripe
-// and every statement layout. quarantine keeps what their pulls refuse.
-func BuildProviders(cfg *Config, clock func() time.Time, quarantine Quarantiner) (map[string]Provider, error) {
-	out := map[string]Provider{}
-	m := cfg.Providers.Mpesa
-	mz, err := LoadZone(m.Zone)
-	if err != nil {
-		return nil, fmt.Errorf("config providers.mpesa.zone: %w", err)
+// DescribeProviders describes the configured providers by name (M-Pesa, Stripe and
+// every statement layout) without building their clients: enough to check
+// a command line (a provider's name, zone, parsers, whether it is pulled)
+// before anything is opened. clock stamps what the parsers read.
+func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, error) {
+	if errs := c.validateProviders(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
-	mp := Provider{Zone: mz, Grace: m.SettlementGrace, ExactReferences: !m.ReferenceNormalise, Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{}}
+	out := map[string]Provider{}
+	m, s := c.Providers.Mpesa, c.Providers.Stripe
+	mz, _ := LoadZone(m.Zone)
+	out[mpesa.Provider] = Provider{Zone: mz, Grace: m.SettlementGrace, ExactReferences: !m.ReferenceNormalise, Pulled: m.Pull.Enabled,
+		Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{}}
+	sz, _ := LoadZone(s.Zone)
+	rz, _ := LoadZone(s.ReportTimezone)
+	sp := Provider{Zone: sz, Grace: s.SettlementGrace, ExactReferences: !s.ReferenceNormalise, Pulled: s.APIKey != "",
+		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
+		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey}}
+	if s.APIKey == "" {
+		sp.PullSetting = EnvName("providers.stripe.api_key")
+	}
+	out[stripe.Provider] = sp
+	for i, mapping := range c.Statements {
+		p, err := csvfile.NewParser(mapping, clock)
+		if err != nil {
+			return nil, fmt.Errorf("config statements[%d]: %w", i, err)
+		}
+		z, _ := LoadZone(mapping.Zone)
+		out[statementName(mapping)] = Provider{Zone: z, Grace: c.Reconcile.StatementGrace, Statement: p}
+	}
+	return out, nil
+}
+
+// BuildProviders is DescribeProviders with the clients built from the credentials:
+// the chargers, and the pullers, which keep what they refuse through
+// quarantine. It is called once, by the command that needs them.
+func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (map[string]Provider, error) {
+	out, err := c.DescribeProviders(clock)
+	if err != nil {
+		return nil, err
+	}
+	m := c.Providers.Mpesa
+	mp := out[mpesa.Provider]
 	mcfg := mpesa.Config{BaseURL: m.BaseURL, ShortCode: m.ShortCode, PartyB: m.PartyB, ConsumerKey: m.ConsumerKey,
 		ConsumerSecret: m.ConsumerSecret, PassKey: m.PassKey, TransactionType: m.TransactionType, HTTPTimeout: m.HTTPTimeout, Clock: clock}
 	hcfg := m.HandlerConfig(nil, clock)
-	if m.ConsumerKey != "" || m.PassKey != "" {
-		if m.Callbacks.PublicURL == "" || m.Callbacks.PathToken == "" {
-			return nil, fmt.Errorf("config providers.mpesa: charging needs callbacks.public_url and %s so STK results can come back",
-				EnvName("providers.mpesa.callbacks.path_token"))
-		}
+	if m.charges() {
 		mcfg.CallbackURL = hcfg.CallbackURL(m.Callbacks.PublicURL, "stk")
-		if (m.Initiator == "") != (m.SecurityCredential == "") {
-			return nil, fmt.Errorf("config providers.mpesa: refunds need both initiator and %s", EnvName("providers.mpesa.security_credential"))
-		}
 		if m.Initiator != "" {
 			mcfg.Initiator, mcfg.SecurityCredential = m.Initiator, m.SecurityCredential
 			mcfg.ReversalURLs = hcfg.ResultURLsAt(m.Callbacks.PublicURL, "reversal")
 			mcfg.StatusURLs = hcfg.ResultURLsAt(m.Callbacks.PublicURL, "status")
 		}
-		ch, err := mpesa.NewCharger(mcfg)
-		if err != nil {
+		if mp.Charger, err = mpesa.NewCharger(mcfg); err != nil {
 			return nil, fmt.Errorf("config providers.mpesa: %w", err)
 		}
-		mp.Charger = ch
 	}
 	if m.Pull.Enabled {
 		p, err := mpesa.NewPuller(mcfg, mpesa.PullConfig{ShortCode: m.ShortCode, NominatedNumber: m.Pull.NominatedNumber,
@@ -203,48 +234,86 @@ func BuildProviders(cfg *Config, clock func() time.Time, quarantine Quarantiner)
 	}
 	out[mpesa.Provider] = mp
 
-	s := cfg.Providers.Stripe
-	sz, err := LoadZone(s.Zone)
-	if err != nil {
-		return nil, fmt.Errorf("config providers.stripe.zone: %w", err)
-	}
-	rz, err := LoadZone(s.ReportTimezone)
-	if err != nil {
-		return nil, fmt.Errorf("config providers.stripe.report_timezone: %w", err)
-	}
-	sp := Provider{Zone: sz, Grace: s.SettlementGrace, ExactReferences: !s.ReferenceNormalise,
-		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
-		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey}}
-	if s.APIKey != "" {
-		c, err := stripe.New(stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
+	if s := c.Providers.Stripe; s.APIKey != "" {
+		sp := out[stripe.Provider]
+		cl, err := stripe.New(stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
 			Timeout: s.Timeout, PaymentMethod: s.PaymentMethod, BalanceTransactions: s.PullBalanceTransactions,
 			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey, OnReject: quarantine("stripe_pull")})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
-		sp.Charger, sp.Puller = c, c
-	} else {
-		sp.PullSetting = EnvName("providers.stripe.api_key")
-	}
-	out["stripe"] = sp
-
-	for i, mapping := range cfg.Statements {
-		key := fmt.Sprintf("statements[%d]", i)
-		name := strings.ToLower(strings.TrimSpace(mapping.Provider))
-		if _, dup := out[name]; dup || name == "" {
-			return nil, fmt.Errorf("config %s.provider: %q is empty or already a provider", key, mapping.Provider)
-		}
-		p, err := csvfile.NewParser(mapping, clock)
-		if err != nil {
-			return nil, fmt.Errorf("config %s: %w", key, err)
-		}
-		z, err := LoadZone(mapping.Zone)
-		if err != nil {
-			return nil, fmt.Errorf("config %s.zone: %w", key, err)
-		}
-		out[name] = Provider{Zone: z, Grace: cfg.Reconcile.StatementGrace, Statement: p}
+		sp.Charger, sp.Puller = cl, cl
+		out[stripe.Provider] = sp
 	}
 	return out, nil
+}
+
+// charges reports whether M-Pesa is configured to charge (STK push): its
+// credentials are set.
+func (m MpesaConfig) charges() bool { return m.ConsumerKey != "" || m.PassKey != "" }
+
+// statementName is the provider name of a statement layout.
+func statementName(m csvfile.Mapping) string { return strings.ToLower(strings.TrimSpace(m.Provider)) }
+
+// validateProviders checks what the providers need to be built: their
+// zones, M-Pesa's settings for charging and pulling, and the statement
+// layouts. Each mistake is reported, naming its key.
+func (c Config) validateProviders() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config %s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	zone := func(key, name string) {
+		if _, err := LoadZone(name); err != nil {
+			errs = append(errs, fmt.Errorf("config %s: %w", key, err))
+		}
+	}
+	m, s := c.Providers.Mpesa, c.Providers.Stripe
+	zone("providers.mpesa.zone", m.Zone)
+	zone("providers.stripe.zone", s.Zone)
+	zone("providers.stripe.report_timezone", s.ReportTimezone)
+	if m.charges() {
+		if m.Callbacks.PublicURL == "" || m.Callbacks.PathToken == "" {
+			bad("providers.mpesa", "charging needs callbacks.public_url and %s so STK results can come back",
+				EnvName("providers.mpesa.callbacks.path_token"))
+		}
+		if (m.Initiator == "") != (m.SecurityCredential == "") {
+			bad("providers.mpesa", "refunds need both initiator and %s", EnvName("providers.mpesa.security_credential"))
+		}
+		if m.PassKey == "" {
+			bad("providers.mpesa", "charging needs %s", EnvName("providers.mpesa.pass_key"))
+		}
+	}
+	if m.charges() || m.Pull.Enabled {
+		// What every Daraja client needs.
+		if strings.TrimSpace(m.BaseURL) == "" {
+			bad("providers.mpesa.base_url", "is empty (Daraja: %s, sandbox: %s)", mpesa.ProductionURL, mpesa.SandboxURL)
+		}
+		if m.ShortCode == "" {
+			bad("providers.mpesa.short_code", "is required to charge or pull: the PayBill or till number")
+		}
+		if m.ConsumerKey == "" || m.ConsumerSecret == "" {
+			bad("providers.mpesa", "charging and pulling need both %s and %s", EnvName("providers.mpesa.consumer_key"),
+				EnvName("providers.mpesa.consumer_secret"))
+		}
+		if t := m.TransactionType; t != "" && t != mpesa.PayBillOnline && t != mpesa.BuyGoodsOnline {
+			bad("providers.mpesa.transaction_type", "%q: want %s or %s", t, mpesa.PayBillOnline, mpesa.BuyGoodsOnline)
+		}
+	}
+	names := map[string]bool{mpesa.Provider: true, stripe.Provider: true}
+	for i, mapping := range c.Statements {
+		key := fmt.Sprintf("statements[%d]", i)
+		name := statementName(mapping)
+		if names[name] || name == "" {
+			bad(key+".provider", "%q is empty or already a provider", mapping.Provider)
+		}
+		names[name] = true
+		if err := mapping.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("config %s: %w", key, err))
+		}
+		zone(key+".zone", mapping.Zone)
+	}
+	return errs
 }
 
 // HandlerConfig is the configuration of the M-Pesa callback handler: its

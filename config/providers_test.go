@@ -23,11 +23,11 @@ func TestMpesaRefundWiring(t *testing.T) {
 	short, pass, key, secret := fake.Credentials()
 	initiator, credential := fake.InitiatorCredentials()
 	token := strings.Repeat("a", 32)
-	cfg := &Config{}
+	cfg := Default()
 	cfg.Providers.Mpesa = MpesaConfig{Zone: "Africa/Nairobi", BaseURL: base, ShortCode: short, ConsumerKey: key,
 		ConsumerSecret: secret, PassKey: pass, HTTPTimeout: 5 * time.Second, Initiator: initiator, SecurityCredential: credential,
 		Callbacks: MpesaCallbacksConfig{PublicURL: "https://pay.example.com", PathToken: token, Prefix: "/daraja"}}
-	setups, err := BuildProviders(cfg, time.Now, nil)
+	setups, err := cfg.BuildProviders(time.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestMpesaRefundWiring(t *testing.T) {
 	}
 
 	cfg.Providers.Mpesa.SecurityCredential = ""
-	if _, err := BuildProviders(cfg, time.Now, nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL") {
+	if _, err := cfg.BuildProviders(time.Now, nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL") {
 		t.Errorf("initiator without credential: %v", err)
 	}
 }

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/reconcilehq/reconcile/schedule"
@@ -45,4 +47,32 @@ func (sc ScheduleConfig) Spec(provider string, zone *time.Location) (schedule.Sp
 		spec.CatchUp = *sc.CatchUp
 	}
 	return spec, spec.Validate()
+}
+
+// Specs parses every schedule, in provider order, against the providers
+// they name: a provider whose evidence must be pulled but cannot be
+// (Stripe without its API key) is refused unless its schedule says
+// no_pull, since its runs would report every charge not yet imported as
+// missing. serve calls it; other commands do not run schedules.
+func (c Config) Specs(providers map[string]Provider) ([]schedule.Spec, error) {
+	var out []schedule.Spec
+	for _, name := range slices.Sorted(maps.Keys(c.Schedules)) {
+		sc := c.Schedules[name]
+		key := "schedules." + name
+		p, ok := providers[name]
+		if !ok {
+			return nil, fmt.Errorf("config %s: no provider %q is configured (known: %v)", key, name, slices.Sorted(maps.Keys(providers)))
+		}
+		if !p.Pulled && p.PullSetting != "" && !sc.NoPull {
+			return nil, fmt.Errorf("config %s: %s cannot be pulled without %s, so its scheduled runs would report "+
+				"every charge not yet imported as missing_at_provider: set %s, or set %s.no_pull: true to reconcile "+
+				"imported reports and webhooks only", key, name, p.PullSetting, p.PullSetting, key)
+		}
+		spec, err := sc.Spec(name, p.Zone)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: %w", key, err)
+		}
+		out = append(out, spec)
+	}
+	return out, nil
 }

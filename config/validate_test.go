@@ -25,7 +25,7 @@ providers:
 `)
 	var first string
 	for i := range 8 {
-		_, err := Load(Source{File: cfg})
+		_, err := parse(cfg)
 		if err == nil {
 			t.Fatal("a config with negative settings loaded")
 		}
@@ -56,7 +56,7 @@ func TestAdminListenIsValidated(t *testing.T) {
 		"http:\n  listen: :8080\n  admin_listen: :8080\n": "http.admin_listen: must differ from http.listen",
 		"http:\n  admin_listen: \"\"\n":                   "http.admin_listen: is required",
 	} {
-		_, err := Load(Source{File: writeConfig(t, body)})
+		_, err := parse(writeConfig(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
 		}

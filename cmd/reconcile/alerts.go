@@ -20,18 +20,11 @@ func newAlertsCmd(a *app) *cobra.Command {
 			if runID <= 0 {
 				return usagef("preview needs --run ID (see the run id in `reconcile run` output)")
 			}
-			cfg, enabled, err := a.cfg.Alerts.Planning()
+			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err
 			}
-			if !enabled {
-				cfg = a.previewConfig()
-			}
-			s, err := a.openExisting(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return alerts.Preview(cmd.Context(), s, runID, cfg, a.stdout)
+			return alerts.Preview(cmd.Context(), d.store, runID, d.previewConfig(), a.stdout)
 		},
 	}
 	preview.Flags().Int64Var(&runID, "run", 0, "run id")
@@ -39,9 +32,13 @@ func newAlertsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// previewConfig shows what the messages look like when alerts are not
-// configured yet.
-func (a *app) previewConfig() alerts.Config {
-	return alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Zones: a.zones(),
+// previewConfig is the alerts configuration previews show messages with:
+// the configured one, or, when alerts are not configured yet, what they
+// would look like.
+func (d *deps) previewConfig() alerts.Config {
+	if d.alertsOn {
+		return d.alerts
+	}
+	return alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Zones: d.zones,
 		Webhooks: map[string]string{"finance-ops": "https://hooks.slack.com/services/preview"}}.WithDefaults()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/reconcilehq/reconcile/console"
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/queue"
 )
 
@@ -18,7 +19,7 @@ func (s *server) consoleRoutes() error {
 		return err
 	}
 	c, err := console.New(*cc, console.Deps{Store: s.store, Jobs: consoleJobs{q: s.queue, secrets: s.a.secrets()},
-		Replay: s.a.replay, Findings: s.findings, Providers: s.providers, Clock: s.a.clock, Logger: s.logger})
+		Replay: func(ctx context.Context, q ledger.QuarantineItem) (string, error) { return s.a.replay(ctx, s.d, q) }, Findings: s.findings, Providers: s.providers, Clock: s.a.clock, Logger: s.logger})
 	if err != nil {
 		return err
 	}

@@ -56,12 +56,11 @@ func decisionCmd(a *app, verb findings.Verb, use, short, long, noteHelp string) 
 				return decisionError(verb, args[0], err)
 			}
 			ctx := cmd.Context()
-			s, err := a.openExisting(ctx)
+			deps, err := a.resolve(ctx, storeExisting)
 			if err != nil {
 				return err
 			}
-			svc := findings.NewService(s, findings.Options{Announce: a.announceResolution, Clock: a.clock})
-			out, err := svc.Decide(ctx, d)
+			out, err := deps.findings.Decide(ctx, d)
 			if err != nil {
 				return decisionError(verb, args[0], err)
 			}

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
@@ -64,18 +60,18 @@ func newFindingsListCmd(a *app) *cobra.Command {
 				return usagef("--format: %v", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.openExisting(ctx)
+			d, err := a.resolve(ctx, storeExisting)
 			if err != nil {
 				return err
 			}
-			if f.From, f.To, err = a.listWindow(ctx, s, provider, from, to); err != nil {
+			if f.From, f.To, err = listWindow(ctx, d, provider, from, to); err != nil {
 				return err
 			}
-			list, err := s.ListFindings(ctx, f)
+			list, err := d.store.ListFindings(ctx, f)
 			if err != nil {
 				return err
 			}
-			return report.WriteFindingsIn(a.stdout, fmtOut, list, a.zones())
+			return report.WriteFindingsIn(a.stdout, fmtOut, list, d.zones)
 		},
 	}
 	fl := cmd.Flags()
@@ -87,35 +83,4 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	fl.StringVar(&from, "from", "", "only findings whose evidence time is at or after this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
 	fl.StringVar(&to, "to", "", "only findings whose evidence time is before this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
 	return cmd
-}
-
-// zones are the providers' zones, by name.
-func (a *app) zones() map[string]*time.Location {
-	out := map[string]*time.Location{}
-	for name, p := range a.providerSetups() {
-		out[name] = p.Zone
-	}
-	return out
-}
-
-// announceResolution plans the Slack follow-up of a finding a person
-// resolved, in the resolving transaction, when alerts are on.
-func (a *app) announceResolution(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
-	slack, enabled, err := a.cfg.Alerts.Planning()
-	if err != nil || !enabled {
-		return err
-	}
-	planner, err := alerts.NewPlanner(slack, a.clock)
-	if err != nil {
-		return err
-	}
-	planned, err := planner.PlanResolution(ctx, tx, f)
-	if err != nil {
-		return err
-	}
-	q, err := a.queue(ctx)
-	if err != nil {
-		return err
-	}
-	return alerts.EnqueueFunc(q, slack)(ctx, tx, planned)
 }

@@ -32,11 +32,11 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 				return usagef("--format: %v", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			deps, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
-			d, err := findings.Load(ctx, s, args[0])
+			d, err := findings.Load(ctx, deps.store, args[0])
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("finding", args[0], "findings list")
 			}
@@ -53,10 +53,10 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 // listWindow validates --provider and reads --from and --to for findings
 // list: times are RFC 3339 or YYYY-MM-DD (midnight in the provider's zone,
 // UTC without --provider), and select on the evidence time.
-func (a *app) listWindow(ctx context.Context, s ledger.Store, provider, from, to string) (time.Time, time.Time, error) {
+func listWindow(ctx context.Context, d *deps, provider, from, to string) (time.Time, time.Time, error) {
 	zone := time.UTC
 	if provider != "" {
-		known, err := findings.Providers(ctx, s, a.zones())
+		known, err := findings.Providers(ctx, d.store, d.zones)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}

@@ -60,7 +60,7 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 				return usagef("--provider %s has no statement format", provider)
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 			}
 			in := &countingReader{r: f}
 			progress := report.NewProgress(os.Stderr, a.clock)
-			im := &statement.Importer{Store: s, Clock: a.clock, Progress: func(lines int) {
+			im := &statement.Importer{Store: d.store, Clock: a.clock, Progress: func(lines int) {
 				progress.UpdateFile("import", lines, in.n, size)
 			}}
 			c, err := im.Import(ctx, statement.File{Name: args[0], Reader: in, Parser: setup.Statement,
@@ -116,10 +116,11 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 				return usagef("--provider %s has no callbacks", provider)
 			}
 			ctx := cmd.Context()
-			proc, err := a.processor(ctx)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
+			proc := a.processor(d)
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
@@ -151,24 +152,10 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 	return cmd
 }
 
-// setup returns a configured provider or a usage error naming the known ones.
-func (a *app) setup(provider string) (config.Provider, error) {
-	setups := a.providerSetups()
-	s, ok := setups[provider]
-	if !ok {
-		return s, usagef("--provider %q: want one of %s", provider, strings.Join(sortedNames(setups), ", "))
-	}
-	return s, nil
-}
-
 // processor is the callback intake, applying STK results through the charge
 // service.
-func (a *app) processor(ctx context.Context) (*intake.Processor, error) {
-	svc, _, err := a.chargesWithQueue(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &intake.Processor{Store: a.store, Applier: svc, Clock: a.clock, Logger: a.logger}, nil
+func (a *app) processor(d *deps) *intake.Processor {
+	return &intake.Processor{Store: d.store, Applier: a.charges(d), Clock: a.clock, Logger: a.logger}
 }
 
 func newImportIntentsCmd(a *app) *cobra.Command {
@@ -196,7 +183,7 @@ charges (and refunds) those imported without it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
@@ -224,14 +211,11 @@ charges (and refunds) those imported without it.`,
 			}
 			// Intents of a provider the configuration does not know are
 			// refused, as the API refuses them.
-			setups := a.providerSetups()
+			setups := d.providers
 			opt.Check = func(r intentcsv.Row) error { return checkProvider(setups, r.Intent.Provider) }
 			enqueued, enqueuedRefunds := 0, 0
 			if chargeThem {
-				svc, _, err := a.chargesWithQueue(ctx)
-				if err != nil {
-					return err
-				}
+				svc := a.charges(d)
 				opt.Check = func(r intentcsv.Row) error {
 					if err := checkProvider(setups, r.Intent.Provider); err != nil {
 						return err
@@ -263,7 +247,7 @@ charges (and refunds) those imported without it.`,
 					return err
 				}
 			}
-			res, err := intentcsv.Import(ctx, s, args[0], in, a.clock(), opt)
+			res, err := intentcsv.Import(ctx, d.store, args[0], in, a.clock(), opt)
 			progressDone()
 			if err != nil {
 				return err

@@ -70,14 +70,11 @@ func newJobsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
-			if _, err := a.openExisting(cmd.Context()); err != nil {
-				return err
-			}
-			q, err := a.queue(cmd.Context())
+			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err
 			}
-			res, err := q.List(cmd.Context(), params)
+			res, err := d.queue.List(cmd.Context(), params)
 			if err != nil {
 				return err
 			}
@@ -108,14 +105,11 @@ func newJobsRetryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return usagef("job id %q: not a number", args[0])
 			}
-			if _, err := a.openExisting(cmd.Context()); err != nil {
-				return err
-			}
-			q, err := a.queue(cmd.Context())
+			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err
 			}
-			job, err := q.Retry(cmd.Context(), id)
+			job, err := d.queue.Retry(cmd.Context(), id)
 			if err != nil {
 				return fmt.Errorf("retry job %d: %w", id, err)
 			}

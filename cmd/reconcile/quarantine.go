@@ -37,11 +37,11 @@ note) or replays it; both are recorded with who and when.`,
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
-			s, err := a.openExisting(cmd.Context())
+			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err
 			}
-			items, err := s.ListQuarantine(cmd.Context(), source, limit)
+			items, err := d.store.ListQuarantine(cmd.Context(), source, limit)
 			if err != nil {
 				return err
 			}

@@ -36,15 +36,15 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
-			q, err := s.GetQuarantine(ctx, id)
+			q, err := d.store.GetQuarantine(ctx, id)
 			if err != nil {
 				return quarantineActionError(args[0], "show", err)
 			}
-			evs, err := s.QuarantineHistory(ctx, id)
+			evs, err := d.store.QuarantineHistory(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -109,11 +109,11 @@ again). The item and its raw input stay; the dismissal is recorded with who, whe
 				return usagef("dismiss needs --note saying why")
 			}
 			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
+			d, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
-			q, err := s.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
+			q, err := d.store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
 			if err != nil {
 				return quarantineActionError(args[0], "dismiss", err)
 			}
@@ -143,18 +143,18 @@ with their file's header); fix the file and import it again, then dismiss the it
 				return err
 			}
 			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
+			d, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
-			q, err := s.GetQuarantine(ctx, id)
+			q, err := d.store.GetQuarantine(ctx, id)
 			if err != nil {
 				return quarantineActionError(args[0], "replay", err)
 			}
 			if q.Status != ledger.QuarantineKept {
 				return fmt.Errorf("quarantine replay %d: item is %s, not kept", id, q.Status)
 			}
-			res, err := a.replay(ctx, q)
+			res, err := a.replay(ctx, d, q)
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if strings.TrimSpace(note) != "" {
 				msg = strings.TrimSpace(note) + " (" + msg + ")"
 			}
-			q, err = s.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineReplayed, Actor: who, Note: msg, Now: a.clock()})
+			q, err = d.store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineReplayed, Actor: who, Note: msg, Now: a.clock()})
 			if err != nil {
 				return quarantineActionError(args[0], "replay", err)
 			}
@@ -177,7 +177,7 @@ with their file's header); fix the file and import it again, then dismiss the it
 
 // replay submits a kept item's raw input through its path and says what it
 // added. Only callback bodies stand alone; the rest get an error saying why.
-func (a *app) replay(ctx context.Context, q ledger.QuarantineItem) (string, error) {
+func (a *app) replay(ctx context.Context, d *deps, q ledger.QuarantineItem) (string, error) {
 	provider, isCallback := strings.CutSuffix(q.Source, "_callback")
 	switch {
 	case q.Source == "intents_csv":
@@ -194,7 +194,7 @@ func (a *app) replay(ctx context.Context, q ledger.QuarantineItem) (string, erro
 	case len(q.Raw) == 0:
 		return "", fmt.Errorf("quarantine replay %d: no raw input was kept", q.ID)
 	}
-	setup, ok := a.providerSetups()[provider]
+	setup, ok := d.providers[provider]
 	if !ok || setup.Callbacks == nil {
 		return "", fmt.Errorf("quarantine replay %d: provider %s is not configured with callbacks", q.ID, provider)
 	}
@@ -212,10 +212,7 @@ func (a *app) replay(ctx context.Context, q ledger.QuarantineItem) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, err)
 	}
-	proc, err := a.processor(ctx)
-	if err != nil {
-		return "", err
-	}
+	proc := a.processor(d)
 	// A scope of its own: the body was stored once already, refused.
 	res, err := proc.Deliver(ctx, intake.Delivery{Provider: provider, Parser: setup.Callbacks, Body: q.Raw,
 		RemoteAddr: ref, Scope: ref, Origin: q.Origin, Line: q.Line})

@@ -61,16 +61,16 @@ func newRunsListCmd(a *app) *cobra.Command {
 				return usagef("--format: %v", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
 			if provider != "" {
-				if _, _, err := a.listWindow(ctx, s, provider, "", ""); err != nil {
+				if _, _, err := listWindow(ctx, d, provider, "", ""); err != nil {
 					return err
 				}
 			}
-			runs, err := s.ListRuns(ctx, provider, limit)
+			runs, err := d.store.ListRuns(ctx, provider, limit)
 			if err != nil {
 				return err
 			}
@@ -148,18 +148,18 @@ func newRunsShowCmd(a *app) *cobra.Command {
 				return usagef("run id %q: want a positive number (see `reconcile runs list`)", args[0])
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			deps, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
-			r, err := s.GetRun(ctx, id)
+			r, err := deps.store.GetRun(ctx, id)
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("run", args[0], "runs list")
 			}
 			if err != nil {
 				return err
 			}
-			fs, err := s.ListFindings(ctx, ledger.FindingFilter{RunID: id, Limit: 10000})
+			fs, err := deps.store.ListFindings(ctx, ledger.FindingFilter{RunID: id, Limit: 10000})
 			if err != nil {
 				return err
 			}
@@ -171,9 +171,9 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			case report.JSON:
 				return writeIndented(a.stdout, d)
 			case report.CSV:
-				return report.WriteFindingsIn(a.stdout, report.CSV, fs, a.zones())
+				return report.WriteFindingsIn(a.stdout, report.CSV, fs, deps.zones)
 			}
-			return writeRunText(a.stdout, d, fs, a.zones())
+			return writeRunText(a.stdout, d, fs, deps.zones)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the findings)")

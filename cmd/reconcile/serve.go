@@ -56,7 +56,10 @@ queue.shutdown_grace, then cancels what is left; nothing acknowledged is lost.`,
 
 // server is the wiring of `reconcile serve`.
 type server struct {
-	a       *app
+	a *app
+	// d are the resolved dependencies: the books, the providers, the
+	// findings service.
+	d       *deps
 	store   ledger.Store
 	queue   *queue.Queue
 	charges *charge.Service
@@ -78,18 +81,19 @@ type server struct {
 
 func newServer(ctx context.Context, a *app) (*server, error) {
 	cfg := a.cfg
-	store, err := a.open(ctx, false)
+	d, err := a.resolve(ctx, storeCreate)
 	if err != nil {
 		return nil, err
 	}
-	k := known{providers: sortedNames(a.providerSetups()), chargers: sortedNames(a.chargers()), alerts: alerts.Mode(cfg.Alerts.Mode)}
-	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: newRouteMux(), admin: newRouteMux(),
+	store := d.store
+	k := known{providers: sortedNames(d.providers), chargers: sortedNames(d.chargers()), alerts: alerts.Mode(cfg.Alerts.Mode)}
+	s := &server{a: a, d: d, store: store, registry: prometheus.NewRegistry(), mux: newRouteMux(), admin: newRouteMux(),
 		logger: a.logger, metrics: newServeMetrics(store, k.providers, a.logger)}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	s.charges = a.chargeService(store, s.metrics.charges)
-	s.findings = findings.NewService(store, findings.Options{Announce: a.announceResolution, Clock: a.clock})
-	specs, err := a.specs()
+	s.charges = a.chargeService(d, s.metrics.charges)
+	s.findings = d.findings
+	specs, err := cfg.Specs(d.providers)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +110,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	for _, sp := range specs {
 		k.scheduled = append(k.scheduled, sp.Provider)
 	}
-	slack, alertsOn, err := cfg.Alerts.Delivery()
+	slack, alertsOn, err := cfg.AlertsDelivery(d.zones)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +145,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	s.charges.UseQueue(s.queue)
 	ticks.Queue = s.queue
-	if runs.Reconciler, err = a.newReconciler(store, s.queue, s.charges); err != nil {
+	if runs.Reconciler, err = a.newReconciler(d, s.queue, s.charges); err != nil {
 		return nil, err
 	}
 	s.metrics.register(s.registry, s.queue)
@@ -221,7 +225,7 @@ func (s *server) callbackRoutes() ([]string, error) {
 // providers lists the providers findings can be filtered by, with their
 // zones.
 func (s *server) providers(ctx context.Context) (map[string]*time.Location, error) {
-	return findings.Providers(ctx, s.store, s.a.zones())
+	return findings.Providers(ctx, s.store, s.d.zones)
 }
 
 // publicHandler serves the public port, with the body limit.
@@ -365,8 +369,8 @@ func (s *server) reprocessLoop(ctx context.Context) {
 	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
 	for {
-		for _, name := range sortedNames(s.a.providerSetups()) {
-			p := s.a.providerSetups()[name]
+		for _, name := range sortedNames(s.d.providers) {
+			p := s.d.providers[name]
 			if p.Callbacks == nil {
 				continue
 			}
@@ -396,4 +400,26 @@ func riverID(host string, pid int) string {
 		clean = clean[:60]
 	}
 	return fmt.Sprintf("%s_pid%d", clean, pid)
+}
+
+// logSchedules says at start when each provider is reconciled next, or why
+// nothing is scheduled in this process.
+func logSchedules(logger *slog.Logger, specs []schedule.Spec, scheduler bool, now time.Time) {
+	switch {
+	case !scheduler:
+		logger.Info("scheduler off in this process (roles.scheduler: false): another replica schedules runs")
+		return
+	case len(specs) == 0:
+		logger.Info("no schedules: nothing is reconciled periodically; set schedules.<provider>.cron to schedule runs")
+		return
+	}
+	for _, spec := range specs {
+		size := spec.Size
+		if size == 0 {
+			size = schedule.DefaultSize
+		}
+		logger.Info("schedule", "provider", spec.Provider, "cron", spec.Expr, "next_run", spec.Local(spec.Next(now)),
+			"window", size.String(), "lookback", spec.Lookback, "catch_up", spec.CatchUp,
+			"note", "the elected leader ticks at start and then on the cron; each tick logs the next run")
+	}
 }

@@ -11,7 +11,7 @@ func (s *server) slackRoutes() error {
 	if !s.a.cfg.Alerts.Interactions.Enabled {
 		return nil
 	}
-	cfg, err := s.a.cfg.Alerts.InteractionsEndpoint()
+	cfg, err := s.a.cfg.SlackInteractions(s.d.zones)
 	if err != nil {
 		return err
 	}
