@@ -102,7 +102,7 @@ func BearerAuth(token string, next http.Handler) http.Handler {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="reconcile"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
+			writeError(w, &Error{Status: http.StatusUnauthorized, Message: "missing or wrong bearer token"})
 			return
 		}
 		next.ServeHTTP(w, r)

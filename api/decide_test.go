@@ -37,7 +37,7 @@ func TestDecisionRow(t *testing.T) {
 			t.Cleanup(srv.Close)
 			c := apiCall{t: t, base: srv.URL, token: findingsToken}
 			path := "/v1/findings/" + sd.Unknown + "/resolve"
-			if code, out := c.do("POST", path, "erin@example.com", `{}`); code != http.StatusUnprocessableEntity || out["field"] != "note" {
+			if code, out := c.do("POST", path, "erin@example.com", `{}`); code != http.StatusUnprocessableEntity || fieldOf(out) != "note" {
 				t.Fatalf("resolve without a note: %d %v", code, out)
 			}
 			if code, out := c.do("POST", path, "erin@example.com", `{"note":"`+fixture.ResolveNote+`"}`); code != http.StatusOK {

@@ -33,38 +33,6 @@ const (
 // history, and people's actions (ack, resolve, reopen, notes, match,
 // unmatch), behind the same bearer token as the intents API.
 
-// apiError is a JSON error answer: {"error": ..., "field": ...}.
-type apiError struct {
-	Status  int    `json:"-"`
-	Message string `json:"error"`
-	Field   string `json:"field,omitempty"`
-	// Current is the finding's status when an action conflicts with it.
-	Current string `json:"status,omitempty"`
-}
-
-func (e *apiError) Error() string { return e.Message }
-
-func badField(field, format string, args ...any) *apiError {
-	return &apiError{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf(format, args...), Field: field}
-}
-
-// fail maps an error to its status in one place.
-func (api *API) fail(w http.ResponseWriter, err error) {
-	var ae *apiError
-	var fe *ledger.FieldError
-	switch {
-	case errors.As(err, &ae):
-		writeJSON(w, ae.Status, ae)
-	case errors.Is(err, ledger.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, apiError{Message: "no such finding"})
-	case errors.As(err, &fe):
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{Message: fe.Err.Error(), Field: fe.Field})
-	default:
-		api.cfg.Logger.Error("findings api", "error", err)
-		writeJSON(w, http.StatusInternalServerError, apiError{Message: "internal error"})
-	}
-}
-
 // findingsList is the answer of GET /v1/findings.
 type findingsList struct {
 	Findings []findings.FindingView `json:"findings"`
@@ -234,11 +202,12 @@ type actionRequest struct {
 // decodeActionBody reads the JSON object of a person's action on a finding
 // into req: at most 64 KiB, no unknown fields, an empty body for an empty
 // object. want says what the object holds, for the error.
-func decodeActionBody(r *http.Request, req any, want string) *apiError {
+func decodeActionBody(r *http.Request, req any, want string) *Error {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(req); err != nil && !errors.Is(err, io.EOF) {
-		return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("body: not a JSON object with %s: %v", want, err), Field: "body"}
+		msg := fmt.Sprintf("not a JSON object with %s: %v", want, err)
+		return &Error{Status: http.StatusBadRequest, Message: "body: " + msg, Fields: []FieldProblem{{Field: "body", Message: msg}}}
 	}
 	return nil
 }
@@ -271,9 +240,9 @@ func (api *API) decide(w http.ResponseWriter, r *http.Request, d findings.Decisi
 	case errors.As(err, &fe) && fe.Field == "intent":
 		err = badField("intent_key", "%v", fe.Err)
 	case errors.Is(err, ledger.ErrConflict) && (d.Verb == findings.Match || d.Verb == findings.Unmatch):
-		err = &apiError{Status: http.StatusConflict, Message: err.Error()}
+		err = &Error{Status: http.StatusConflict, Message: err.Error()}
 	case errors.Is(err, ledger.ErrConflict):
-		err = &apiError{Status: http.StatusConflict, Message: fmt.Sprintf("cannot %s a finding that is %s", verbText[d.Verb], out.Finding.Status),
+		err = &Error{Status: http.StatusConflict, Message: fmt.Sprintf("cannot %s a finding that is %s", verbText[d.Verb], out.Finding.Status),
 			Current: string(out.Finding.Status)}
 	}
 	if err != nil {

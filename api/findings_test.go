@@ -55,6 +55,17 @@ func (c apiCall) do(method, path, actor, body string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
+// fieldOf is the first field an error answer names.
+func fieldOf(out map[string]any) string {
+	fs, _ := out["fields"].([]any)
+	if len(fs) == 0 {
+		return ""
+	}
+	f, _ := fs[0].(map[string]any)
+	s, _ := f["field"].(string)
+	return s
+}
+
 // history returns "action actor surface" for each event of a detail answer.
 func historyOf(t *testing.T, detail map[string]any) []string {
 	t.Helper()
@@ -114,7 +125,7 @@ func TestFindingsAPI(t *testing.T) {
 			}
 			for q, field := range map[string]string{"provider=paypal": "provider", "status=closed": "status", "from=yesterday": "from",
 				"kind=theft": "kind", "limit=0": "limit", "run=x": "run"} {
-				if code, out := c.do("GET", "/v1/findings?"+q, "", ""); code != http.StatusUnprocessableEntity || out["field"] != field {
+				if code, out := c.do("GET", "/v1/findings?"+q, "", ""); code != http.StatusUnprocessableEntity || fieldOf(out) != field {
 					t.Errorf("%s: %d %v", q, code, out)
 				}
 			}
@@ -133,7 +144,7 @@ func TestFindingsAPI(t *testing.T) {
 			if code != 200 || out["finding"].(map[string]any)["acknowledged_by"] != "erin@example.com" {
 				t.Fatalf("ack: %d %v", code, out)
 			}
-			if code, out := c.do("POST", "/v1/findings/"+sd.Unknown+"/resolve", "erin@example.com", `{}`); code != 422 || out["field"] != "note" {
+			if code, out := c.do("POST", "/v1/findings/"+sd.Unknown+"/resolve", "erin@example.com", `{}`); code != 422 || fieldOf(out) != "note" {
 				t.Fatalf("resolve without note: %d %v", code, out)
 			}
 			if code, out := c.do("POST", "/v1/findings/"+sd.Unknown+"/resolve", "erin@example.com", `{"note":`); code != 400 {
@@ -142,7 +153,7 @@ func TestFindingsAPI(t *testing.T) {
 			if code, out := c.do("POST", "/v1/findings/"+sd.Unknown+"/resolve", "erin@example.com", `{"note":"x","by":"y"}`); code != 400 {
 				t.Fatalf("unknown field: %d %v", code, out)
 			}
-			if code, out := c.do("POST", "/v1/findings/"+sd.Unknown+"/notes", "run", `{"note":"x"}`); code != 422 || out["field"] != ActorHeader {
+			if code, out := c.do("POST", "/v1/findings/"+sd.Unknown+"/notes", "run", `{"note":"x"}`); code != 422 || fieldOf(out) != ActorHeader {
 				t.Fatalf("reserved actor: %d %v", code, out)
 			}
 			code, out = c.do("POST", "/v1/findings/"+sd.Unknown+"/resolve", "erin@example.com", `{"note":"our test charge"}`)

@@ -32,22 +32,17 @@ type intentRequest struct {
 	Metadata  map[string]string `json:"metadata"`
 }
 
-type fieldProblem struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
 func (api *API) createIntent(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxIntentBody+1))
 	var tooBig *http.MaxBytesError
 	if err != nil && !errors.As(err, &tooBig) {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "reading the body failed"})
+		writeError(w, &Error{Status: http.StatusBadRequest, Message: "reading the body failed"})
 		return
 	}
 	if len(body) > maxIntentBody || tooBig != nil {
-		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "request body too large",
-			"fields": []fieldProblem{{Field: "body", Message: fmt.Sprintf("longer than %d bytes", maxIntentBody)}}})
+		writeError(w, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large",
+			Fields: []FieldProblem{{Field: "body", Message: fmt.Sprintf("longer than %d bytes", maxIntentBody)}}})
 		return
 	}
 	p, problems := parseIntentRequest(bytes.NewReader(body), key)
@@ -62,7 +57,7 @@ func (api *API) createIntent(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(problems) > 0 {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request", "fields": problems})
+		writeError(w, invalid(problems))
 		return
 	}
 	api.save(w, r, key, p)
@@ -101,10 +96,9 @@ func (api *API) save(w http.ResponseWriter, r *http.Request, key string, p ledge
 	var fe *ledger.FieldError
 	switch {
 	case errors.As(err, &kr):
-		writeJSON(w, http.StatusConflict, map[string]string{"error": kr.Error()})
+		writeError(w, &Error{Status: http.StatusConflict, Message: kr.Error()})
 	case errors.As(err, &fe):
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request",
-			"fields": []fieldProblem{{Field: ledger.SafeText(fe.Field, 64), Message: ledger.SafeText(fe.Err.Error(), 256)}}})
+		writeError(w, invalid([]FieldProblem{{Field: ledger.SafeText(fe.Field, 64), Message: ledger.SafeText(fe.Err.Error(), 256)}}))
 	case err != nil:
 		api.internal(w, err)
 	case !fresh:
@@ -120,8 +114,8 @@ func (api *API) save(w http.ResponseWriter, r *http.Request, key string, p ledge
 // request, 409 for another request under the same key.
 func (api *API) replay(w http.ResponseWriter, prev ledger.APIRequest, hash string) {
 	if prev.RequestHash != hash {
-		writeJSON(w, http.StatusConflict, map[string]string{
-			"error": "key reused with different parameters: this Idempotency-Key was used for another request"})
+		writeError(w, &Error{Status: http.StatusConflict,
+			Message: "key reused with different parameters: this Idempotency-Key was used for another request"})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -135,7 +129,7 @@ func (api *API) getIntent(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
 	in, err := api.cfg.Store.GetIntent(ctx, key)
 	if errors.Is(err, ledger.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no intent with this key"})
+		writeError(w, &Error{Status: http.StatusNotFound, Message: "no intent with this key"})
 		return
 	}
 	if err != nil {
@@ -150,9 +144,10 @@ func (api *API) getIntent(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, findings.ViewIntent(in, attempts))
 }
 
+// internal answers an unexpected error of the intents API: 500, logged.
 func (api *API) internal(w http.ResponseWriter, err error) {
 	api.cfg.Logger.Error("intents api", "error", err)
-	writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
+	writeError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
 }
 
 // maxIntentBody bounds the body of POST /v1/intents; a longer one is

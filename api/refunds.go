@@ -34,7 +34,7 @@ func (api *API) createRefund(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(problems) > 0 {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid request", "fields": problems})
+		writeError(w, invalid(problems))
 		return
 	}
 	api.save(w, r, key, p)
