@@ -338,3 +338,46 @@ func LoadZone(name string) (*time.Location, error) {
 	}
 	return time.LoadLocation(name)
 }
+
+// Evidence says where a run of provider p (named provider) takes its
+// evidence from, so that a run that pulled nothing says so.
+func (setup Provider) Evidence(provider string, dryRun, noPull bool) string {
+	switch {
+	case dryRun && setup.Pulled:
+		return "stored only (--dry-run never pulls)"
+	case noPull && setup.Pulled:
+		return "stored only (--no-pull)"
+	case setup.Pulled:
+		return "pulled from " + provider + ", and stored"
+	case setup.PullSetting != "":
+		return "stored only (" + provider + " is not pulled without " + setup.PullSetting + ")"
+	case setup.Callbacks != nil:
+		return "stored: callbacks and imported statements (no pull configured)"
+	default:
+		return "stored: imported statements"
+	}
+}
+
+// RefunderSetting says what makes provider able to send refunds.
+func RefunderSetting(provider string) string {
+	switch provider {
+	case "mpesa":
+		return "set providers.mpesa.initiator and " + EnvName("providers.mpesa.security_credential") +
+			" (with the charging settings: " + ChargerSetting(provider) + ")"
+	case "stripe":
+		return ChargerSetting(provider)
+	}
+	return "only mpesa and stripe can refund; import without --charge"
+}
+
+// ChargerSetting says what makes provider able to charge.
+func ChargerSetting(provider string) string {
+	switch provider {
+	case "mpesa":
+		return "set " + EnvName("providers.mpesa.consumer_key") + ", " + EnvName("providers.mpesa.consumer_secret") +
+			" and " + EnvName("providers.mpesa.pass_key") + " (with providers.mpesa.short_code and callbacks)"
+	case "stripe":
+		return "set " + EnvName("providers.stripe.api_key")
+	}
+	return "only mpesa and stripe can charge; import without --charge"
+}

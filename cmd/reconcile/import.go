@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -73,10 +70,10 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 				size = st.Size()
 			}
-			in := &countingReader{r: f}
+			in := &report.CountingReader{R: f}
 			progress := report.NewProgress(os.Stderr, a.clock)
 			im := &statement.Importer{Store: d.store, Clock: a.clock, Progress: func(lines int) {
-				progress.UpdateFile("import", lines, in.n, size)
+				progress.UpdateFile("import", lines, in.N, size)
 			}}
 			c, err := im.Import(ctx, statement.File{Name: args[0], Reader: in, Parser: setup.Statement,
 				Source: provider + "_statement"})
@@ -130,10 +127,10 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 				size = st.Size()
 			}
-			in := &countingReader{r: f, seek: f}
+			in := &report.CountingReader{R: f, Seeker: f}
 			progress := report.NewProgress(os.Stderr, a.clock)
 			c, err := proc.ImportFile(ctx, intake.FileImport{Provider: provider, Parser: setup.Callbacks, Name: args[0], Data: in,
-				Progress: func(stage string, lines int) { progress.UpdateFile(stage, lines, in.n, size) }})
+				Progress: func(stage string, lines int) { progress.UpdateFile(stage, lines, in.N, size) }})
 			progress.Done()
 			if err != nil {
 				return err
@@ -197,7 +194,7 @@ charges (and refunds) those imported without it.`,
 				return err
 			}
 			defer f.Close()
-			in := &countingFile{File: f}
+			in := &report.CountingFile{File: f}
 			opt := &intentcsv.Options{}
 			progressDone := func() {}
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
@@ -206,7 +203,7 @@ charges (and refunds) those imported without it.`,
 				progress := report.NewProgress(os.Stderr, a.clock)
 				progressDone = progress.Done
 				opt.Progress = func(rows int) {
-					progress.Update(fmt.Sprintf("import %d%%", in.n.Load()*100/max(st.Size(), 1)), rows)
+					progress.Update(fmt.Sprintf("import %d%%", in.N.Load()*100/max(st.Size(), 1)), rows)
 				}
 			}
 			// Intents of a provider the configuration does not know are
@@ -228,13 +225,13 @@ charges (and refunds) those imported without it.`,
 							return nil
 						}
 						return fmt.Errorf("%s line %d: --charge: provider %q cannot send refunds as configured: %s",
-							args[0], r.Line, r.Intent.Provider, refunderSetting(r.Intent.Provider))
+							args[0], r.Line, r.Intent.Provider, config.RefunderSetting(r.Intent.Provider))
 					}
 					if svc.CanCharge(r.Intent.Provider) {
 						return nil
 					}
 					return fmt.Errorf("%s line %d: --charge: no charger is configured for provider %q: %s",
-						args[0], r.Line, r.Intent.Provider, chargerSetting(r.Intent.Provider))
+						args[0], r.Line, r.Intent.Provider, config.ChargerSetting(r.Intent.Provider))
 				}
 				opt.Pending = func(ctx context.Context, tx ledger.Tx, keys []string) error {
 					n, err := svc.EnqueueChargesTx(ctx, tx, keys)
@@ -276,30 +273,6 @@ charges (and refunds) those imported without it.`,
 	return cmd
 }
 
-// refunderSetting says what makes provider able to send refunds.
-func refunderSetting(provider string) string {
-	switch provider {
-	case "mpesa":
-		return "set providers.mpesa.initiator and " + config.EnvName("providers.mpesa.security_credential") +
-			" (with the charging settings: " + chargerSetting(provider) + ")"
-	case "stripe":
-		return chargerSetting(provider)
-	}
-	return "only mpesa and stripe can refund; import without --charge"
-}
-
-// chargerSetting says what makes provider able to charge.
-func chargerSetting(provider string) string {
-	switch provider {
-	case "mpesa":
-		return "set " + config.EnvName("providers.mpesa.consumer_key") + ", " + config.EnvName("providers.mpesa.consumer_secret") +
-			" and " + config.EnvName("providers.mpesa.pass_key") + " (with providers.mpesa.short_code and callbacks)"
-	case "stripe":
-		return "set " + config.EnvName("providers.stripe.api_key")
-	}
-	return "only mpesa and stripe can charge; import without --charge"
-}
-
 // checkProvider refuses a provider the configuration does not know.
 func checkProvider(setups map[string]config.Provider, provider string) error {
 	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
@@ -307,41 +280,6 @@ func checkProvider(setups map[string]config.Provider, provider string) error {
 	}
 	return &ledger.FieldError{Field: "provider", Err: fmt.Errorf("%s is not a configured provider (configured: %s)",
 		ledger.Clip(provider), strings.Join(sortedNames(setups), ", "))}
-}
-
-// countingFile counts the bytes read from a file, for progress.
-type countingFile struct {
-	*os.File
-	n atomic.Int64
-}
-
-func (c *countingFile) Read(p []byte) (int, error) {
-	n, err := c.File.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// countingReader counts the bytes read through it since the last seek,
-// for progress.
-type countingReader struct {
-	r    io.Reader
-	seek io.Seeker
-	n    int64
-}
-
-func (c *countingReader) Seek(offset int64, whence int) (int64, error) {
-	if c.seek == nil {
-		return 0, errors.New("not seekable")
-	}
-	n, err := c.seek.Seek(offset, whence)
-	c.n = n
-	return n, err
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // importHeapLimit is the soft heap limit of file imports: they stream in

@@ -11,7 +11,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers/intake"
+	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/report"
 )
 
@@ -176,58 +176,13 @@ with their file's header); fix the file and import it again, then dismiss the it
 }
 
 // replay submits a kept item's raw input through its path and says what it
-// added. Only callback bodies stand alone; the rest get an error saying why.
+// added (intake.Processor.Replay).
 func (a *app) replay(ctx context.Context, d *deps, q ledger.QuarantineItem) (string, error) {
-	provider, isCallback := strings.CutSuffix(q.Source, "_callback")
-	switch {
-	case q.Source == "intents_csv":
-		return "", fmt.Errorf("quarantine replay %d: a row of an intents file cannot be replayed alone (it is read with the file's header): "+
-			"fix line %d of %s and run `reconcile import intents` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
-	case strings.HasSuffix(q.Source, "_statement"):
-		return "", fmt.Errorf("quarantine replay %d: a statement row cannot be replayed alone (it is read with the file's header and zone): "+
-			"fix line %d of %s and run `reconcile import statement` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
-	case strings.HasSuffix(q.Source, "_conflict"):
-		return "", fmt.Errorf("quarantine replay %d: a sighting that conflicts with the stored transaction is evidence, not input to retry: "+
-			"look into it and dismiss this item with a note", q.ID)
-	case !isCallback:
-		return "", fmt.Errorf("quarantine replay %d: input from %s has no replay path: pull the window again with `reconcile run`, then dismiss this item", q.ID, q.Source)
-	case len(q.Raw) == 0:
-		return "", fmt.Errorf("quarantine replay %d: no raw input was kept", q.ID)
-	}
-	setup, ok := d.providers[provider]
-	if !ok || setup.Callbacks == nil {
-		return "", fmt.Errorf("quarantine replay %d: provider %s is not configured with callbacks", q.ID, provider)
-	}
-	// Checked first, as a callbacks import checks every line: a body still
-	// refused is neither stored nor quarantined again.
-	ref := fmt.Sprintf("quarantine:%d", q.ID)
-	ev, err := setup.Callbacks.ParseCallback(q.Raw, ref, a.clock())
-	if err == nil {
-		for _, s := range ev.Sightings {
-			if err = ledger.ValidateTxn(s.Txn); err != nil {
-				break
-			}
+	parsers := map[string]providers.CallbackParser{}
+	for name, p := range d.providers {
+		if p.Callbacks != nil {
+			parsers[name] = p.Callbacks
 		}
 	}
-	if err != nil {
-		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, err)
-	}
-	proc := a.processor(d)
-	// A scope of its own: the body was stored once already, refused.
-	res, err := proc.Deliver(ctx, intake.Delivery{Provider: provider, Parser: setup.Callbacks, Body: q.Raw,
-		RemoteAddr: ref, Scope: ref, Origin: q.Origin, Line: q.Line})
-	if err != nil {
-		return "", fmt.Errorf("quarantine replay %d: %w", q.ID, err)
-	}
-	if res.Rejected != nil {
-		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, res.Rejected)
-	}
-	if res.Duplicate {
-		return "already replayed before", nil
-	}
-	kind := res.Kind
-	if kind == "" {
-		kind = "-"
-	}
-	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", kind, res.NewTxns, res.NewSources), nil
+	return a.processor(d).Replay(ctx, q, parsers)
 }

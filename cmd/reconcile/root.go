@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,11 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
-	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/internal/logging"
 )
 
 // app is what every command shares: the command line's streams and
@@ -166,7 +164,7 @@ func (a *app) load(cmd *cobra.Command) error {
 	if a.clock == nil {
 		a.clock = time.Now
 	}
-	a.logger = newLogger(a.stderr, cfg.Log)
+	a.logger = logging.New(a.stderr, cfg.Log.LevelOf(), cfg.Log.Format)
 	return nil
 }
 
@@ -185,21 +183,6 @@ func (a *app) secrets() []string {
 	return a.cfg.SecretValues()
 }
 
-func newLogger(w io.Writer, c config.LogConfig) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.LevelOf(), ReplaceAttr: maskAttr}
-	format := c.Format
-	if format == "auto" || format == "" {
-		format = "json"
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			format = "text"
-		}
-	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
 // redactAll replaces every secret value in s, and the password of any
 // database URL.
 func redactAll(s string, secrets []string) string {
@@ -209,43 +192,4 @@ func redactAll(s string, secrets []string) string {
 		}
 	}
 	return s
-}
-
-// minLevel drops records below a level: River's per-second info lines are
-// kept out of the service log.
-type minLevel struct {
-	slog.Handler
-	level slog.Level
-}
-
-func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.level && h.Handler.Enabled(ctx, l)
-}
-
-func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return minLevel{h.Handler.WithAttrs(attrs), h.level}
-}
-
-func (h minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{h.Handler.WithGroup(name), h.level}
-}
-
-// maskAttr masks phone numbers in every message and attribute the binary
-// logs (ledger.MaskMSISDNs): a CheckoutRequestID can end in the payer's
-// number, and errors can quote a body that holds one.
-func maskAttr(_ []string, a slog.Attr) slog.Attr {
-	switch a.Value.Kind() {
-	case slog.KindString:
-		if v := a.Value.String(); ledger.MaskMSISDNs(v) != v {
-			a.Value = slog.StringValue(ledger.MaskMSISDNs(v))
-		}
-	case slog.KindAny:
-		switch v := a.Value.Any().(type) {
-		case error:
-			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.Error()))
-		case fmt.Stringer:
-			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.String()))
-		}
-	}
-	return a
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
-	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/reconciler"
@@ -95,7 +94,7 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			}
 			r := report.FromOutcome(out)
 			r.Zone = setup.Zone
-			r.Evidence = evidenceNote(provider, setup, dryRun, noPull)
+			r.Evidence = setup.Evidence(provider, dryRun, noPull)
 			if err := report.WriteRun(a.stdout, f, r); err != nil {
 				return err
 			}
@@ -122,25 +121,6 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 		_ = cmd.MarkFlagRequired(req)
 	}
 	return cmd
-}
-
-// evidenceNote says where a run's evidence comes from, so that a run that
-// pulled nothing says so.
-func evidenceNote(provider string, setup config.Provider, dryRun, noPull bool) string {
-	switch {
-	case dryRun && setup.Pulled:
-		return "stored only (--dry-run never pulls)"
-	case noPull && setup.Pulled:
-		return "stored only (--no-pull)"
-	case setup.Pulled:
-		return "pulled from " + provider + ", and stored"
-	case setup.PullSetting != "":
-		return "stored only (" + provider + " is not pulled without " + setup.PullSetting + ")"
-	case setup.Callbacks != nil:
-		return "stored: callbacks and imported statements (no pull configured)"
-	default:
-		return "stored: imported statements"
-	}
 }
 
 func sortedNames[V any](m map[string]V) []string {

@@ -21,7 +21,9 @@ import (
 	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/logging"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
@@ -123,7 +125,7 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 		river.AddWorker(workers, &alerts.Worker{Deliverer: d})
 	}
 	host, _ := os.Hostname()
-	qcfg := queue.Config{ID: riverID(host, os.Getpid()), Logger: slog.New(minLevel{a.logger.Handler(), slog.LevelWarn}).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
+	qcfg := queue.Config{ID: riverID(host, os.Getpid()), Logger: slog.New(logging.AtLeast(a.logger.Handler(), slog.LevelWarn)).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
 		RescueStuckJobsAfter: cfg.Queue.RescueAfter, RetryPolicy: queue.Backoff{Base: cfg.Queue.RetryBase, Max: cfg.Queue.RetryMax}}
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		qcfg.Workers = workers
@@ -316,7 +318,13 @@ func (s *server) run(ctx context.Context) error {
 	reprocessDone := make(chan struct{})
 	go func() {
 		defer close(reprocessDone)
-		s.reprocessLoop(ctx)
+		callbacks := map[string]providers.CallbackParser{}
+		for name, p := range s.d.providers {
+			if p.Callbacks != nil {
+				callbacks[name] = p.Callbacks
+			}
+		}
+		s.intake.ReprocessEvery(ctx, callbacks, time.Minute)
 	}()
 	booksDone := make(chan struct{})
 	go func() {
@@ -361,31 +369,6 @@ func (s *server) run(ctx context.Context) error {
 	<-booksDone
 	s.logger.Info("stopped")
 	return failed
-}
-
-// reprocessLoop interprets callbacks that were stored but not processed (the
-// process died between the two), at start and then every minute.
-func (s *server) reprocessLoop(ctx context.Context) {
-	tick := time.NewTicker(time.Minute)
-	defer tick.Stop()
-	for {
-		for _, name := range sortedNames(s.d.providers) {
-			p := s.d.providers[name]
-			if p.Callbacks == nil {
-				continue
-			}
-			if n, err := s.intake.Reprocess(ctx, name, p.Callbacks); err != nil && ctx.Err() == nil {
-				s.logger.Warn("reprocessing stored callbacks", "provider", name, "error", err)
-			} else if n > 0 {
-				s.logger.Info("reprocessed stored callbacks", "provider", name, "count", n)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
 }
 
 // riverID names this process among replicas (River's leader table shows it).

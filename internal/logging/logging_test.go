@@ -1,12 +1,11 @@
-package main
+package logging
 
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/reconcilehq/reconcile/config"
 )
 
 // TestLogsMaskPhoneNumbers: whatever a call site logs (a CheckoutRequestID
@@ -16,7 +15,7 @@ func TestLogsMaskPhoneNumbers(t *testing.T) {
 	t.Parallel()
 	for _, format := range []string{"json", "text"} {
 		var buf bytes.Buffer
-		log := newLogger(&buf, config.LogConfig{Level: "debug", Format: format})
+		log := New(&buf, slog.LevelDebug, format)
 		log.Info("charge finished for 254712340845", "provider_ref", "ws_CO_26052024101530254712340845",
 			"error", errors.New(`body {"PhoneNumber":254712340845}`))
 		log.With("customer", "0712340845").Warn("again", "nested", struct{ S string }{"x"})
