@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -58,7 +59,7 @@ func (r buttonRef) encode() string {
 
 func parseButtonRef(s string) (buttonRef, bool) {
 	var r buttonRef
-	if err := json.Unmarshal([]byte(s), &r); err != nil || r.Alert <= 0 || r.Finding == "" {
+	if err := jsonbody.Decode([]byte(s), &r, jsonbody.Options{}); err != nil || r.Alert <= 0 || r.Finding == "" {
 		return buttonRef{}, false
 	}
 	return r, true

@@ -17,6 +17,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -154,7 +155,12 @@ func (h *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	form, err := url.ParseQuery(string(body))
 	var cb slack.InteractionCallback
 	if err == nil {
-		err = json.Unmarshal([]byte(form.Get("payload")), &cb)
+		err = jsonbody.Decode([]byte(form.Get("payload")), &cb, jsonbody.Options{})
+	}
+	var dup *jsonbody.DuplicateKeyError
+	if errors.As(err, &dup) {
+		http.Error(w, "payload: "+dup.Error(), http.StatusBadRequest)
+		return
 	}
 	if err != nil {
 		http.Error(w, "payload is not an interaction", http.StatusBadRequest)

@@ -174,6 +174,17 @@ func TestInteractions(t *testing.T) {
 			if e := b.bot.Ephemerals(); len(e) != 1 || e[0].User != "U0MALLORY" || !strings.Contains(e[0].Text, "nothing was changed") {
 				t.Errorf("refusal: %+v", e)
 			}
+			// A payload naming a key twice: encoding/json would keep the
+			// last value (the user's "ID" matches the field id), making
+			// Mallory Alice.
+			twice := strings.Replace(blockActionPayload("U0MALLORY", "mallory", p.Channel, p.TS, actionAck, value, "1714629600.000300"),
+				`"id":"U0MALLORY"`, `"id":"U0MALLORY","ID":"U0ALICE"`, 1)
+			if r := slackRequest(t, srv.URL, testSigningSecret, time.Now(), twice, 0); r.StatusCode != http.StatusBadRequest {
+				t.Errorf("a key named twice: %d", r.StatusCode)
+			} else if body, _ := io.ReadAll(r.Body); !strings.Contains(string(body), "user.ID: duplicate key") {
+				t.Errorf("a key named twice: %s", body)
+			}
+			unchanged("a key named twice", start, 0)
 
 			// Bob (in the group) acknowledges; Slack delivers it twice.
 			for retry := range 2 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -47,6 +48,12 @@ func invalid(problems []FieldProblem) *Error {
 func badField(field, format string, args ...any) *Error {
 	msg := ledger.SafeText(fmt.Sprintf(format, args...), 256)
 	return &Error{Status: http.StatusUnprocessableEntity, Message: msg, Fields: []FieldProblem{{Field: field, Message: msg}}}
+}
+
+// duplicateKey is the answer to a body that names a key twice: 400, with
+// the key's path as the field at fault.
+func duplicateKey(dup *jsonbody.DuplicateKeyError) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: "invalid request", Fields: []FieldProblem{{Field: dup.Path, Message: dup.Error()}}}
 }
 
 // writeError answers e.

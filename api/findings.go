@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/schedule"
@@ -201,11 +201,18 @@ type actionRequest struct {
 
 // decodeActionBody reads the JSON object of a person's action on a finding
 // into req: at most 64 KiB, no unknown fields, an empty body for an empty
-// object. want says what the object holds, for the error.
+// object, no key named twice. want says what the object holds, for the
+// error.
 func decodeActionBody(r *http.Request, req any, want string) *Error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(req); err != nil && !errors.Is(err, io.EOF) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err == nil {
+		err = jsonbody.Decode(raw, req, jsonbody.Options{DisallowUnknownFields: true, AllowEmpty: true})
+	}
+	var dup *jsonbody.DuplicateKeyError
+	if errors.As(err, &dup) {
+		return duplicateKey(dup)
+	}
+	if err != nil {
 		msg := fmt.Sprintf("not a JSON object with %s: %v", want, err)
 		return &Error{Status: http.StatusBadRequest, Message: "body: " + msg, Fields: []FieldProblem{{Field: "body", Message: msg}}}
 	}

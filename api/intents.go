@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -43,6 +44,11 @@ func (api *API) createIntent(w http.ResponseWriter, r *http.Request) {
 	if len(body) > maxIntentBody || tooBig != nil {
 		writeError(w, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large",
 			Fields: []FieldProblem{{Field: "body", Message: fmt.Sprintf("longer than %d bytes", maxIntentBody)}}})
+		return
+	}
+	var dup *jsonbody.DuplicateKeyError
+	if errors.As(jsonbody.Check(body), &dup) {
+		writeError(w, duplicateKey(dup))
 		return
 	}
 	p, problems := parseIntentRequest(bytes.NewReader(body), key)
@@ -176,15 +182,11 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 		bad("body", "is not valid UTF-8")
 		return ledger.IntentParams{}, problems
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		bad("body", "not a JSON intent: %s", ledger.SafeText(err.Error(), 256))
-		return ledger.IntentParams{}, problems
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if err := jsonbody.Decode(raw, &req, jsonbody.Options{UseNumber: true, DisallowUnknownFields: true}); errors.Is(err, jsonbody.ErrTrailingData) {
 		bad("body", "holds more than one JSON value: trailing data after the intent")
+		return ledger.IntentParams{}, problems
+	} else if err != nil {
+		bad("body", "not a JSON intent: %s", ledger.SafeText(err.Error(), 256))
 		return ledger.IntentParams{}, problems
 	}
 	p := ledger.IntentParams{Key: key, Provider: req.Provider, Customer: req.Customer, Reference: req.Reference, Metadata: req.Metadata}

@@ -43,7 +43,7 @@ func TestIntentsAPIRefusesWhatTheProviderWould(t *testing.T) {
 
 	for name, tc := range map[string]struct{ body, field, says string }{
 		"cents":     {`{"provider":"mpesa","amount":"1500.50","currency":"KES","customer":"254712340845"}`, "amount", "whole number of shillings"},
-		"not KES":   {`{"provider":"mpesa","amount":"15.00","currency":"USD","customer":"254712340845"}`, "amount", "KES"},
+		"not KES":   {`{"provider":"mpesa","amount":"15.00","currency":"USD","customer":"254712340845"}`, "currency", "M-Pesa moves only KES, not USD"},
 		"bad phone": {`{"provider":"mpesa","amount":"1500","currency":"KES","customer":"12345"}`, "customer", ""},
 	} {
 		code, body, _ := post(t, srv, "charge:"+strings.ReplaceAll(name, " ", "-"), tc.body)

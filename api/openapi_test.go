@@ -117,6 +117,10 @@ func exerciseIntents(t *testing.T, c *openapitest.Checker, base string) {
 			t.Errorf("%s: the description accepts a body the server refuses", name)
 		}
 	}
+	twice := []byte(`{"provider":"stripe","amount":"15.00","currency":"USD","amount":"1.00"}`)
+	if e := c.Do(base, http.MethodPost, "/v1/intents", twice, with(auth, "Idempotency-Key", "k-twice")); e.Code != http.StatusBadRequest {
+		t.Errorf("a key named twice: %d %s, want 400", e.Code, e.Body)
+	}
 	noKey := auth.Clone()
 	if e := c.Do(base, http.MethodPost, "/v1/intents", body, noKey); e.Code != http.StatusUnprocessableEntity || e.ReqErr == nil {
 		t.Errorf("no key: %d %v", e.Code, e.ReqErr)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -29,6 +30,11 @@ type refundRequest struct {
 func (api *API) createRefund(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	p, problems, err := api.parseRefundRequest(r, key)
+	var dup *jsonbody.DuplicateKeyError
+	if errors.As(err, &dup) {
+		writeError(w, duplicateKey(dup))
+		return
+	}
 	if err != nil {
 		api.internal(w, err)
 		return
@@ -41,7 +47,8 @@ func (api *API) createRefund(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseRefundRequest reads the body and completes the refund from its
-// charge; the error is a failure to read the charge.
+// charge; the error is a *jsonbody.DuplicateKeyError or a failure to read
+// the charge.
 func (api *API) parseRefundRequest(r *http.Request, key string) (ledger.IntentParams, []fieldProblem, error) {
 	var problems []fieldProblem
 	bad := func(field, format string, args ...any) {
@@ -54,10 +61,15 @@ func (api *API) parseRefundRequest(r *http.Request, key string) (ledger.IntentPa
 		bad("Idempotency-Key", "longer than 255 characters")
 	}
 	var req refundRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxIntentBody))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxIntentBody))
+	if err == nil {
+		err = jsonbody.Decode(raw, &req, jsonbody.Options{UseNumber: true, DisallowUnknownFields: true})
+	}
+	var dup *jsonbody.DuplicateKeyError
+	if errors.As(err, &dup) {
+		return ledger.IntentParams{}, nil, dup
+	}
+	if err != nil {
 		bad("body", "not a JSON refund: %v", err)
 		return ledger.IntentParams{}, problems, nil
 	}

@@ -115,7 +115,8 @@ func (s *Service) UseQueue(q Enqueuer) { s.queue = q }
 
 // CreateIntentTx creates the intent inside the caller's transaction and, when
 // it is new and pending, enqueues its job in the same transaction: the job
-// exists exactly when the intent does. A charge gets a charge job; a refund
+// exists exactly when the intent does. An intent in a currency its provider
+// never moves is refused (providers.CheckIntentCurrency). A charge gets a charge job; a refund
 // gets a refund job when its provider can send refunds, and is refused
 // unless the charge it names has succeeded. A replay of the same request
 // returns the existing intent and enqueues nothing.
@@ -125,6 +126,9 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 	}
 	if n.CreatedAt.IsZero() {
 		n.CreatedAt = s.clock()
+	}
+	if err := providers.CheckIntentCurrency(n.IntentParams); err != nil {
+		return ledger.Intent{}, false, ledger.Wrap("create intent", n.Key, err)
 	}
 	in, created, err := tx.CreateIntent(ctx, n)
 	if err != nil || !created || in.State != ledger.StatePending {
@@ -180,11 +184,15 @@ func (s *Service) CanRefund(provider string) bool {
 	return true
 }
 
-// CheckIntent asks the provider's charger, when it can tell, whether p could
-// ever be charged, so that a request it would refuse is refused at create
-// rather than failing later in the background. The error wraps a
-// *ledger.FieldError.
+// CheckIntent refuses what could never be charged, so that a request is
+// refused at create rather than failing later in the background: a
+// currency the provider never moves (providers.CheckIntentCurrency, which
+// CreateIntentTx applies too), then what the provider's charger says, when
+// it can tell. The error wraps a *ledger.FieldError.
 func (s *Service) CheckIntent(p ledger.IntentParams) error {
+	if err := providers.CheckIntentCurrency(p); err != nil {
+		return err
+	}
 	c, ok := s.chargers[p.Provider]
 	if !ok {
 		return nil // CreateIntentTx says so

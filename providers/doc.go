@@ -3,5 +3,7 @@
 // (honouring idempotency keys, querying an attempt's status, finding a charge
 // by intent key, pulling evidence for a window, parsing callbacks), and the
 // provider error that tells the charge worker whether a failure is permanent,
-// safe to retry, or ambiguous. One package per provider lives below it.
+// safe to retry, or ambiguous, and the rule on the currencies a provider
+// moves that every path an intent enters by applies (CheckIntentCurrency).
+// One package per provider lives below it.
 package providers

@@ -21,6 +21,7 @@ import (
 	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/ledgertest"
@@ -205,7 +206,8 @@ func newHostileEnv(t *testing.T, url string) hostileEnv {
 	svc.UseQueue(q)
 	logger := slog.New(slog.DiscardHandler)
 	mux := http.NewServeMux()
-	api.New(api.Config{Token: "tok_test_123456", Store: store, Charges: svc, Logger: logger}).Routes(mux)
+	api.New(api.Config{Token: "tok_test_123456", Store: store, Charges: svc, Logger: logger,
+		Findings: findings.NewService(store, findings.Options{})}).Routes(mux)
 	proc := &intake.Processor{Store: store, Logger: logger}
 	mh, err := mpesa.NewHandler(mpesa.HandlerConfig{PathToken: hostileToken, Quarantine: store}, proc, logger)
 	if err != nil {

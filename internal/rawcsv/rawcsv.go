@@ -1,25 +1,12 @@
 package rawcsv
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"io"
+
+	"github.com/reconcilehq/reconcile/internal/bom"
 )
-
-// bom is the UTF-8 byte-order mark that spreadsheet exports put first.
-var bom = []byte("\xef\xbb\xbf")
-
-// StripBOM returns r without a leading UTF-8 byte-order mark. It reads
-// ahead at most three bytes; an error reading them is returned by the first
-// Read that reaches it.
-func StripBOM(r io.Reader) io.Reader {
-	br := bufio.NewReader(r)
-	if head, err := br.Peek(len(bom)); err == nil && bytes.Equal(head, bom) {
-		_, _ = br.Discard(len(bom))
-	}
-	return br
-}
 
 // Reader is an encoding/csv reader that also returns the bytes of each
 // record. Its options (Comma, FieldsPerRecord, ReuseRecord, ...) are set on
@@ -31,10 +18,15 @@ type Reader struct {
 }
 
 // NewReader reads CSV from r after a UTF-8 byte-order mark, if any. Input
-// offsets and line numbers count from after the mark.
-func NewReader(r io.Reader) *Reader {
-	rec := &recorder{r: StripBOM(r)}
-	return &Reader{CSV: csv.NewReader(rec), rec: rec}
+// offsets and line numbers count from after the mark. A file in UTF-16 or
+// UTF-32 is refused with a *bom.EncodingError.
+func NewReader(r io.Reader) (*Reader, error) {
+	in, err := bom.Strip(r)
+	if err != nil {
+		return nil, err
+	}
+	rec := &recorder{r: in}
+	return &Reader{CSV: csv.NewReader(rec), rec: rec}, nil
 }
 
 // Read returns the next record, as csv.Reader.Read does, and raw, a copy of

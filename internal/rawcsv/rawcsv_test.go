@@ -11,28 +11,6 @@ import (
 	"github.com/reconcilehq/reconcile/internal/rawcsv"
 )
 
-func TestStripBOM(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"":                         "",
-		"a":                        "a",
-		"\xef\xbb":                 "\xef\xbb",
-		"\xef\xbb\xbf":             "",
-		"\xef\xbb\xbfid,x\n":       "id,x\n",
-		"id,\xef\xbb\xbf\n":        "id,\xef\xbb\xbf\n",
-		"\xef\xbb\xbf\xef\xbb\xbf": "\xef\xbb\xbf", // only the first mark is one
-	} {
-		got, err := io.ReadAll(rawcsv.StripBOM(iotest.OneByteReader(strings.NewReader(in))))
-		if err != nil || string(got) != want {
-			t.Errorf("StripBOM(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	boom := errors.New("disk gone")
-	if _, err := io.ReadAll(rawcsv.StripBOM(iotest.ErrReader(boom))); !errors.Is(err, boom) {
-		t.Errorf("a failing input reads as %v, want %v", err, boom)
-	}
-}
-
 type record struct {
 	fields []string
 	raw    string
@@ -42,7 +20,10 @@ type record struct {
 
 func readAll(t *testing.T, r io.Reader, comma rune) []record {
 	t.Helper()
-	rd := rawcsv.NewReader(r)
+	rd, err := rawcsv.NewReader(r)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rd.CSV.Comma = comma
 	rd.CSV.FieldsPerRecord = -1
 	var out []record
@@ -102,7 +83,10 @@ func TestReaderRaw(t *testing.T) {
 func TestReaderKeepsLittle(t *testing.T) {
 	t.Parallel()
 	line := strings.Repeat("x", 100) + ",y\n"
-	rd := rawcsv.NewReader(strings.NewReader(strings.Repeat(line, 10000)))
+	rd, err := rawcsv.NewReader(strings.NewReader(strings.Repeat(line, 10000)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for n := 0; ; n++ {
 		_, raw, err := rd.Read()
 		if err == io.EOF {
@@ -120,11 +104,22 @@ func TestReaderKeepsLittle(t *testing.T) {
 func TestReaderInputError(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("connection reset")
-	rd := rawcsv.NewReader(io.MultiReader(strings.NewReader("a,b\n"), iotest.ErrReader(boom)))
+	rd, err := rawcsv.NewReader(io.MultiReader(strings.NewReader("a,b\n"), iotest.ErrReader(boom)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if f, raw, err := rd.Read(); err != nil || string(raw) != "a,b\n" || len(f) != 2 {
 		t.Fatalf("first record %q %q %v", f, raw, err)
 	}
 	if _, _, err := rd.Read(); !errors.Is(err, boom) {
 		t.Fatalf("err %v, want %v", err, boom)
+	}
+}
+
+func TestReaderRefusesUTF16(t *testing.T) {
+	t.Parallel()
+	_, err := rawcsv.NewReader(strings.NewReader("\xff\xfei\x00d\x00,\x00x\x00"))
+	if err == nil || err.Error() != "UTF-16 is not supported: save the file as UTF-8" {
+		t.Fatalf("err %v", err)
 	}
 }

@@ -23,6 +23,9 @@ func FuzzRead(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("key,provider,amount,currency,status,created_at\n\"unterminated,mpesa\n"))
+	f.Add([]byte("key,provider,amount,currency,status,created_at,Amount\nk1,mpesa,10,KES,succeeded,2026-11-02T09:30:00Z,9\n"))
+	f.Add([]byte("key,provider,amount,currency,status,created_at\nk1,mpesa,10,USD,succeeded,2026-11-02T09:30:00Z\n"))
+	f.Add([]byte("\xff\xfek\x00e\x00y\x00\n\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = intentcsv.Read(bytes.NewReader(data), "fuzz.csv", func(r intentcsv.Row) error {
 			exp, err := money.Exponent(r.Intent.Amount.Currency)

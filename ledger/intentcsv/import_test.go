@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -138,5 +139,47 @@ func TestImportBadHeader(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "x.csv line 1") {
 			t.Errorf("Import(%q) = %v", body, err)
 		}
+	}
+}
+
+// TestImportHeaderAndEncoding: a column named twice (in any case) and a
+// file in UTF-16 are refused as a whole, named on line 1 and quarantined;
+// a UTF-8 byte-order mark is fine.
+func TestImportHeaderAndEncoding(t *testing.T) {
+	t.Parallel()
+	for _, eng := range dbtest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := eng.New(t)
+			good := "key,provider,amount,currency,status,created_at\ncharge:h1,mpesa,10,KES,succeeded,2026-11-02T09:30:00Z\n"
+			var le []byte
+			for _, u := range utf16.Encode([]rune("\ufeff" + good)) {
+				le = append(le, byte(u), byte(u>>8))
+			}
+			for _, tc := range []struct{ name, body, field, text string }{
+				{"amount twice", "key,provider,amount,currency,status,created_at,Amount\ncharge:h1,mpesa,10,KES,succeeded,2026-11-02T09:30:00Z,99999\n",
+					"amount", `column "amount" appears more than once in the header (columns 3 "amount" and 7 "Amount")`},
+				{"UTF-16", string(le), "", "UTF-16 is not supported: save the file as UTF-8"},
+			} {
+				before, _ := s.ListQuarantine(ctx, "intents_csv", 100)
+				_, err := intentcsv.Import(ctx, s, "h.csv", strings.NewReader(tc.body), now, nil)
+				var rej *ledger.RejectedFileError
+				if !errors.As(err, &rej) || len(rej.Problems) != 1 || rej.Problems[0].Line != 1 || rej.Problems[0].Field != tc.field ||
+					!strings.Contains(err.Error(), tc.text) {
+					t.Errorf("%s: %v", tc.name, err)
+				}
+				q, _ := s.ListQuarantine(ctx, "intents_csv", 100)
+				if len(q) != len(before)+1 || q[0].Line != 1 || q[0].Origin != "h.csv" || !strings.Contains(q[0].Reason, tc.text) {
+					t.Errorf("%s: quarantine %+v", tc.name, q)
+				}
+				if _, err := s.GetIntent(ctx, "charge:h1"); !errors.Is(err, ledger.ErrNotFound) {
+					t.Errorf("%s: imported: %v", tc.name, err)
+				}
+			}
+			if res, err := intentcsv.Import(ctx, s, "bom.csv", strings.NewReader("\ufeff"+good), now, nil); err != nil || res.Created != 1 {
+				t.Errorf("with a UTF-8 byte-order mark: %+v, %v", res, err)
+			}
+		})
 	}
 }

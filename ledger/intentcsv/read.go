@@ -12,9 +12,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/reconcilehq/reconcile/internal/bom"
 	"github.com/reconcilehq/reconcile/internal/rawcsv"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
 )
 
 // Columns of the intents CSV.
@@ -36,7 +38,11 @@ type Row struct {
 // returns an error when the file as a whole is unusable: empty, not CSV, or
 // a header with unknown, duplicate or missing columns.
 func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.ParseError, []byte) error) error {
-	cr := csv.NewReader(rawcsv.StripBOM(r))
+	in, err := bom.Strip(r)
+	if err != nil {
+		return &ledger.ParseError{File: file, Line: 1, Err: err}
+	}
+	cr := csv.NewReader(in)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -94,17 +100,24 @@ func Read(r io.Reader, file string, emit func(Row) error, reject func(*ledger.Pa
 }
 
 // columns maps column names to positions; on error it names the column.
+// Names are case-insensitive; every column must be known, and named once
+// (rawcsv.Header's rule).
 func columns(header []string) (map[string]int, string, error) {
+	h := rawcsv.NewHeader(header, strings.ToLower)
+	for _, c := range h.Cells() {
+		if name := strings.ToLower(c); !slices.Contains(Required, name) && !slices.Contains(Optional, name) {
+			return nil, c, fmt.Errorf("unknown column (known: %s)", strings.Join(append(slices.Clone(Required), Optional...), ", "))
+		}
+	}
 	cols := make(map[string]int, len(header))
-	for i, h := range header {
-		name := strings.ToLower(strings.TrimSpace(h))
-		if !slices.Contains(Required, name) && !slices.Contains(Optional, name) {
-			return nil, h, fmt.Errorf("unknown column (known: %s)", strings.Join(append(slices.Clone(Required), Optional...), ", "))
+	for _, name := range columnNames {
+		i, err := h.Column(name)
+		switch {
+		case errors.Is(err, rawcsv.ErrDuplicateColumn):
+			return nil, name, err
+		case err == nil:
+			cols[name] = i
 		}
-		if _, dup := cols[name]; dup {
-			return nil, h, errors.New("column appears twice")
-		}
-		cols[name] = i
 	}
 	for _, r := range Required {
 		if _, ok := cols[r]; !ok {
@@ -191,7 +204,11 @@ func parseRow(at [numColumns]int, width int, rec []string) (Row, string, error) 
 			return Row{}, "updated_at", err
 		}
 	}
-	if n, err = n.Normalize(); err != nil {
+	if n, err = n.Normalize(); err == nil {
+		// What the intents API and the charge service refuse.
+		err = providers.CheckIntentCurrency(n.IntentParams)
+	}
+	if err != nil {
 		var fe *ledger.FieldError
 		if errors.As(err, &fe) {
 			return Row{}, fe.Field, fe.Err

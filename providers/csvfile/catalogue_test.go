@@ -67,6 +67,8 @@ func TestCatalogueGenericCSV(t *testing.T) {
 		{name: "mapped column twice in the header", m: bankMapping, data: "Transaction Ref,Value Date,Narrative,Debit,Credit,Status,Status\n" + goodBankRow,
 			line: 1, field: "mapping.status", whole: true, is: ErrDuplicateColumn},
 		{name: "empty file", m: bankMapping, data: "", line: 1, want: "no header row", whole: true},
+		{name: "UTF-16", m: bankMapping, data: "\xfe\xff\x00" + strings.Join(strings.Split(bankHeader+goodBankRow, ""), "\x00"),
+			line: 1, want: "UTF-16 is not supported: save the file as UTF-8", whole: true},
 	}
 	for _, tc := range cases {
 		got, err := parse(t, tc.m, []byte(tc.data), "statement.csv")

@@ -18,8 +18,7 @@ import (
 type Reader struct {
 	file   string
 	rd     *rawcsv.Reader
-	header []string
-	index  map[string][]int
+	header *rawcsv.Header
 	// headerLine is the line of the header row.
 	headerLine int
 }
@@ -35,18 +34,22 @@ type Record struct {
 }
 
 // NewReader reads the header row of r. file names the input in errors. The
-// header is the first non-blank line (after a UTF-8 byte-order mark); column
-// names are trimmed. A name may be empty (a trailing separator) or repeat;
-// only looking such a column up is an error.
+// header is the first non-blank line (after a UTF-8 byte-order mark; a
+// UTF-16 or UTF-32 file is refused); column names are trimmed. A name may
+// be empty (a trailing separator) or repeat; only looking such a column up
+// is an error (rawcsv.Header's rule).
 func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 	if comma == 0 {
 		comma = ','
 	}
-	cr := rawcsv.NewReader(r)
+	cr, err := rawcsv.NewReader(r)
+	if err != nil {
+		return nil, &ledger.ParseError{File: file, Line: 1, Err: err}
+	}
 	cr.CSV.Comma = comma
 	cr.CSV.FieldsPerRecord = -1
 	cr.CSV.ReuseRecord = false
-	rd := &Reader{file: file, rd: cr, index: map[string][]int{}}
+	rd := &Reader{file: file, rd: cr}
 	header, _, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, &ledger.ParseError{File: file, Line: 1, Err: errors.New("empty file: no header row")}
@@ -55,14 +58,7 @@ func NewReader(r io.Reader, file string, comma rune) (*Reader, error) {
 		return nil, &ledger.ParseError{File: file, Line: csvLine(err, 1), Err: fmt.Errorf("header row: %w", csvCause(err))}
 	}
 	line, _ := cr.CSV.FieldPos(0)
-	for i, h := range header {
-		h = strings.TrimSpace(h)
-		header[i] = h
-		if h != "" {
-			rd.index[h] = append(rd.index[h], i)
-		}
-	}
-	rd.header = header
+	rd.header = rawcsv.NewHeader(header, nil)
 	rd.headerLine = line
 	return rd, nil
 }
@@ -76,27 +72,19 @@ func (r *Reader) ReuseRecords() { r.rd.CSV.ReuseRecord = true }
 func (r *Reader) HeaderLine() int { return r.headerLine }
 
 // Header returns the column names.
-func (r *Reader) Header() []string { return r.header }
+func (r *Reader) Header() []string { return r.header.Cells() }
 
-// ErrNoColumn and ErrDuplicateColumn are the reasons Column fails.
+// ErrNoColumn and ErrDuplicateColumn are the reasons Column fails
+// (rawcsv's, shared by every CSV reader).
 var (
-	ErrNoColumn        = errors.New("not in header")
-	ErrDuplicateColumn = errors.New("appears more than once in the header")
+	ErrNoColumn        = rawcsv.ErrNoColumn
+	ErrDuplicateColumn = rawcsv.ErrDuplicateColumn
 )
 
 // Column returns the index of the named column: ErrNoColumn when the header
-// lacks it, ErrDuplicateColumn when it is there twice (which one is meant
-// cannot be known).
-func (r *Reader) Column(name string) (int, error) {
-	switch ix := r.index[name]; len(ix) {
-	case 0:
-		return -1, fmt.Errorf("column %q %w", name, ErrNoColumn)
-	case 1:
-		return ix[0], nil
-	default:
-		return -1, fmt.Errorf("column %q %w (columns %d and %d)", name, ErrDuplicateColumn, ix[0]+1, ix[1]+1)
-	}
-}
+// lacks it, a *rawcsv.DuplicateColumnError (ErrDuplicateColumn) when it is
+// there twice (which one is meant cannot be known).
+func (r *Reader) Column(name string) (int, error) { return r.header.Column(name) }
 
 // Next returns the next record, or io.EOF after the last one. A record with
 // the wrong number of fields or broken quoting is returned together with a
@@ -123,9 +111,9 @@ func (r *Reader) Next() (Record, error) {
 			continue
 		}
 		rec := Record{Line: line, Fields: fields, Raw: raw}
-		if len(fields) != len(r.header) {
+		if width := len(r.header.Cells()); len(fields) != width {
 			return rec, &ledger.ParseError{File: r.file, Line: line,
-				Err: fmt.Errorf("%d fields, the header has %d", len(fields), len(r.header))}
+				Err: fmt.Errorf("%d fields, the header has %d", len(fields), width)}
 		}
 		return rec, nil
 	}

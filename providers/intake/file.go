@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/bom"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 )
@@ -59,7 +60,19 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 	counts := FileCounts{Kinds: map[string]int{}}
 	var problems []*ledger.ParseError
 	var raws [][]byte
-	err := eachLine(f.Data, max, func(n int, line []byte, tooLong bool) error {
+	// A file in another encoding than UTF-8 is refused as a whole, before
+	// any line is read.
+	encoding, head, err := checkEncoding(f)
+	if err != nil {
+		return counts, fmt.Errorf("intake: read %s: %w", f.Name, err)
+	}
+	if encoding != nil {
+		problems, raws = append(problems, encoding), append(raws, head)
+	}
+	err = eachLine(f.Data, max, func(n int, line []byte, tooLong bool) error {
+		if encoding != nil {
+			return errStopReading
+		}
 		counts.Lines++
 		if f.Progress != nil && counts.Lines%fileChunkSize == 0 {
 			f.Progress("check", counts.Lines)
@@ -86,7 +99,7 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errStopReading) {
 		return counts, fmt.Errorf("intake: read %s: %w", f.Name, err)
 	}
 	if len(problems) > 0 {
@@ -139,6 +152,29 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		return counts, &ledger.RejectedFileError{File: f.Name, Problems: problems}
 	}
 	return counts, nil
+}
+
+// errStopReading ends the reading of a file that cannot be read at all.
+var errStopReading = errors.New("stop reading")
+
+// maxKeptHead bounds how much of a file refused as a whole is quarantined.
+const maxKeptHead = 64 << 10
+
+// checkEncoding refuses a file in UTF-16 or UTF-32 (internal/bom) as a
+// whole: its problem, on line 1, and the head of the file to quarantine.
+// The file is rewound either way.
+func checkEncoding(f FileImport) (*ledger.ParseError, []byte, error) {
+	head, err := io.ReadAll(io.LimitReader(f.Data, maxKeptHead))
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := f.Data.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
+	if _, err := bom.Detect(head[:min(len(head), bom.Head)]); err != nil {
+		return &ledger.ParseError{File: f.Name, Line: 1, Err: err}, head, nil
+	}
+	return nil, nil, nil
 }
 
 // fileChunkSize is how many sightings of a callbacks file are recorded at

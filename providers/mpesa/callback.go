@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -47,6 +47,12 @@ var (
 	AckSuccess = []byte(`{"ResultCode":0,"ResultDesc":"Success"}`)
 	// AckAccepted accepts a C2B validation request.
 	AckAccepted = []byte(`{"ResultCode":"0","ResultDesc":"Accepted"}`)
+	// AckRejected rejects a C2B validation request whose body cannot be
+	// kept as evidence (it was quarantined): M-Pesa then cancels the
+	// payment instead of completing one the books could not record.
+	// C2B00016 is Daraja's "other error" (C2B00011 to C2B00015 name an
+	// invalid MSISDN, account number, amount, KYC details or short code).
+	AckRejected = []byte(`{"ResultCode":"C2B00016","ResultDesc":"Rejected"}`)
 )
 
 // CallbackParser turns Daraja callback bodies into evidence. It tells the
@@ -133,60 +139,28 @@ func (p *parser) root(body []byte) (node, error) {
 	if m == nil {
 		return node{}, p.fail("body", errors.New("is null, not a JSON object"))
 	}
-	if err := strictJSON(body); err != nil {
-		return node{}, p.fail("body", err)
+	if perr := p.checkBody(body); perr != nil {
+		return node{}, perr
 	}
 	return node{m: m}, nil
 }
 
-// strictJSON refuses what encoding/json lets through: bytes that are not
-// UTF-8 (it would turn them into U+FFFD) and an object that names a key
-// twice (it would keep the last value silently). Keys differing only in
-// case count as the same, as lookup finds them either way. A syntax error
-// is left for json.Unmarshal to report.
-func strictJSON(body []byte) error {
-	if !utf8.Valid(body) {
-		return errors.New("is not valid UTF-8")
+// checkBody applies the rule every JSON body is read under
+// (internal/jsonbody) to a callback encoding/json has read: bytes that are
+// not UTF-8 (which it would turn into U+FFFD) and an object that names a
+// key twice (of which it would keep the last value silently), keys
+// differing only in case included, as lookup finds them either way. The
+// error names the repeated key's path as its field.
+func (p *parser) checkBody(body []byte) *ledger.ParseError {
+	err := jsonbody.Check(body)
+	var dup *jsonbody.DuplicateKeyError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &dup):
+		return p.fail(dup.Path, errors.New(dup.Reason()))
 	}
-	type frame struct {
-		obj, wantKey bool
-		keys         map[string]struct{}
-	}
-	var stack []frame
-	dec := json.NewDecoder(bytes.NewReader(body))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // the end, or a syntax error json.Unmarshal reports
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-			continue
-		}
-		if n := len(stack); n > 0 && stack[n-1].obj {
-			top := &stack[n-1]
-			if top.wantKey {
-				name, _ := tok.(string)
-				k := strings.ToLower(name)
-				if _, dup := top.keys[k]; dup {
-					return fmt.Errorf("names key %s twice in one object", ledger.Clip(name))
-				}
-				top.keys[k] = struct{}{}
-				top.wantKey = false
-				continue
-			}
-			top.wantKey = true
-		}
-		if d, ok := tok.(json.Delim); ok {
-			f := frame{obj: d == '{', wantKey: true}
-			if f.obj {
-				f.keys = map[string]struct{}{}
-			}
-			stack = append(stack, f)
-		}
-	}
+	return p.fail("body", err)
 }
 
 // jsonProblem rewords encoding/json's errors about the document as a whole.

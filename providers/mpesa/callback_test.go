@@ -291,8 +291,9 @@ func TestCallbackErrorsNameTheField(t *testing.T) {
 		{"success result with no parameters", `{"Result":{"ResultCode":0,"ConversationID":"AG_1"}}`, "Result.ResultParameters"},
 		// Hostile bodies: a key named twice would silently keep the last
 		// value; trailing data after the document; bytes that are not UTF-8.
-		{"c2b amount named twice", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10","TransAmount":"20"}`, "body"},
-		{"c2b key twice in another case", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10","transamount":"20"}`, "body"},
+		{"c2b amount named twice", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10","TransAmount":"20"}`, "TransAmount"},
+		{"c2b key twice in another case", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10","transamount":"20"}`, "transamount"},
+		{"stk key twice deep", `{"Body":{"stkCallback":{"CheckoutRequestID":"ws_CO_1","ResultCode":0,"ResultDesc":"ok","CallbackMetadata":{"Item":[{"Name":"Amount","Value":10,"value":20}]}}}}`, "Body.stkCallback.CallbackMetadata.Item[0].value"},
 		{"stk item named twice", `{"Body":{"stkCallback":{"CheckoutRequestID":"ws_CO_1","ResultCode":0,"ResultDesc":"ok","CallbackMetadata":{"Item":[{"Name":"Amount","Value":10},{"Name":"Amount","Value":20},{"Name":"MpesaReceiptNumber","Value":"NLJ7RT61SV"},{"Name":"TransactionDate","Value":20191219102115}]}}}}`, "Body.stkCallback.CallbackMetadata.Item.Amount"},
 		{"trailing data", `{"TransID":"RKTQDM7W6S","TransTime":"20191122063845","TransAmount":"10"} {"TransAmount":"20"}`, "body"},
 		{"not UTF-8", "{\"TransID\":\"RKTQDM7W6S\",\"TransTime\":\"20191122063845\",\"TransAmount\":\"10\",\"BillRefNumber\":\"a\xffb\"}", "body"},

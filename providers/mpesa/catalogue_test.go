@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/intake"
@@ -103,12 +104,38 @@ var badInputs = []badInput{
 		field: "Receipt No.", line: 3, reason: "also on line 2"},
 	{name: "statement with no header", how: "statement",
 		body: "Organization Name,ACME\n" + goodRow, field: "header", reason: "no header row"},
+	{name: "statement with Paid In twice", how: "statement",
+		body:  strings.Replace(portalHeader, "A/C No.", "A/C No.,Paid In", 1) + strings.Replace(goodRow, "INV-1", "INV-1,1.00", 1),
+		field: "Paid In", line: 1, reason: `column "Paid In" appears more than once in the header (columns 6 and 14)`},
+	{name: "statement with the receipt column under two names", how: "statement",
+		body:  strings.Replace(portalHeader, "A/C No.", "Receipt", 1) + goodRow,
+		field: "Receipt No.", line: 1, reason: `(columns 1 "Receipt No." and 13 "Receipt")`},
+	{name: "statement with Paid In renamed", how: "statement",
+		body:  "Organization Name,ACME\n" + strings.Replace(portalHeader, "Paid In", "Money In", 1) + goodRow,
+		field: "Paid In", line: 2, reason: "the header row lacks column(s) Paid In"},
+	{name: "statement in UTF-16", how: "statement", body: utf16LE("\ufeff" + portalHeader + goodRow),
+		line: 1, reason: "UTF-16 is not supported: save the file as UTF-8"},
+	{name: "callbacks file in UTF-16", how: "callbacks_file", body: utf16LE("\ufeff" + `{"TransID":"SD11AA22BD","TransTime":"20240206175204","TransAmount":"1.00"}` + "\n"),
+		line: 1, reason: "UTF-16 is not supported: save the file as UTF-8"},
+	{name: "callbacks file with a key twice", how: "callbacks_file",
+		body:  `{"TransID":"SD11AA22BD","TransTime":"20240206175204","TransAmount":"1.00","TransAmount":"1000.00"}` + "\n",
+		field: "TransAmount", line: 1, reason: "duplicate key"},
 	{name: "callbacks file with a truncated line", how: "callbacks_file",
 		body:  `{"TransID":"SD11AA22BD","TransTime":"20240206175204","TransAmount":"1.00"}` + "\n" + `{"TransID":"SD11AA22BE","TransTime":"2024020`,
 		field: "body", line: 2, reason: "truncated JSON"},
 	{name: "callbacks file with a wrong type", how: "callbacks_file",
 		body:  `{"TransID":"SD11AA22BD","TransTime":"20240206175204","TransAmount":"1.00"}` + "\n\n" + `{"TransID":"SD11AA22BE","TransTime":"20240206175204","TransAmount":[1]}`,
 		field: "TransAmount", line: 3, reason: "neither a number nor a string"},
+}
+
+// utf16LE encodes s as UTF-16, little-endian, as spreadsheets save
+// "Unicode text" (a leading U+FEFF becomes the byte-order mark).
+func utf16LE(s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
 }
 
 // TestBadInputCatalogue: every bad input is refused with an error naming the

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa/mpesafake"
@@ -324,5 +325,19 @@ func TestQueryErrors(t *testing.T) {
 	}
 	if _, ok := any(b.charger).(providers.KeyHonourer); ok {
 		t.Error("the M-Pesa charger must not claim to honour idempotency keys")
+	}
+}
+
+// TestIntentCurrencyRule: the rule every intent path applies knows what
+// this package charges in.
+func TestIntentCurrencyRule(t *testing.T) {
+	t.Parallel()
+	kes, _ := money.Parse("10", Currency)
+	usd, _ := money.Parse("10", "USD")
+	if err := providers.CheckIntentCurrency(ledger.IntentParams{Provider: Provider, Amount: kes}); err != nil {
+		t.Errorf("KES: %v", err)
+	}
+	if err := providers.CheckIntentCurrency(ledger.IntentParams{Provider: Provider, Amount: usd}); err == nil {
+		t.Error("USD accepted")
 	}
 }

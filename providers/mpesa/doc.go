@@ -13,7 +13,8 @@
 //     An STK callback also yields the outcome of the attempt it answers.
 //   - Handler serves the callback endpoints behind a path token, a source-IP
 //     allowlist, a body limit and read timeouts, storing every body through
-//     the intake before acknowledging it.
+//     the intake before acknowledging it (a C2B validation whose body is
+//     quarantined is answered AckRejected instead).
 //   - StatementParser reads the organisation portal's CSV export.
 //   - Puller reads the Pull Transactions API (the last 48 hours).
 //

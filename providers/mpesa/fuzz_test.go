@@ -328,6 +328,10 @@ func FuzzStatement(f *testing.F) {
 	} {
 		f.Add([]byte(hdr + row + "\n"))
 	}
+	// A column twice, a required column renamed, UTF-16.
+	f.Add([]byte(strings.Replace(hdr, "A/C No.", "Paid In", 1) + "SB62A1SVRL,06-02-2024 17:52:04,,x,Completed,10.00,,,,,,,1\n"))
+	f.Add([]byte(strings.Replace(hdr, "Paid In", "Money In", 1) + "SB62A1SVRL,06-02-2024 17:52:04,,x,Completed,10.00,,,,,,,\n"))
+	f.Add([]byte("\xff\xfeR\x00e\x00c\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := parseStatement(t, data, "f.csv")
 		if err != nil {
@@ -369,6 +373,7 @@ func FuzzPullRecord(f *testing.F) {
 	f.Add([]byte(`{"transactionId":"OEI2AK4Q16","trxDate":"2020-08-05T10:13:00Z","msisdn":722000000,"sender":"UAT2","transactiontype":"c2b-pay-bill-debit","billreference":"","amount":"233.8","organizationname":"Daraja Pull API Test"}`))
 	f.Add([]byte(`{"transactionId":"OEI2AK4Q17","trxDate":"2020-08-05 13:13:00","transactiontype":"c2b-buy-goods-debit","amount":1}`))
 	f.Add([]byte(`{"transactionId":"OEI2AK4Q16","trxDate":"yesterday","transactiontype":"c2b-pay-bill-debit","amount":"23.381"}`))
+	f.Add([]byte(`{"transactionId":"OEI2AK4Q17","trxDate":"2020-08-05 13:13:00","transactiontype":"c2b-buy-goods-debit","amount":1,"AMOUNT":1000}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, perr := ParsePullRecord(raw, 1, received)
 		if perr != nil {

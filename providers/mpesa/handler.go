@@ -82,13 +82,17 @@ type Endpoint struct {
 	// byte for byte (C2B validation and confirmation).
 	Scope string
 	Ack   []byte
+	// Reject, when set, answers a body that was quarantined (now, or when
+	// it was first delivered) instead of Ack: the C2B validation, whose
+	// answer decides whether the payment goes ahead.
+	Reject []byte
 }
 
 // Endpoints lists the callback paths. None contains a word Safaricom
 // refuses in callback URLs.
 var Endpoints = []Endpoint{
 	{Path: "stk", Kind: KindSTK, Ack: AckSuccess},
-	{Path: "c2b/validation", Kind: KindC2BValidation, Scope: KindC2BValidation, Ack: AckAccepted},
+	{Path: "c2b/validation", Kind: KindC2BValidation, Scope: KindC2BValidation, Ack: AckAccepted, Reject: AckRejected},
 	{Path: "c2b/confirmation", Kind: KindC2BConfirmation, Ack: AckSuccess},
 	{Path: "b2c/result", Kind: KindB2C, Ack: AckSuccess},
 	{Path: "b2c/timeout", Kind: KindB2C, Ack: AckSuccess},
@@ -145,9 +149,10 @@ type Handler struct {
 // gets 404, a sender outside the allowlist 403, an oversized body 413, a
 // body not read in time 408. Every other POST is stored through recv before
 // it is answered 200 with the acknowledgement Safaricom expects, also when it
-// is a duplicate or does not parse (it is then quarantined); only a body
-// that could not be stored is answered 500, so that Safaricom delivers it
-// again.
+// is a duplicate or does not parse (it is then quarantined), except a C2B
+// validation that does not parse, which is answered AckRejected; only a
+// body that could not be stored is answered 500, so that Safaricom delivers
+// it again.
 func NewHandler(cfg HandlerConfig, recv Receiver, logger *slog.Logger) (*Handler, error) {
 	if recv == nil {
 		return nil, errors.New("mpesa: handler needs a receiver")
@@ -292,9 +297,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.log.Info("mpesa callback", attrs...)
 	}
+	ack := ep.Ack
+	if quarantined := res.Rejected != nil || res.Duplicate && res.Callback.Error != ""; quarantined && ep.Reject != nil {
+		ack = ep.Reject
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(ep.Ack)
+	_, _ = w.Write(ack)
 }
 
 // route finds the endpoint of a request path, checking the token in

@@ -397,6 +397,48 @@ func TestValidationThenConfirmation(t *testing.T) {
 	})
 }
 
+// TestValidationOfABodyThatCannotBeKept: a C2B validation request whose
+// body is quarantined is answered with Daraja's rejection (C2B00016), on
+// its first delivery and on a repeat, so that M-Pesa cancels a payment the
+// books could not record; a confirmation of the same body is still
+// acknowledged.
+func TestValidationOfABodyThatCannotBeKept(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		e := setupEnv(t, newStore, HandlerConfig{})
+		ctx := context.Background()
+		for name, body := range map[string]string{
+			"amount not a number": `{"TransactionType":"Pay Bill","TransID":"SB6VAL0001","TransTime":"20240206063845","TransAmount":"oops","BusinessShortCode":"600638"}`,
+			"amount named twice":  `{"TransactionType":"Pay Bill","TransID":"SB6VAL0002","TransTime":"20240206063845","TransAmount":"10","BusinessShortCode":"600638","TransAmount":"99999"}`,
+		} {
+			before, err := e.store.ListQuarantine(ctx, "mpesa_callback", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				rec := e.post("/daraja/"+testToken+"/c2b/validation", []byte(body))
+				if rec.Code != 200 || rec.Body.String() != `{"ResultCode":"C2B00016","ResultDesc":"Rejected"}` {
+					t.Errorf("%s, delivery %d: %d %s", name, i+1, rec.Code, rec.Body)
+				}
+			}
+			q, err := e.store.ListQuarantine(ctx, "mpesa_callback", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q) != len(before)+1 {
+				t.Errorf("%s: %d quarantined, want 1", name, len(q)-len(before))
+			}
+			rec := e.post("/daraja/"+testToken+"/c2b/confirmation", []byte(body))
+			if rec.Code != 200 || rec.Body.String() != `{"ResultCode":0,"ResultDesc":"Success"}` {
+				t.Errorf("%s: confirmation answered %d %s", name, rec.Code, rec.Body)
+			}
+		}
+		if n := txnCount(t, e.store); n != 0 {
+			t.Errorf("%d transactions", n)
+		}
+	})
+}
+
 // failingReceiver cannot store anything.
 type failingReceiver struct{}
 

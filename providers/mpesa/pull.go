@@ -273,6 +273,12 @@ func ParsePullRecord(raw []byte, n int, receivedAt time.Time) (providers.Sightin
 		}
 		return providers.Sighting{}, fail("record", jsonProblem(err))
 	}
+	if perr := ps.checkBody(raw); perr != nil {
+		if perr.Field == "body" {
+			perr.Field = "record"
+		}
+		return providers.Sighting{}, fail(perr.Field, perr.Err)
+	}
 	root := node{m: m}
 	text := func(name string) (string, *ledger.ParseError) {
 		f, err := ps.scalar(root, name)

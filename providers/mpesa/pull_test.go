@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,12 @@ func TestPullEnvelopes(t *testing.T) {
 	s, perr = ParsePullRecord([]byte(`{"transactionId":"OEI2AK4Q17","trxDate":"2020-08-05 13:13:00","transactiontype":"c2b-buy-goods-debit","amount":1}`), 1, received)
 	if perr != nil || s.Txn.OccurredAt.Format(time.RFC3339) != "2020-08-05T10:13:00Z" {
 		t.Errorf("EAT record = %+v, %v", s.Txn, perr)
+	}
+	// A record naming its amount twice is refused with the key, not
+	// read as its last value.
+	_, perr = ParsePullRecord([]byte(`{"transactionId":"OEI2AK4Q17","trxDate":"2020-08-05 13:13:00","transactiontype":"c2b-buy-goods-debit","amount":1,"Amount":1000}`), 1, received)
+	if perr == nil || perr.Field != "Amount" || !strings.Contains(perr.Error(), "duplicate key") {
+		t.Errorf("amount twice: %v", perr)
 	}
 }
 

@@ -86,29 +86,66 @@ type header struct {
 	width int
 }
 
-// findHeader recognises the header row: it names every required column.
-func findHeader(rec []string) (header, bool) {
-	var h header
-	for i := range h.idx {
-		h.idx[i] = -1
+// canonical maps every accepted spelling of a column, normalised by
+// normHeader, to the column's name in errors.
+var canonical = func() map[string]string {
+	m := map[string]string{}
+	for _, names := range columnNames {
+		for _, n := range names[1:] {
+			m[n] = names[0]
+		}
 	}
-	for i, cell := range rec {
-		n := normHeader(cell)
-		for c, names := range columnNames {
-			for _, name := range names[1:] {
-				if n == name && h.idx[c] < 0 {
-					h.idx[c] = i
-				}
-			}
+	return m
+}()
+
+// nearHeader is how many of the known columns a row must name to be taken
+// for the header even though a required column is missing (renamed): the
+// error then names what is missing instead of finding no header at all.
+const nearHeader = 3
+
+// headerRow is what a row says as a header row.
+type headerRow struct {
+	h header
+	// found is set when the row names every required column, each once.
+	found bool
+	// known counts the columns it names; missing lists the required ones
+	// it lacks.
+	known   int
+	missing []string
+	// err is a column named twice (rawcsv.Header's rule), in a row that
+	// looks like the header.
+	err error
+}
+
+// findHeader reads rec as a header row: columns are found by name
+// (columnNames), and a column named twice, under one spelling or two, is
+// an error naming it when the row is the header or close to it.
+func findHeader(rec []string) headerRow {
+	cols := rawcsv.NewHeader(rec, func(cell string) string { return canonical[normHeader(cell)] })
+	var r headerRow
+	var dup error
+	for c, names := range columnNames {
+		i, err := cols.Column(names[0])
+		r.h.idx[c] = i
+		if cols.Has(names[0]) {
+			r.known++
+		}
+		if errors.Is(err, rawcsv.ErrDuplicateColumn) && dup == nil {
+			dup = err
 		}
 	}
 	for _, c := range requiredColumns {
-		if h.idx[c] < 0 {
-			return h, false
+		if !cols.Has(columnNames[c][0]) {
+			r.missing = append(r.missing, columnNames[c][0])
 		}
 	}
-	h.width = len(rec)
-	return h, true
+	if dup != nil && (len(r.missing) == 0 || r.known >= nearHeader) {
+		r.err = dup
+		return r
+	}
+	r.found = len(r.missing) == 0 && dup == nil
+	r.h.width = len(rec)
+	return r
 }
 
 // mayBeHeader is a quick necessary condition of findHeader, checked first
@@ -125,15 +162,13 @@ func mayBeHeader(rec []string) bool {
 	return false
 }
 
-func isHeader(rec []string) bool {
-	_, ok := findHeader(rec)
-	return ok
-}
-
 // ParseStatement implements providers.StatementParser.
 func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(providers.Sighting) error,
 	reject func(perr *ledger.ParseError, raw []byte) error) error {
-	cr := rawcsv.NewReader(r)
+	cr, err := rawcsv.NewReader(r)
+	if err != nil {
+		return &ledger.ParseError{File: file, Line: 1, Err: err}
+	}
 	cr.CSV.FieldsPerRecord = -1
 	cr.CSV.ReuseRecord = true // no row's slice of fields is kept; its strings are
 	now := time.Now
@@ -145,6 +180,10 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		h     header
 		found bool
 		lines int
+		// near is the first row that looked like the header without
+		// being it, and nearLine its line.
+		near     headerRow
+		nearLine int
 	)
 	var pe *csv.ParseError // one for the file: As needs its address
 	for {
@@ -171,15 +210,34 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		}
 		line, _ := cr.CSV.FieldPos(0)
 		if !found {
-			h, found = findHeader(fields)
+			hr := findHeader(fields)
+			var dup *rawcsv.DuplicateColumnError
+			switch {
+			case errors.As(hr.err, &dup):
+				return &ledger.ParseError{File: file, Line: line, Field: dup.Column, Err: hr.err}
+			case hr.found:
+				h, found = hr.h, true
+			case hr.known >= nearHeader && hr.known > near.known:
+				near, nearLine = hr, line
+			}
 			continue
 		}
 		if blankRow(fields) {
 			continue
 		}
-		if mayBeHeader(fields) && isHeader(fields) {
+		if mayBeHeader(fields) {
 			// Exports pasted together repeat the header.
-			continue
+			hr := findHeader(fields)
+			var dup *rawcsv.DuplicateColumnError
+			if errors.As(hr.err, &dup) {
+				if err := reject(&ledger.ParseError{File: file, Line: line, Field: dup.Column, Err: hr.err}, raw); err != nil {
+					return err
+				}
+				continue
+			}
+			if hr.found {
+				continue
+			}
 		}
 		s, perr := st.row(h, fields, line, raw)
 		if perr != nil {
@@ -192,11 +250,16 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 			return err
 		}
 	}
-	if !found {
-		want := make([]string, len(requiredColumns))
-		for i, c := range requiredColumns {
-			want[i] = columnNames[c][0]
-		}
+	want := make([]string, len(requiredColumns))
+	for i, c := range requiredColumns {
+		want[i] = columnNames[c][0]
+	}
+	switch {
+	case !found && near.known > 0:
+		return &ledger.ParseError{File: file, Line: nearLine, Field: near.missing[0], Err: fmt.Errorf(
+			"the header row lacks column(s) %s (a portal statement names %s; other columns are ignored)",
+			strings.Join(near.missing, ", "), strings.Join(want, ", "))}
+	case !found:
 		return &ledger.ParseError{File: file, Field: "header", Err: fmt.Errorf("no header row in %d line(s) (want columns %s)",
 			lines, strings.Join(want, ", "))}
 	}

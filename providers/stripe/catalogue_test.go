@@ -7,6 +7,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers/csvfile"
 )
 
 const reportHeader = "balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,source_id,charge_id,payment_metadata[intent_key]\n"
@@ -77,6 +78,10 @@ func TestCatalogueReportCSV(t *testing.T) {
 		{name: "header only lacks a column", data: "balance_transaction_id,created_utc,currency,gross,reporting_category,source_id\n" + goodReportRow,
 			line: 1, field: "fee", want: "lacks column(s) fee", whole: true},
 		{name: "empty file", data: "", line: 1, want: "no header row", whole: true},
+		{name: "gross twice", data: strings.Replace(reportHeader, "\n", ",gross\n", 1) + strings.Replace(goodReportRow, "\n", ",1.00\n", 1),
+			line: 1, field: "gross", want: `column "gross" appears more than once in the header`, whole: true, is: csvfile.ErrDuplicateColumn},
+		{name: "UTF-16", data: "\xff\xfe" + strings.Join(strings.Split(reportHeader, ""), "\x00") + "\x00",
+			line: 1, want: "UTF-16 is not supported: save the file as UTF-8", whole: true},
 	}
 	for _, tc := range cases {
 		got, err := parseReport(t, ReportParser{}, []byte(tc.data), "payouts.csv")

@@ -89,6 +89,7 @@ func FuzzEventBody(f *testing.F) {
 	f.Add([]byte(`{"id":"evt_1","object":"event","type":"payment_intent.succeeded","created":1,"data":{"object":{"id":"pi_1","object":"payment_intent","amount":550,"currency":"isk","status":"succeeded"}}}`))
 	f.Add([]byte(`{"id":"evt_1","object":"event","type":"refund.created","created":1,"data":{"object":{"id":"re_1","amount":1,"currency":"mga","created":1,"status":"canceled","charge":{"id":"ch_9"}}}}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"id":"evt_1","object":"event","type":"charge.succeeded","created":1,"data":{"object":{"id":"ch_1","object":"charge","amount":1050,"currency":"usd","created":1,"status":"succeeded","Amount":1}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ev, err := EventParser{}.ParseCallback(body, "callback:1", T0)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
 )
@@ -50,9 +51,11 @@ type WebhookConfig struct {
 // Stripe-Signature header against the raw body, hands the body to the
 // Receiver with an EventParser, and answers 200 once the body is stored
 // (duplicates and bodies that are quarantined included). It answers 400 for
-// a missing, malformed, stale or wrong signature, 405 for anything but POST,
-// 413 for an oversized body, and 500 only when the body could not be stored,
-// so that Stripe delivers it again.
+// a missing, malformed, stale or wrong signature, and for a signed body that
+// names a key twice in one object (stored and quarantined first, the answer
+// naming the key's path), 405 for anything but POST, 413 for an oversized
+// body, and 500 only when the body could not be stored, so that Stripe
+// delivers it again.
 type WebhookHandler struct {
 	cfg WebhookConfig
 }
@@ -114,6 +117,15 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.cfg.Logger.Error("stripe webhook not stored", "remote", r.RemoteAddr, "error", err.Error())
 		http.Error(w, "not stored", http.StatusInternalServerError)
+		return
+	}
+	// A key named twice makes the body mean two things: it is kept in the
+	// quarantine (by the parser, once), and the sender is told which key,
+	// on every delivery of it.
+	var dup *jsonbody.DuplicateKeyError
+	if errors.As(jsonbody.Check(body), &dup) {
+		h.cfg.Logger.Warn("stripe webhook refused: duplicate key", "remote", r.RemoteAddr, "path", dup.Path)
+		http.Error(w, dup.Error(), http.StatusBadRequest)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

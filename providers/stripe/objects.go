@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -220,25 +220,31 @@ type disputeObject struct {
 }
 
 // decodeObject decodes one Stripe object strictly enough to name the field at
-// fault: a wrong type, a fractional amount or malformed JSON is a
-// *ledger.FieldError whose field is prefix plus the JSON path.
+// fault: a wrong type, a fractional amount, malformed JSON or a key named
+// twice (internal/jsonbody's rule, which encoding/json would settle by
+// keeping the last value) is a *ledger.FieldError whose field is prefix
+// plus the JSON path.
 func decodeObject(raw []byte, prefix string, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			field := prefix + te.Field
-			if te.Field == "" {
-				field = wholeField(prefix)
-			}
-			return &ledger.FieldError{Field: field, Err: fmt.Errorf("want %s, got JSON %s", jsonKind(te.Type), te.Value)}
+	err := jsonbody.Decode(raw, v, jsonbody.Options{})
+	var (
+		te  *json.UnmarshalTypeError
+		dup *jsonbody.DuplicateKeyError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &dup):
+		return &ledger.FieldError{Field: prefix + dup.Path, Err: errors.New(dup.Reason())}
+	case errors.As(err, &te):
+		field := prefix + te.Field
+		if te.Field == "" {
+			field = wholeField(prefix)
 		}
-		return &ledger.FieldError{Field: wholeField(prefix), Err: fmt.Errorf("not a JSON object: %w", err)}
-	}
-	if _, err := dec.Token(); err != io.EOF {
+		return &ledger.FieldError{Field: field, Err: fmt.Errorf("want %s, got JSON %s", jsonKind(te.Type), te.Value)}
+	case errors.Is(err, jsonbody.ErrTrailingData):
 		return &ledger.FieldError{Field: wholeField(prefix), Err: errors.New("trailing data after the JSON object")}
 	}
-	return nil
+	return &ledger.FieldError{Field: wholeField(prefix), Err: fmt.Errorf("not a JSON object: %w", err)}
 }
 
 func jsonKind(t reflect.Type) string {

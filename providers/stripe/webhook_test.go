@@ -120,6 +120,11 @@ func (r *recordingReceiver) Receive(_ context.Context, provider string, parser p
 func TestWebhookHandlerAnswers(t *testing.T) {
 	t.Parallel()
 	body := readEvents(t)["charge_succeeded"]
+	// The charge's amount twice: encoding/json would keep 1 (USD 0.01).
+	dupAmount := bytes.Replace(body, []byte(`"amount":1050,`), []byte(`"amount":1050,"amount":1,`), 1)
+	if bytes.Equal(dupAmount, body) {
+		t.Fatal("the fixture has no amount to repeat")
+	}
 	now := time.Now()
 	cases := []struct {
 		name   string
@@ -140,6 +145,7 @@ func TestWebhookHandlerAnswers(t *testing.T) {
 		{"a little ahead (clock skew)", "POST", body, signed(body, whsec, now.Add(time.Minute)), nil, 200, true},
 		{"malformed header", "POST", body, "t=abc,v1=zz", nil, 400, false},
 		{"signed but not an event", "POST", []byte(`{"object":"v2.core.event"}`), signed([]byte(`{"object":"v2.core.event"}`), whsec, now), nil, 200, true},
+		{"signed, a key named twice", "POST", dupAmount, signed(dupAmount, whsec, now), nil, 400, true},
 		{"not stored", "POST", body, signed(body, whsec, now), errors.New("database down"), 500, true},
 		{"GET", "GET", nil, "", nil, 405, false},
 		{"too large", "POST", bytes.Repeat([]byte(" "), 2<<20), "", nil, 413, false},
@@ -165,6 +171,9 @@ func TestWebhookHandlerAnswers(t *testing.T) {
 		}
 		if tc.stored && !bytes.Equal(rec.bodies[0], tc.body) {
 			t.Errorf("%s: receiver got a different body", tc.name)
+		}
+		if tc.status == 400 && tc.stored && w.Body.String() != "data.object.amount: duplicate key\n" {
+			t.Errorf("%s: answer %q does not name the key", tc.name, w.Body)
 		}
 	}
 	for _, cfg := range []WebhookConfig{{Receiver: &recordingReceiver{}}, {Secrets: []string{whsec}},
@@ -233,6 +242,21 @@ func TestWebhookIntoTheBooks(t *testing.T) {
 			}
 			if _, err := store.GetProviderTxn(ctx, Provider, "ch_x"); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("a quarantined body added a transaction: %v", err)
+			}
+			// A key named twice: quarantined with its path and answered 400
+			// naming it, the next delivery too (quarantined once).
+			dup := bytes.Replace(bad, []byte(`"amount":"10.50"`), []byte(`"amount":1050,"currency":"usd","Amount":1`), 1)
+			for i := range 2 {
+				if w := post(dup); w.Code != 400 || !strings.Contains(w.Body.String(), "data.object.Amount: duplicate key") {
+					t.Errorf("key twice, delivery %d: HTTP %d %s", i+1, w.Code, w.Body)
+				}
+			}
+			q, err = store.ListQuarantine(ctx, "stripe_callback", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q) != 2 || q[0].Field != "data.object.Amount" || !bytes.Equal(q[0].Raw, dup) {
+				t.Errorf("quarantine = %+v", q)
 			}
 		})
 	}
