@@ -19,6 +19,6 @@ lint:
 	gofmt -l . && go vet ./...
 
 # Rewrites config.example.yaml and docs/configuration.md from the configuration's
-# defaults and descriptions (cmd/reconcile); a test fails when they are stale.
+# defaults and descriptions (package config); a test fails when they are stale.
 generate:
 	go generate ./...

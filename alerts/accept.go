@@ -3,88 +3,30 @@ package alerts
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/slack-go/slack"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
-// Reasons an Accept suggestion press changes nothing, told to the user.
-var (
-	// errSuggestionChanged: the finding no longer suggests the pair the
-	// button carries (a later run found a better one, or none).
-	errSuggestionChanged = errors.New("the finding no longer suggests this match")
-	// errFindingResolved: the finding, or the other finding of the pair,
-	// is resolved already.
-	errFindingResolved = errors.New("resolved already")
-)
-
-// accept applies an Accept suggestion press once per key: in one
-// transaction with the claim of the key, it checks that the finding still
-// suggests exactly the pair the button carries and that neither finding of
-// the pair is resolved, and matches them as `reconcile findings match`
-// does (the link recorded with the Slack user as actor, both findings
-// resolved, each with a matched event), planning the follow-ups through
-// OnResolve. Then it redraws the message to say who accepted it, or tells
-// the user why nothing was changed.
+// accept applies an Accept suggestion press once per key, as a match that
+// accepts the suggestion the button carries (the findings service checks,
+// in one transaction with the claim of the key, that the finding still
+// suggests exactly that pair and that neither finding of it is resolved,
+// then matches them as `reconcile findings match` does, with the Slack user
+// as actor, and announces both resolutions). Then it redraws the message to
+// say who accepted it, or tells the user why nothing was changed.
 func (h *Interactions) accept(ctx context.Context, key string, ref buttonRef, channel, ts string, user slack.User) {
 	if ref.Intent == "" || ref.Txn == "" || ref.Pair == "" {
 		h.log.Warn("slack accept without a suggestion in its value", slog.String("finding", ref.Finding))
 		return
 	}
 	who := actor(user)
-	now := h.clock().UTC()
-	var (
-		f       ledger.Finding
-		applied bool
-	)
-	err := h.cfg.Store.InTx(ctx, func(tx ledger.Tx) error {
-		fresh, err := tx.ClaimInteraction(ctx, key, now)
-		if err != nil {
-			return err
-		}
-		if f, err = tx.GetFinding(ctx, ref.Finding); err != nil || !fresh {
-			return err
-		}
-		if f.Status == ledger.FindingResolved {
-			return errFindingResolved
-		}
-		sg := f.Suggestion
-		if sg.IntentKey != ref.Intent || sg.TxnID != ref.Txn || sg.FindingID != ref.Pair {
-			return errSuggestionChanged
-		}
-		pair, err := tx.GetFinding(ctx, sg.FindingID)
-		switch {
-		case errors.Is(err, ledger.ErrNotFound):
-			return errSuggestionChanged
-		case err != nil:
-			return err
-		case pair.Status == ledger.FindingResolved:
-			return fmt.Errorf("finding %s, the other half of the pair, is %w", pair.ID, errFindingResolved)
-		}
-		unknown := f.ID
-		if f.Kind != ledger.KindUnknownCharge {
-			unknown = pair.ID
-		}
-		note := "suggested match accepted"
-		if sg.Reason != "" {
-			note += " (" + sg.Reason + ")"
-		}
-		out, err := ledger.MatchInTx(ctx, tx, ledger.MatchParams{FindingID: unknown, IntentKey: sg.IntentKey, Actor: who,
-			Note: note, Now: now, OnResolved: h.cfg.OnResolve})
-		if err != nil {
-			return err
-		}
-		for _, g := range out.Findings {
-			if g.ID == f.ID {
-				f = g
-			}
-		}
-		applied = true
-		return nil
-	})
+	out, err := h.cfg.Findings.Decide(ctx, findings.Decision{Verb: findings.Match, FindingID: ref.Finding, Actor: who,
+		IntentKey: ref.Intent, Suggested: &ledger.Suggestion{IntentKey: ref.Intent, TxnID: ref.Txn, FindingID: ref.Pair}, Once: key})
+	f, applied := out.Finding, !out.Repeat
 	if err != nil {
 		h.acceptRefused(ctx, ref, channel, ts, user.ID, err)
 		return
@@ -116,7 +58,7 @@ func (h *Interactions) acceptRefused(ctx context.Context, ref buttonRef, channel
 		text string
 	)
 	switch {
-	case errors.Is(err, errSuggestionChanged):
+	case errors.Is(err, findings.ErrSuggestionChanged):
 		text = "This suggestion is out of date: the finding no longer suggests intent " + scrubID(ref.Intent) +
 			" for provider charge " + scrubID(ref.Txn) + ". Nothing was changed; the message now shows the finding as it stands."
 		if f, gerr := h.cfg.Store.GetFinding(ctx, ref.Finding); gerr == nil && channel != "" && ts != "" {
@@ -124,9 +66,9 @@ func (h *Interactions) acceptRefused(ctx context.Context, ref buttonRef, channel
 				h.log.Warn("slack message not updated", slog.String("finding", ref.Finding), slog.String("error", redact(rerr.Error(), h.secrets())))
 			}
 		}
-	case err == errFindingResolved:
+	case err == findings.ErrResolved:
 		text = "This finding is resolved already; nothing was changed."
-	case errors.Is(err, errFindingResolved):
+	case errors.Is(err, findings.ErrResolved):
 		text = "The match was refused: " + err.Error() + ". Nothing was changed."
 	case errors.As(err, &fe):
 		text = "The match was refused: " + fe.Err.Error() + ". Nothing was changed."

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -116,14 +117,15 @@ func TestAcceptSuggestion(t *testing.T) {
 			)
 			h, err := NewInteractions(InteractionsConfig{SigningSecret: testSigningSecret, AllowedUsers: []string{"U0ALICE"},
 				Alerts: b.cfg, Store: b.store, Clock: b.clock.Now, HTTPClient: testHTTPClient(t),
-				OnResolve: func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
-					as, err := b.rec.planner.PlanResolution(ctx, tx, f)
-					mu.Lock()
-					defer mu.Unlock()
-					planMsg = append(planMsg, as...)
-					resolvd = append(resolvd, f.ID)
-					return err
-				}})
+				Findings: findings.NewService(b.store, findings.Options{Clock: b.clock.Now,
+					Announce: func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
+						as, err := b.rec.planner.PlanResolution(ctx, tx, f)
+						mu.Lock()
+						defer mu.Unlock()
+						planMsg = append(planMsg, as...)
+						resolvd = append(resolvd, f.ID)
+						return err
+					}})})
 			if err != nil {
 				t.Fatal(err)
 			}

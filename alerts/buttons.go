@@ -26,7 +26,9 @@ const (
 	resolveCallbackID = "reconcile_resolve_note"
 	noteBlockID       = "note"
 	noteActionID      = "note"
-	// maxNote bounds a resolve note, in characters, as the findings API does.
+	// maxNote is the most the resolve dialog's text input takes, in
+	// characters (Slack's limit); the findings service bounds a note in
+	// bytes (findings.MaxNote).
 	maxNote = 3000
 	// maxButtonValue is Slack's limit on a button's value, in characters.
 	maxButtonValue = 2000

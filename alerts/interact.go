@@ -16,6 +16,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
 )
@@ -45,24 +46,23 @@ type InteractionsConfig struct {
 	// token answers Slack and its rendering redraws the messages.
 	Alerts Config
 	Store  InteractionStore
+	// Findings applies the decisions (acknowledge, resolve, accept a
+	// suggestion); it announces what they resolve.
+	Findings *findings.Service
 	// Clock stamps the history (nil: time.Now).
 	Clock func() time.Time
 	// HTTPClient talks to Slack (nil: one with Alerts.Timeout).
 	HTTPClient *http.Client
-	// OnResolve runs in the transaction that resolves a finding (the
-	// follow-up in the finding's thread).
-	OnResolve func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error
-	Logger    *slog.Logger
+	Logger     *slog.Logger
 }
 
-// InteractionStore is what the buttons read and act through (an action
-// runs in a transaction); a ledger.Store has it.
+// InteractionStore is what the buttons read to answer and redraw (they act
+// through the findings service); a ledger.Store has it.
 type InteractionStore interface {
 	GetAlert(ctx context.Context, id int64) (ledger.Alert, error)
 	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
 	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
 	FindingHistory(ctx context.Context, findingID string) ([]ledger.HistoryEvent, error)
-	ledger.Transactor
 }
 
 // Interactions serves POST /slack/interactions: the Acknowledge and Resolve
@@ -107,6 +107,9 @@ func NewInteractions(cfg InteractionsConfig) (*Interactions, error) {
 	}
 	if cfg.Store == nil {
 		bad("store", "is nil")
+	}
+	if cfg.Findings == nil {
+		bad("findings", "is nil")
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("alerts interactions: %w", err)
@@ -266,8 +269,9 @@ func (h *Interactions) blockActions(ctx context.Context, cb *slack.InteractionCa
 		}
 		return
 	}
-	f, applied, err := h.apply(ctx, key, ref, ledger.FindingAcknowledged, "", actor(cb.User))
-	h.after(ctx, ref, channel, ts, cb.User.ID, f, applied, err)
+	out, err := h.cfg.Findings.Decide(ctx, findings.Decision{Verb: findings.Acknowledge, FindingID: ref.Finding,
+		Actor: actor(cb.User), Once: key})
+	h.after(ctx, ref, channel, ts, cb.User.ID, out.Finding, !out.Repeat, err)
 }
 
 // resolveSubmitted applies the resolve dialog; a non-nil answer keeps the
@@ -283,53 +287,23 @@ func (h *Interactions) resolveSubmitted(ctx context.Context, cb *slack.Interacti
 	}
 	var note string
 	if cb.View.State != nil {
-		note = strings.TrimSpace(cb.View.State.Values[noteBlockID][noteActionID].Value)
-	}
-	switch {
-	case note == "":
-		return slack.NewErrorsViewSubmissionResponse(map[string]string{noteBlockID: "Say what was done, or why it needs nothing."})
-	case len([]rune(note)) > maxNote:
-		return slack.NewErrorsViewSubmissionResponse(map[string]string{noteBlockID: fmt.Sprintf("At most %d characters.", maxNote)})
+		note = cb.View.State.Values[noteBlockID][noteActionID].Value
 	}
 	// One dialog resolves once: a retried or repeated submission of the
 	// same view changes nothing.
 	key := strings.Join([]string{"slack", "view_submission", cb.Team.ID, cb.View.ID}, ":")
-	f, applied, err := h.apply(ctx, key, ref, ledger.FindingResolved, note, actor(cb.User))
-	if errors.Is(err, ledger.ErrConflict) {
+	out, err := h.cfg.Findings.Decide(ctx, findings.Decision{Verb: findings.Resolve, FindingID: ref.Finding,
+		Actor: actor(cb.User), Note: note, Once: key})
+	switch {
+	case errors.Is(err, findings.ErrNoteRequired):
+		return slack.NewErrorsViewSubmissionResponse(map[string]string{noteBlockID: "Say what was done, or why it needs nothing."})
+	case errors.Is(err, findings.ErrNoteTooLong):
+		return slack.NewErrorsViewSubmissionResponse(map[string]string{noteBlockID: fmt.Sprintf("At most %d bytes.", findings.MaxNote)})
+	case errors.Is(err, ledger.ErrConflict):
 		return slack.NewErrorsViewSubmissionResponse(map[string]string{noteBlockID: "This finding is already resolved."})
 	}
-	h.after(ctx, ref, ref.Channel, ref.TS, cb.User.ID, f, applied, err)
+	h.after(ctx, ref, ref.Channel, ref.TS, cb.User.ID, out.Finding, !out.Repeat, err)
 	return nil
-}
-
-// apply moves the finding to status `to` once per key, in one transaction
-// with the claim of the key. applied is false for a repeat.
-func (h *Interactions) apply(ctx context.Context, key string, ref buttonRef, to ledger.FindingStatus, note string, who ledger.Actor) (ledger.Finding, bool, error) {
-	var (
-		f       ledger.Finding
-		applied bool
-	)
-	now := h.clock().UTC()
-	err := h.cfg.Store.InTx(ctx, func(tx ledger.Tx) error {
-		fresh, err := tx.ClaimInteraction(ctx, key, now)
-		if err != nil {
-			return err
-		}
-		if !fresh {
-			f, err = tx.GetFinding(ctx, ref.Finding)
-			return err
-		}
-		f, err = tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: ref.Finding, To: to, Note: note, Now: now, Actor: who})
-		if err != nil {
-			return err
-		}
-		applied = true
-		if to == ledger.FindingResolved && h.cfg.OnResolve != nil {
-			return h.cfg.OnResolve(ctx, tx, f)
-		}
-		return nil
-	})
-	return f, applied, err
 }
 
 // after tells the user what went wrong, or redraws the message to show the

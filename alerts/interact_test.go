@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/alerts/alertstest"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -121,7 +122,8 @@ func TestInteractions(t *testing.T) {
 			var resolutions atomic.Int32
 			h, err := NewInteractions(InteractionsConfig{SigningSecret: testSigningSecret, AllowedUsers: []string{"U0ALICE"},
 				AllowedGroups: []string{"S0FINOPS"}, Alerts: b.cfg, Store: b.store, Clock: b.clock.Now, HTTPClient: testHTTPClient(t),
-				OnResolve: func(context.Context, ledger.Tx, ledger.Finding) error { resolutions.Add(1); return nil }})
+				Findings: findings.NewService(b.store, findings.Options{Clock: b.clock.Now,
+					Announce: func(context.Context, ledger.Tx, ledger.Finding) error { resolutions.Add(1); return nil }})})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -82,3 +82,20 @@ func (m *Metrics) wait(source string, d time.Duration) {
 	m.RateLimitWaits.WithLabelValues(source).Inc()
 	m.RateLimitWaitSeconds.WithLabelValues(source).Add(d.Seconds())
 }
+
+// results are every delivery result, for Init.
+var results = []string{ResultDelivered, ResultRecovered, ResultAlreadyDelivered, ResultSuperseded,
+	ResultFailed, ResultDiscarded, ResultRejected, ResultRateLimited, ResultOrdered}
+
+// Init creates at zero every series of mode known at start, so that
+// dashboards and alert rules see them from the first scrape.
+func (m *Metrics) Init(mode Mode) {
+	for _, r := range results {
+		m.Deliveries.WithLabelValues(string(mode), r)
+	}
+	m.PossibleDuplicates.WithLabelValues(string(mode))
+	for _, s := range []string{"slack", "local"} {
+		m.RateLimitWaits.WithLabelValues(s)
+		m.RateLimitWaitSeconds.WithLabelValues(s)
+	}
+}

@@ -48,3 +48,37 @@ func (s *Service) countOutcome(in ledger.Intent, state ledger.State) {
 	}
 	s.metrics.Outcomes.WithLabelValues(in.Provider, string(state)).Inc()
 }
+
+// Label values known before the first event: Init creates their series at
+// zero, so that dashboards and alert rules see them from the first scrape.
+var (
+	claimResults     = []string{"won", "held", "final"}
+	skippedWhat      = []string{"charge_job", "refund_job", "verdict"}
+	chargeCallResult = []string{"succeeded", "failed", "pending", "unknown", "retryable", "permanent", "ambiguous"}
+	outcomeStates    = []ledger.State{ledger.StateSucceeded, ledger.StateFailed, ledger.StateUnknown}
+	eventResults     = []string{"delivered", "retry", "refused", "error"}
+)
+
+// Init creates at zero every series known at start: claims, skipped
+// duplicates and event deliveries by result, and the calls and outcomes of
+// each charging provider.
+func (m *Metrics) Init(chargers []string) {
+	for _, r := range claimResults {
+		m.Claims.WithLabelValues(r)
+	}
+	for _, w := range skippedWhat {
+		m.SkippedDuplicates.WithLabelValues(w)
+	}
+	for _, r := range eventResults {
+		m.EventDeliveries.WithLabelValues(r)
+	}
+	for _, p := range chargers {
+		for _, r := range chargeCallResult {
+			m.ProviderCalls.WithLabelValues(p, "charge", r)
+		}
+		for _, s := range outcomeStates {
+			m.Outcomes.WithLabelValues(p, string(s))
+			m.RefundOutcomes.WithLabelValues(p, string(s))
+		}
+	}
+}

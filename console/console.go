@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -78,8 +79,8 @@ type Deps struct {
 	// Replay submits a quarantined item again through its path (see
 	// `reconcile quarantine replay`).
 	Replay func(ctx context.Context, q ledger.QuarantineItem) (string, error)
-	// OnResolve runs in the transaction of a person's resolution.
-	OnResolve func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error
+	// Findings applies operators' decisions on findings.
+	Findings *findings.Service
 	// Providers lists the known providers with their zones; times show in
 	// the provider's zone.
 	Providers func(ctx context.Context) (map[string]*time.Location, error)
@@ -120,8 +121,8 @@ func New(cfg Config, d Deps) (*Console, error) {
 	default:
 		return nil, fmt.Errorf("console: unknown mode %q (want local, proxy or oidc)", cfg.Mode)
 	}
-	if d.Store == nil || d.Providers == nil {
-		return nil, errors.New("console: a store and the providers are required")
+	if d.Store == nil || d.Providers == nil || d.Findings == nil {
+		return nil, errors.New("console: a store, the findings service and the providers are required")
 	}
 	if d.Clock == nil {
 		d.Clock = time.Now

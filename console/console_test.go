@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/golden"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -120,6 +121,7 @@ func setup(t *testing.T, newStore func(testing.TB) ledger.Store) *bundle {
 	c, err := New(Config{Mode: ModeProxy, UserHeader: "X-Forwarded-Email", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		Operators: []string{"ops@example.com"}, Viewers: []string{"view@example.com"}},
 		Deps{Store: s, Jobs: b.jobs, Clock: func() time.Time { return t0.Add(5 * time.Hour) },
+			Findings: findings.NewService(s, findings.Options{Clock: func() time.Time { return t0.Add(5 * time.Hour) }}),
 			Providers: func(context.Context) (map[string]*time.Location, error) {
 				return map[string]*time.Location{"mpesa": nairobi}, nil
 			},

@@ -29,7 +29,11 @@ func TestManualMatch(t *testing.T) {
 			if p := b.post(t, viewer, path+"/match", form, nil); p.status != http.StatusForbidden {
 				t.Fatalf("viewer match: %d", p.status)
 			}
-			if p := b.post(t, ops, path+"/match", url.Values{"intent": {"charge:nope"}}, nil); p.status != http.StatusUnprocessableEntity ||
+			if p := b.post(t, ops, path+"/match", url.Values{"intent": {"charge:order-4471"}}, nil); p.status != http.StatusUnprocessableEntity ||
+				!strings.Contains(p.body, "Write a note") {
+				t.Fatalf("match without a note: %d\n%s", p.status, p.body)
+			}
+			if p := b.post(t, ops, path+"/match", url.Values{"intent": {"charge:nope"}, "note": {"x"}}, nil); p.status != http.StatusUnprocessableEntity ||
 				!strings.Contains(p.body, "Refused: no intent") {
 				t.Fatalf("match to no intent: %d\n%s", p.status, p.body)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oauth2-proxy/mockoidc"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 )
@@ -42,7 +43,7 @@ func TestOIDCSignIn(t *testing.T) {
 				OIDC: OIDCConfig{Issuer: mc.Issuer, ClientID: mc.ClientID, ClientSecret: mc.ClientSecret,
 					RedirectURL: srv.URL + "/console/callback", Scopes: []string{"openid", "email", "groups"},
 					SessionKey: []byte(strings.Repeat("k", 32))}},
-				Deps{Store: b.store, Clock: time.Now, Providers: b.console.deps.Providers})
+				Deps{Store: b.store, Clock: time.Now, Providers: b.console.deps.Providers, Findings: b.console.deps.Findings})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,11 +178,11 @@ func TestOIDCConfig(t *testing.T) {
 	} {
 		cfg := Config{Mode: ModeOIDC, Operators: []string{"ops@example.com"}, OIDC: good}
 		edit(&cfg)
-		if _, err := New(cfg, Deps{Store: s, Providers: prov}); err == nil {
+		if _, err := New(cfg, Deps{Store: s, Providers: prov, Findings: findings.NewService(s, findings.Options{})}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	c, err := New(Config{Mode: ModeOIDC, Operators: []string{"ops@example.com"}, OIDC: good}, Deps{Store: s, Providers: prov})
+	c, err := New(Config{Mode: ModeOIDC, Operators: []string{"ops@example.com"}, OIDC: good}, Deps{Store: s, Providers: prov, Findings: findings.NewService(s, findings.Options{})})
 	if err != nil || !c.oidc.secure {
 		t.Fatalf("good config: %v (secure %v)", err, c != nil && c.oidc.secure)
 	}

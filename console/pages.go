@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -166,7 +167,7 @@ func (c *Console) finding(w http.ResponseWriter, r *http.Request) {
 func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	f, err := c.deps.Store.GetFinding(ctx, id)
+	d, err := findings.Load(ctx, c.deps.Store, id)
 	if errors.Is(err, ledger.ErrNotFound) {
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no finding "+id+".")
 		return
@@ -180,30 +181,13 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 		c.internal(w, r, err)
 		return
 	}
-	data := map[string]any{"Title": "Finding " + f.ID, "F": f, "Zone": zones[f.Provider], "Problem": problem}
-	if f.IntentKey != "" {
-		in, err := c.deps.Store.GetIntent(ctx, f.IntentKey)
-		switch {
-		case err == nil:
-			attempts, err := c.deps.Store.ListAttempts(ctx, f.IntentKey)
-			if err != nil {
-				c.internal(w, r, err)
-				return
-			}
-			data["Intent"], data["Attempts"], data["Customer"] = in, attempts, ledger.MaskCustomer(in.Customer)
-		case !errors.Is(err, ledger.ErrNotFound):
-			c.internal(w, r, err)
-			return
-		}
+	f := d.Finding
+	data := map[string]any{"Title": "Finding " + f.ID, "F": f, "Zone": zones[f.Provider], "Problem": problem, "History": d.History}
+	if d.Intent != nil {
+		data["Intent"], data["Attempts"], data["Customer"] = *d.Intent, d.Attempts, ledger.MaskCustomer(d.Intent.Customer)
 	}
-	txns, err := c.deps.Store.GetProviderTxns(ctx, f.Provider, f.ProviderTxnIDs)
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int { return strings.Compare(a.ID, b.ID) })
-	views := make([]txnView, 0, len(txns))
-	for _, t := range txns {
+	views := make([]txnView, 0, len(d.Txns))
+	for _, t := range d.Txns {
 		t.Counterparty = ledger.MaskCustomer(t.Counterparty)
 		v := txnView{ProviderTxn: t}
 		for _, s := range t.Sources {
@@ -212,62 +196,37 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 		views = append(views, v)
 	}
 	data["Txns"] = views
-	hist, err := c.deps.Store.FindingHistory(ctx, f.ID)
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	data["History"] = hist
-	if err := c.manualLinkData(ctx, f, data); err != nil {
-		c.internal(w, r, err)
-		return
+	if d.Link != nil {
+		data["Link"] = *d.Link
 	}
 	c.render(w, r, status, "finding", data)
 }
 
+// act applies an operator's decision on a finding (ack, resolve, reopen,
+// note, match, unmatch) through the findings service.
 func (c *Console) act(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	id, action := r.PathValue("id"), r.PathValue("action")
-	note := strings.TrimSpace(r.PostFormValue("note"))
-	now := c.deps.Clock().UTC()
-	var to ledger.FindingStatus
-	switch action {
-	case "ack":
-		to = ledger.FindingAcknowledged
-	case "resolve":
-		to = ledger.FindingResolved
-	case "reopen":
-		to = ledger.FindingOpen
-	case "note":
-	case "match", "unmatch":
-		c.manualMatch(w, r, id, action == "match")
-		return
-	default:
+	id := r.PathValue("id")
+	verb, ok := findings.ParseVerb(r.PathValue("action"))
+	if !ok {
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such action.")
 		return
 	}
-	if note == "" && action != "ack" {
-		c.showFinding(w, r, http.StatusUnprocessableEntity, "Write a note: say what was done or why.")
-		return
-	}
-	if len(note) > 4000 {
-		c.showFinding(w, r, http.StatusUnprocessableEntity, "The note is longer than 4000 characters.")
-		return
-	}
-	err := c.deps.Store.InTx(ctx, func(tx ledger.Tx) error {
-		if action == "note" {
-			_, err := tx.NoteFinding(ctx, ledger.FindingNote{ID: id, Actor: c.actor(r), Note: note, Now: now})
-			return err
-		}
-		f, err := tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: id, To: to, Note: note, Now: now, Actor: c.actor(r)})
-		if err == nil && to == ledger.FindingResolved && c.deps.OnResolve != nil {
-			err = c.deps.OnResolve(ctx, tx, f)
-		}
-		return err
-	})
+	_, err := c.deps.Findings.Decide(r.Context(), findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r),
+		Note: r.PostFormValue("note"), IntentKey: r.PostFormValue("intent")})
+	var fe *ledger.FieldError
 	switch {
+	case errors.Is(err, findings.ErrNoteRequired):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "Write a note: say what was done or why.")
+	case errors.Is(err, findings.ErrNoteTooLong):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("The note is longer than %d bytes.", findings.MaxNote))
+	case errors.Is(err, findings.ErrIntentRequired):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "Name the intent the payment belongs to.")
+	case errors.As(err, &fe):
+		c.showFinding(w, r, http.StatusUnprocessableEntity, "Refused: "+fe.Err.Error()+".")
 	case errors.Is(err, ledger.ErrNotFound):
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no finding "+id+".")
+	case errors.Is(err, ledger.ErrConflict) && (verb == findings.Match || verb == findings.Unmatch):
+		c.showFinding(w, r, http.StatusConflict, "Refused: "+refusal(err)+".")
 	case errors.Is(err, ledger.ErrConflict):
 		c.showFinding(w, r, http.StatusConflict, "That does not apply to the finding as it is now (someone may have acted first).")
 	case err != nil:

@@ -9,7 +9,7 @@ import (
 // Store is what the console reads and acts through; a ledger.Store has it.
 type Store interface {
 	// Findings, with their evidence and history, and the manual links
-	// people made (a person's action runs in a transaction).
+	// people made; decisions go through the findings service.
 	ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
 	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
 	FindingHistory(ctx context.Context, id string) ([]ledger.HistoryEvent, error)
@@ -17,7 +17,6 @@ type Store interface {
 	ListAttempts(ctx context.Context, intentKey string) ([]ledger.Attempt, error)
 	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error)
 	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
-	ledger.Transactor
 
 	// Runs and the quarantine.
 	ListRuns(ctx context.Context, provider string, limit int) ([]ledger.Run, error)

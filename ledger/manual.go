@@ -179,21 +179,33 @@ func UnmatchManually(ctx context.Context, s Transactor, p UnmatchParams) (MatchO
 		return out, err
 	}
 	err := s.InTx(ctx, func(tx Tx) error {
-		f, txn, err := unknownCharge(ctx, tx, p.FindingID, "unmatch")
-		if err != nil {
-			return err
-		}
-		out.Link, err = tx.DeleteManualLink(ctx, txn.Provider, txn.ID)
-		if errors.Is(err, ErrNotFound) {
-			return Wrap("unmatch", f.ID, fmt.Errorf("%w: provider txn %s is not matched by hand", ErrConflict, txn.ID))
-		}
-		if err != nil {
-			return err
-		}
-		what := fmt.Sprintf("unmatched provider txn %s from intent %s", txn.ID, out.Link.IntentKey)
-		out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, out.Link.IntentKey, ActionUnmatched, FindingOpen, withNote(what, p.Note), nil)
+		var err error
+		out, err = UnmatchInTx(ctx, tx, p)
 		return err
 	})
+	return out, err
+}
+
+// UnmatchInTx is UnmatchManually inside the caller's transaction; the
+// caller rolls back when it fails.
+func UnmatchInTx(ctx context.Context, tx Tx, p UnmatchParams) (MatchOutcome, error) {
+	var out MatchOutcome
+	if err := p.Actor.Validate(); err != nil {
+		return out, err
+	}
+	f, txn, err := unknownCharge(ctx, tx, p.FindingID, "unmatch")
+	if err != nil {
+		return out, err
+	}
+	out.Link, err = tx.DeleteManualLink(ctx, txn.Provider, txn.ID)
+	if errors.Is(err, ErrNotFound) {
+		return out, Wrap("unmatch", f.ID, fmt.Errorf("%w: provider txn %s is not matched by hand", ErrConflict, txn.ID))
+	}
+	if err != nil {
+		return out, err
+	}
+	what := fmt.Sprintf("unmatched provider txn %s from intent %s", txn.ID, out.Link.IntentKey)
+	out.Findings, err = pairEvents(ctx, tx, p.Actor, p.Now, f, out.Link.IntentKey, ActionUnmatched, FindingOpen, withNote(what, p.Note), nil)
 	return out, err
 }
 
@@ -216,10 +228,14 @@ func unknownCharge(ctx context.Context, tx Tx, id, verb string) (Finding, Provid
 
 // pairEvents writes action on the unknown_charge f and on the
 // missing_at_provider of intent key (when there is one), and moves each to
-// status unless it is there already; onResolved, when set, runs for each
-// finding it resolves.
+// status to when its transition allows (a finding there already stays);
+// onResolved, when set, runs for each finding it resolves.
 func pairEvents(ctx context.Context, tx Tx, who Actor, now time.Time, f Finding, key string, action Action,
 	to FindingStatus, note string, onResolved func(context.Context, Tx, Finding) error) ([]Finding, error) {
+	t, err := TransitionTo(to)
+	if err != nil {
+		return nil, err
+	}
 	pair := []Finding{f}
 	miss, err := tx.GetFinding(ctx, FindingID(KindMissingAtProvider, key, nil))
 	switch {
@@ -234,8 +250,7 @@ func pairEvents(ctx context.Context, tx Tx, who Actor, now time.Time, f Finding,
 			Actor: strings.TrimSpace(who.Name), Surface: who.Surface, Note: note, At: now.UTC()}); err != nil {
 			return nil, err
 		}
-		moves := g.Status != to && (to == FindingResolved || g.Status == FindingResolved)
-		if moves {
+		if t.Allows(g.Status) && g.Status != to {
 			if g, err = tx.UpdateFinding(ctx, FindingUpdate{ID: g.ID, To: to, Note: note, Now: now, Actor: who}); err != nil {
 				return nil, err
 			}

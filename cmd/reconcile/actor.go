@@ -39,16 +39,16 @@ func notFound(what, id, list string) error {
 	return fmt.Errorf("%s %s: no such %s (see `reconcile %s`)", what, id, what, list)
 }
 
-// acting opens the books for a command that records a decision, and names
-// who makes it (--actor or the OS user).
-func (a *app) acting(ctx context.Context, actor string) (ledger.Store, ledger.Actor, error) {
+// acting resolves the dependencies of a command that records a decision,
+// and names who makes it (--actor or the OS user).
+func (a *app) acting(ctx context.Context, actor string) (*deps, ledger.Actor, error) {
 	who, err := cliActor(actor)
 	if err != nil {
 		return nil, ledger.Actor{}, err
 	}
-	s, err := a.open(ctx, false)
+	d, err := a.resolve(ctx, storeCreate)
 	if err != nil {
 		return nil, ledger.Actor{}, err
 	}
-	return s, who, nil
+	return d, who, nil
 }

@@ -1,156 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
-	"github.com/reconcilehq/reconcile/ledger"
 )
-
-// AlertsConfig sends findings to finance ops in Slack.
-type AlertsConfig struct {
-	// Mode is off, webhook (incoming webhooks) or bot (a bot token with
-	// chat.postMessage: threads, message updates and no duplicates after a
-	// crash). Default off.
-	Mode string `mapstructure:"mode"`
-	// Channel receives run summaries and alerts without a severity channel.
-	// Bot mode: a channel id (C0123456789). Webhook mode: a name whose URL
-	// is in RECONCILE_ALERTS_WEBHOOK_URL.
-	Channel string `mapstructure:"channel"`
-	// SeverityChannels routes finding alerts by severity (low, medium, high).
-	// In webhook mode each channel's URL is in
-	// RECONCILE_ALERTS_WEBHOOK_URL_<NAME> (upper case, - as _).
-	SeverityChannels map[string]string `mapstructure:"severity_channels"`
-	// ImmediateSeverity is the lowest severity alerted on its own, not only
-	// in the run summary; default high.
-	ImmediateSeverity string `mapstructure:"immediate_severity"`
-	// ImmediateMinAtRisk is, per currency, the least amount at risk alerted
-	// on its own, e.g. ["KES 1000", "USD 10"].
-	ImmediateMinAtRisk []string `mapstructure:"immediate_min_at_risk"`
-	// SummaryWhenClean posts a summary for windows without findings too.
-	SummaryWhenClean bool `mapstructure:"summary_when_clean"`
-	// SummaryTop is how many findings a summary lists (1-10); default 5.
-	SummaryTop int `mapstructure:"summary_top"`
-	// FindingsURL is an optional page listing findings (no credentials).
-	FindingsURL string `mapstructure:"findings_url"`
-	// Zone is the time zone times are shown in; default each provider's
-	// own zone (providers.<name>.zone: Nairobi time for M-Pesa).
-	Zone string `mapstructure:"zone"`
-	// ChannelInterval is the time between messages to one channel; default 1s.
-	ChannelInterval time.Duration `mapstructure:"channel_interval"`
-	// MaxAttempts is the tries of a delivery before it is discarded; default 10.
-	MaxAttempts int `mapstructure:"max_attempts"`
-	// APIURL is the Slack Web API base URL; default https://slack.com/api/.
-	APIURL string `mapstructure:"api_url"`
-	// BotToken (secret, RECONCILE_ALERTS_BOT_TOKEN) for bot mode.
-	BotToken string `mapstructure:"bot_token" secret:"env"`
-	// WebhookURL (secret, RECONCILE_ALERTS_WEBHOOK_URL) posts to Channel in
-	// webhook mode.
-	WebhookURL string `mapstructure:"webhook_url" secret:"env"`
-	// SigningSecret (secret, RECONCILE_ALERTS_SIGNING_SECRET) verifies the
-	// Slack interactions of bot mode's buttons.
-	SigningSecret string `mapstructure:"signing_secret" secret:"env"`
-	// Interactions puts Acknowledge and Resolve buttons on finding messages
-	// (bot mode) and serves POST /slack/interactions.
-	Interactions InteractionsConfig `mapstructure:"interactions"`
-
-	// zones are the providers' zones, filled in by Config.Validate.
-	zones map[string]*time.Location
-}
-
-// slack builds the alerts configuration for delivering messages (serve's
-// workers): the Slack secrets are required. enabled is false in mode off.
-func (c AlertsConfig) slack() (alerts.Config, bool, error) {
-	return c.build(true)
-}
-
-// planning builds the alerts configuration for commands that plan or show
-// messages without sending them (run, findings resolve, previews): the
-// Slack secrets are not needed there, so a missing one does not stop them.
-func (c AlertsConfig) planning() (alerts.Config, bool, error) {
-	return c.build(false)
-}
-
-// placeholderWebhook stands in for a webhook URL a command does not use.
-const placeholderWebhook = "https://hooks.slack.com/services/not-needed-here"
-
-func (c AlertsConfig) build(secrets bool) (alerts.Config, bool, error) {
-	if c.Mode == "" || c.Mode == "off" {
-		return alerts.Config{}, false, nil
-	}
-	out := alerts.Config{Mode: alerts.Mode(c.Mode), BotToken: c.BotToken, APIURL: c.APIURL, Channel: c.Channel,
-		SummaryWhenClean: c.SummaryWhenClean, SummaryTop: c.SummaryTop, FindingsURL: c.FindingsURL,
-		ChannelInterval: c.ChannelInterval, MaxAttempts: c.MaxAttempts,
-		ImmediateSeverity: ledger.Severity(c.ImmediateSeverity), Zones: c.zones, Buttons: c.Interactions.Enabled}
-	if len(c.SeverityChannels) > 0 {
-		out.SeverityChannels = map[ledger.Severity]string{}
-		for sev, ch := range c.SeverityChannels {
-			out.SeverityChannels[ledger.Severity(sev)] = ch
-		}
-	}
-	for i, s := range c.ImmediateMinAtRisk {
-		amt, err := alerts.ParseAmount(s)
-		if err != nil {
-			return out, true, fmt.Errorf("config alerts.immediate_min_at_risk[%d]: %w", i, err)
-		}
-		out.ImmediateMinAtRisk = append(out.ImmediateMinAtRisk, amt)
-	}
-	if c.Zone != "" {
-		loc, err := time.LoadLocation(c.Zone)
-		if err != nil {
-			return out, true, fmt.Errorf("config alerts.zone: %w", err)
-		}
-		out.Location = loc
-	}
-	if out.Mode == alerts.ModeWebhook {
-		out.Webhooks = map[string]string{}
-		if c.Channel != "" && c.WebhookURL != "" {
-			out.Webhooks[c.Channel] = c.WebhookURL
-		}
-		for _, ch := range c.SeverityChannels {
-			if u := os.Getenv(webhookEnv(ch)); u != "" {
-				out.Webhooks[ch] = u
-			} else if ch == c.Channel && c.WebhookURL != "" {
-				out.Webhooks[ch] = c.WebhookURL
-			}
-		}
-		if !secrets {
-			fill := func(ch string) {
-				if _, ok := out.Webhooks[ch]; !ok && ch != "" {
-					out.Webhooks[ch] = placeholderWebhook
-				}
-			}
-			fill(c.Channel)
-			for _, ch := range c.SeverityChannels {
-				fill(ch)
-			}
-		}
-	}
-	if out.Mode == alerts.ModeBot && !secrets && out.BotToken == "" {
-		out.BotToken = "xoxb-not-needed-here"
-	}
-	if err := out.WithDefaults().Validate(); err != nil {
-		return out, true, fmt.Errorf("config alerts: %w (secrets: RECONCILE_ALERTS_BOT_TOKEN, RECONCILE_ALERTS_WEBHOOK_URL[_<CHANNEL>])", err)
-	}
-	return out.WithDefaults(), true, nil
-}
-
-func webhookEnv(channel string) string {
-	return "RECONCILE_ALERTS_WEBHOOK_URL_" + strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z':
-			return r - 'a' + 'A'
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			return r
-		}
-		return '_'
-	}, channel)
-}
 
 func newAlertsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -166,18 +20,11 @@ func newAlertsCmd(a *app) *cobra.Command {
 			if runID <= 0 {
 				return usagef("preview needs --run ID (see the run id in `reconcile run` output)")
 			}
-			cfg, enabled, err := a.cfg.Alerts.planning()
+			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err
 			}
-			if !enabled {
-				cfg = a.previewConfig()
-			}
-			s, err := a.openExisting(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return alerts.Preview(cmd.Context(), s, runID, cfg, a.stdout)
+			return alerts.Preview(cmd.Context(), d.store, runID, d.previewConfig(), a.stdout)
 		},
 	}
 	preview.Flags().Int64Var(&runID, "run", 0, "run id")
@@ -185,9 +32,13 @@ func newAlertsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// previewConfig shows what the messages look like when alerts are not
-// configured yet.
-func (a *app) previewConfig() alerts.Config {
-	return alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Zones: a.zones(),
+// previewConfig is the alerts configuration previews show messages with:
+// the configured one, or, when alerts are not configured yet, what they
+// would look like.
+func (d *deps) previewConfig() alerts.Config {
+	if d.alertsOn {
+		return d.alerts
+	}
+	return alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Zones: d.zones,
 		Webhooks: map[string]string{"finance-ops": "https://hooks.slack.com/services/preview"}}.WithDefaults()
 }

@@ -5,10 +5,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-)
 
-//go:generate go run . config example --output ../../config.example.yaml
-//go:generate go run . config docs --output ../../docs/configuration.md
+	"github.com/reconcilehq/reconcile/config"
+)
 
 func newConfigCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
@@ -39,8 +38,8 @@ func newConfigCmd(a *app) *cobra.Command {
 		return sub
 	}
 	c.AddCommand(
-		printer("example", "Print a config file with every key at its default, described (config.example.yaml)", exampleYAML),
-		printer("docs", "Print the configuration reference as Markdown (docs/configuration.md)", configMarkdown),
+		printer("example", "Print a config file with every key at its default, described (config.example.yaml)", config.ExampleYAML),
+		printer("docs", "Print the configuration reference as Markdown (docs/configuration.md)", config.Markdown),
 	)
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 )
 
@@ -133,10 +134,8 @@ func TestDeployReferencesExist(t *testing.T) {
 func TestDeployEnvNames(t *testing.T) {
 	t.Parallel()
 	known := map[string]bool{}
-	for _, e := range configEntries() {
-		if !e.Section {
-			known[envName(e.Key)] = true
-		}
+	for _, k := range config.Keys() {
+		known[config.EnvName(k)] = true
 	}
 	env := regexp.MustCompile(`RECONCILE_[A-Z0-9_]+`)
 	for _, f := range []string{"../../Dockerfile", "../../deploy/compose.yaml", "../../deploy/reconcile.service",

@@ -1,15 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 )
@@ -24,8 +18,8 @@ duplicate refunds; the INTENT column marks a refund intent "(refund)". Each has 
 stable id and a lifecycle: open -> acknowledged -> resolved. A run resolves findings it no
 longer sees; a person resolves the rest with a note.`,
 	}
-	cmd.AddCommand(newFindingsListCmd(a), newFindingsUpdateCmd(a, ledger.FindingAcknowledged), newFindingsUpdateCmd(a, ledger.FindingResolved))
-	cmd.AddCommand(findingsMoreCmds(a)...)
+	cmd.AddCommand(newFindingsListCmd(a), newFindingsShowCmd(a))
+	cmd.AddCommand(decisionCmds(a)...)
 	return cmd
 }
 
@@ -55,134 +49,38 @@ func newFindingsListCmd(a *app) *cobra.Command {
 				f.Statuses = append(f.Statuses, st)
 			}
 			for _, k := range kinds {
-				if !isKind(k) {
-					return usagef("--kind %q: want one of %s", k, kindNames())
+				kind, ok := findings.ParseKind(k)
+				if !ok {
+					return usagef("--kind %q: want one of %s", k, findings.KindNames())
 				}
-				f.Kinds = append(f.Kinds, ledger.Kind(k))
+				f.Kinds = append(f.Kinds, kind)
 			}
 			fmtOut, err := report.ParseFormat(format)
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.openExisting(ctx)
+			d, err := a.resolve(ctx, storeExisting)
 			if err != nil {
 				return err
 			}
-			if f.From, f.To, err = a.listWindow(ctx, s, provider, from, to); err != nil {
+			if f.From, f.To, err = listWindow(ctx, d, provider, from, to); err != nil {
 				return err
 			}
-			list, err := s.ListFindings(ctx, f)
+			list, err := d.store.ListFindings(ctx, f)
 			if err != nil {
 				return err
 			}
-			return report.WriteFindingsIn(a.stdout, fmtOut, list, a.zones())
+			return report.WriteFindingsIn(a.stdout, fmtOut, list, d.zones)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "only this provider")
 	fl.StringSliceVar(&statuses, "status", []string{"open", "acknowledged"}, "statuses to list (open, acknowledged, resolved)")
-	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+kindNames()+")")
+	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+findings.KindNames()+")")
 	fl.StringVar(&format, "format", "text", "text, json or csv")
 	fl.IntVar(&limit, "limit", 1000, "at most this many")
 	fl.StringVar(&from, "from", "", "only findings whose evidence time is at or after this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
 	fl.StringVar(&to, "to", "", "only findings whose evidence time is before this (RFC 3339 or YYYY-MM-DD in the provider's zone)")
 	return cmd
-}
-
-func newFindingsUpdateCmd(a *app, to ledger.FindingStatus) *cobra.Command {
-	verb, short := "ack", "Acknowledge a finding: someone is looking at it"
-	if to == ledger.FindingResolved {
-		verb, short = "resolve", "Resolve a finding by hand, with a note saying what was done"
-	}
-	var note, actor string
-	cmd := &cobra.Command{
-		Use:   verb + " ID",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if to == ledger.FindingResolved && strings.TrimSpace(note) == "" {
-				return usagef("resolve needs --note saying what was done")
-			}
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			s, err := a.openExisting(ctx)
-			if err != nil {
-				return err
-			}
-			var f ledger.Finding
-			err = s.InTx(ctx, func(tx ledger.Tx) error {
-				var err error
-				if f, err = tx.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: to, Note: note, Now: a.clock(), Actor: who}); err != nil {
-					return err
-				}
-				if to == ledger.FindingResolved {
-					return a.announceResolution(ctx, tx, f)
-				}
-				return nil
-			})
-			if errors.Is(err, ledger.ErrNotFound) {
-				return fmt.Errorf("finding %s: no such finding (see `reconcile findings list`)", args[0])
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", ledger.SafeLine(f.ID, 128), f.Kind, f.Status)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&note, "note", "", "what was done or found")
-	addActorFlag(cmd, &actor)
-	return cmd
-}
-
-// zones are the providers' zones, by name.
-func (a *app) zones() map[string]*time.Location {
-	out := map[string]*time.Location{}
-	for name, p := range a.providerSetups() {
-		out[name] = p.Zone
-	}
-	return out
-}
-
-func isKind(k string) bool {
-	for _, kk := range ledger.Kinds {
-		if string(kk) == k {
-			return true
-		}
-	}
-	return false
-}
-
-func kindNames() string {
-	names := make([]string, len(ledger.Kinds))
-	for i, k := range ledger.Kinds {
-		names[i] = string(k)
-	}
-	return strings.Join(names, ", ")
-}
-
-// announceResolution plans the Slack follow-up of a finding a person
-// resolved, in the resolving transaction, when alerts are on.
-func (a *app) announceResolution(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
-	slack, enabled, err := a.cfg.Alerts.planning()
-	if err != nil || !enabled {
-		return err
-	}
-	planner, err := alerts.NewPlanner(slack, a.clock)
-	if err != nil {
-		return err
-	}
-	planned, err := planner.PlanResolution(ctx, tx, f)
-	if err != nil {
-		return err
-	}
-	q, err := a.queue(ctx)
-	if err != nil {
-		return err
-	}
-	return alerts.EnqueueFunc(q, slack)(ctx, tx, planned)
 }

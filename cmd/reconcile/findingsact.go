@@ -2,27 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/schedule"
 )
-
-// findingsMoreCmds are the findings commands beyond list, ack and resolve:
-// show, reopen and note.
-func findingsMoreCmds(a *app) []*cobra.Command {
-	return []*cobra.Command{newFindingsShowCmd(a), newFindingsReopenCmd(a), newFindingsNoteCmd(a),
-		newFindingsMatchCmd(a), newFindingsUnmatchCmd(a)}
-}
 
 func newFindingsShowCmd(a *app) *cobra.Command {
 	var format string
@@ -42,134 +32,50 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 				return usagef("--format: %v", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			deps, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
-			d, err := loadFindingDetail(ctx, s, args[0])
+			d, err := findings.Load(ctx, deps.store, args[0])
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("finding", args[0], "findings list")
 			}
 			if err != nil {
 				return err
 			}
-			return writeFindingDetail(a.stdout, f, d)
+			return findings.Write(a.stdout, f, d.View())
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
 	return cmd
 }
 
-func writeFindingDetail(w io.Writer, f report.Format, d findingDetail) error {
-	switch f {
-	case report.JSON:
-		return writeIndented(w, d)
-	case report.CSV:
-		return writeHistoryCSV(w, d.Finding.ID, d.History)
-	default:
-		return writeFindingText(w, d)
-	}
-}
-
-func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func newFindingsReopenCmd(a *app) *cobra.Command {
-	var note, actor string
-	cmd := &cobra.Command{
-		Use:   "reopen ID --note TEXT",
-		Short: "Reopen a resolved finding, with a note saying why",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(note) == "" {
-				return usagef("reopen needs --note saying why")
-			}
-			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
-			if err != nil {
-				return err
-			}
-			f, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: args[0], To: ledger.FindingOpen, Note: note, Now: a.clock(), Actor: who})
-			if err != nil {
-				return findingActionError(args[0], "reopen", err)
-			}
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", f.ID, f.Kind, f.Status)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&note, "note", "", "why it is reopened (required)")
-	addActorFlag(cmd, &actor)
-	return cmd
-}
-
-func newFindingsNoteCmd(a *app) *cobra.Command {
-	var note, actor string
-	cmd := &cobra.Command{
-		Use:   "note ID --note TEXT",
-		Short: "Add a note to a finding's history without changing its status",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(note) == "" {
-				return usagef("note needs --note TEXT")
-			}
-			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
-			if err != nil {
-				return err
-			}
-			f, err := s.NoteFinding(ctx, ledger.FindingNote{ID: args[0], Actor: who, Note: note, Now: a.clock()})
-			if err != nil {
-				return findingActionError(args[0], "note", err)
-			}
-			fmt.Fprintf(a.stdout, "%s %s: %s, noted\n", f.ID, f.Kind, f.Status)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&note, "note", "", "the note (required)")
-	addActorFlag(cmd, &actor)
-	return cmd
-}
-
-// findingActionError explains a refused action on a finding.
-func findingActionError(id, verb string, err error) error {
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return notFound("finding", id, "findings list")
-	case errors.Is(err, ledger.ErrConflict):
-		return fmt.Errorf("findings %s %s: %w", verb, id, err)
-	}
-	return err
-}
-
 // listWindow validates --provider and reads --from and --to for findings
 // list: times are RFC 3339 or YYYY-MM-DD (midnight in the provider's zone,
 // UTC without --provider), and select on the evidence time.
-func (a *app) listWindow(ctx context.Context, s ledger.Store, provider, from, to string) (time.Time, time.Time, error) {
+func listWindow(ctx context.Context, d *deps, provider, from, to string) (time.Time, time.Time, error) {
 	zone := time.UTC
 	if provider != "" {
-		known, err := a.knownProviders(ctx, s)
+		known, err := findings.Providers(ctx, d.store, d.zones)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}
-		if !slices.Contains(known, provider) {
-			return time.Time{}, time.Time{}, usagef("--provider %q: unknown provider (want one of %s)", provider, strings.Join(known, ", "))
+		z, ok := known[provider]
+		if !ok {
+			return time.Time{}, time.Time{}, usagef("--provider %q: unknown provider (want one of %s)", provider,
+				strings.Join(findings.ProviderNames(known), ", "))
 		}
-		if setup, ok := a.providerSetups()[provider]; ok && setup.Zone != nil {
-			zone = setup.Zone
-		}
+		zone = z
 	}
 	var start, end time.Time
 	var err error
 	if from != "" {
-		if start, err = parseWindowTime(from, zone); err != nil {
+		if start, err = schedule.ParseTime(from, zone); err != nil {
 			return start, end, usagef("--from %v", err)
 		}
 	}
 	if to != "" {
-		if end, err = parseWindowTime(to, zone); err != nil {
+		if end, err = schedule.ParseTime(to, zone); err != nil {
 			return start, end, usagef("--to %v", err)
 		}
 	}
@@ -177,21 +83,4 @@ func (a *app) listWindow(ctx context.Context, s ledger.Store, provider, from, to
 		return start, end, usagef("--to %s is not after --from %s", to, from)
 	}
 	return start, end, nil
-}
-
-// knownProviders are the configured providers and any that findings name
-// (a provider since removed from the configuration), sorted.
-func (a *app) knownProviders(ctx context.Context, s ledger.Store) ([]string, error) {
-	names := map[string]bool{}
-	for n := range a.providerSetups() {
-		names[n] = true
-	}
-	counts, err := s.CountFindings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range counts {
-		names[c.Provider] = true
-	}
-	return slices.Sorted(maps.Keys(names)), nil
 }

@@ -1,22 +1,17 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/fixture"
 	"github.com/reconcilehq/reconcile/internal/poll"
-	"github.com/reconcilehq/reconcile/ledger"
 )
 
 const findingsToken = "tok_findings_0123456789"
@@ -37,7 +32,7 @@ func (c apiCall) do(method, path, actor, body string) (int, map[string]any) {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	if actor != "" {
-		req.Header.Set(ActorHeader, actor)
+		req.Header.Set(api.ActorHeader, actor)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -67,115 +62,12 @@ func historyOf(t *testing.T, detail map[string]any) []string {
 	return out
 }
 
-// TestFindingsAPI drives /v1/findings on a real HTTP server over each
-// engine: filters, detail with history, actions with their actor, and the
-// JSON errors.
-func TestFindingsAPI(t *testing.T) {
-	t.Parallel()
-	nairobi, err := time.LoadLocation("Africa/Nairobi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, url := range map[string]string{"postgres": dbtest.NewSchemaURL(t), "sqlite": "sqlite:" + filepath.Join(t.TempDir(), "r.db")} {
-		t.Run(name, func(t *testing.T) {
-			sd := seedBooks(t, url)
-			store, err := database.Open(context.Background(), url, database.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(store.Close)
-			var resolutions atomic.Int32
-			api := &findingsAPI{store: store, token: findingsToken, logger: slog.New(slog.DiscardHandler),
-				clock: func() time.Time { return auditT0.Add(5 * time.Hour) },
-				providers: func(context.Context) (map[string]*time.Location, error) {
-					return map[string]*time.Location{"mpesa": nairobi}, nil
-				},
-				onResolve: func(context.Context, ledger.Tx, ledger.Finding) error { resolutions.Add(1); return nil }}
-			mux := http.NewServeMux()
-			api.routes(mux)
-			srv := httptest.NewServer(mux)
-			t.Cleanup(srv.Close)
-			c := apiCall{t: t, base: srv.URL, token: findingsToken}
-
-			if code, _ := (apiCall{t: t, base: srv.URL, token: "wrong"}).do("GET", "/v1/findings", "", ""); code != http.StatusUnauthorized {
-				t.Fatalf("wrong token: %d", code)
-			}
-			code, out := c.do("GET", "/v1/findings", "", "")
-			fs := out["findings"].([]any)
-			risk := out["at_risk"].([]any)
-			if code != 200 || len(fs) != 1 || fs[0].(map[string]any)["id"] != sd.unknown ||
-				risk[0].(map[string]any)["amount"] != "250.00" || risk[0].(map[string]any)["currency"] != "KES" {
-				t.Fatalf("default list: %d %v", code, out)
-			}
-			code, out = c.do("GET", "/v1/findings?status=open,resolved&provider=mpesa&from=2026-11-02&to=2026-11-03", "", "")
-			if fs := out["findings"].([]any); code != 200 || len(fs) != 1 || fs[0].(map[string]any)["id"] != sd.dup {
-				t.Fatalf("window list: %d %v", code, out)
-			}
-			for q, field := range map[string]string{"provider=paypal": "provider", "status=closed": "status", "from=yesterday": "from",
-				"kind=theft": "kind", "limit=0": "limit", "run=x": "run"} {
-				if code, out := c.do("GET", "/v1/findings?"+q, "", ""); code != http.StatusUnprocessableEntity || out["field"] != field {
-					t.Errorf("%s: %d %v", q, code, out)
-				}
-			}
-			code, out = c.do("GET", "/v1/findings/"+sd.dup, "", "")
-			if code != 200 || strings.Join(historyOf(t, out), "|") !=
-				"opened run 1 run|acknowledged alice cli|noted carol api|resolved bob@example.com web" ||
-				len(out["transactions"].([]any)) != 2 || out["intent"].(map[string]any)["customer"] != "2547****0845" {
-				t.Fatalf("get: %d %v", code, out)
-			}
-			if code, out := c.do("GET", "/v1/findings/f_nope", "", ""); code != 404 || out["error"] != "no such finding" {
-				t.Fatalf("missing: %d %v", code, out)
-			}
-
-			// Actions.
-			code, out = c.do("POST", "/v1/findings/"+sd.unknown+"/ack", "erin@example.com", "")
-			if code != 200 || out["finding"].(map[string]any)["acknowledged_by"] != "erin@example.com" {
-				t.Fatalf("ack: %d %v", code, out)
-			}
-			if code, out := c.do("POST", "/v1/findings/"+sd.unknown+"/resolve", "erin@example.com", `{}`); code != 422 || out["field"] != "note" {
-				t.Fatalf("resolve without note: %d %v", code, out)
-			}
-			if code, out := c.do("POST", "/v1/findings/"+sd.unknown+"/resolve", "erin@example.com", `{"note":`); code != 400 {
-				t.Fatalf("bad body: %d %v", code, out)
-			}
-			if code, out := c.do("POST", "/v1/findings/"+sd.unknown+"/resolve", "erin@example.com", `{"note":"x","by":"y"}`); code != 400 {
-				t.Fatalf("unknown field: %d %v", code, out)
-			}
-			if code, out := c.do("POST", "/v1/findings/"+sd.unknown+"/notes", "run", `{"note":"x"}`); code != 422 || out["field"] != ActorHeader {
-				t.Fatalf("reserved actor: %d %v", code, out)
-			}
-			code, out = c.do("POST", "/v1/findings/"+sd.unknown+"/resolve", "erin@example.com", `{"note":"our test charge"}`)
-			if code != 200 || out["finding"].(map[string]any)["status"] != "resolved" || resolutions.Load() != 1 {
-				t.Fatalf("resolve: %d %v", code, out)
-			}
-			if code, out := c.do("POST", "/v1/findings/"+sd.unknown+"/resolve", "erin@example.com", `{"note":"again"}`); code != 409 || out["status"] != "resolved" {
-				t.Fatalf("resolve twice: %d %v", code, out)
-			}
-			if code, out := c.do("POST", "/v1/findings/f_nope/ack", "erin@example.com", ""); code != 404 {
-				t.Fatalf("ack missing: %d %v", code, out)
-			}
-			code, out = c.do("POST", "/v1/findings/"+sd.unknown+"/reopen", "", `{"note":"it was not ours"}`)
-			if code != 200 || out["finding"].(map[string]any)["status"] != "open" {
-				t.Fatalf("reopen: %d %v", code, out)
-			}
-			code, out = c.do("POST", "/v1/findings/"+sd.unknown+"/notes", "frank", `{"note":"asked the bank"}`)
-			if code != 200 || strings.Join(historyOf(t, out), "|") !=
-				"opened run 1 run|acknowledged erin@example.com api|resolved erin@example.com api|reopened api-token api|noted frank api" {
-				t.Fatalf("notes: %d %v", code, out)
-			}
-			if resolutions.Load() != 1 {
-				t.Fatalf("%d resolutions announced, want 1", resolutions.Load())
-			}
-		})
-	}
-}
-
 // TestFindingsAPIServed checks that `reconcile serve` serves the findings
 // API behind the API token, and the console in local mode.
 func TestFindingsAPIServed(t *testing.T) {
 	t.Parallel()
 	url := dbtest.PostgresURL(t)
-	sd := seedBooks(t, url)
+	sd := fixture.Books(t, url)
 	cfg := writeConfig(t, "http:\n  listen: "+freePort(t)+"\nconsole:\n  mode: local\n  local_user: amina\n")
 	srv := startProc(t, "serve", []string{"RECONCILE_DATABASE_URL=" + url, "RECONCILE_HTTP_API_TOKEN=" + findingsToken}, "serve", "--config", cfg)
 	base := srv.url()
@@ -183,12 +75,12 @@ func TestFindingsAPIServed(t *testing.T) {
 		t.Fatalf("no token: %d", code)
 	}
 	c := apiCall{t: t, base: base, token: findingsToken}
-	code, out := c.do("POST", "/v1/findings/"+sd.unknown+"/ack", "gina", `{"note":"on it"}`)
+	code, out := c.do("POST", "/v1/findings/"+sd.Unknown+"/ack", "gina", `{"note":"on it"}`)
 	if code != 200 || strings.Join(historyOf(t, out), "|") != "opened run 1 run|acknowledged gina api" {
 		t.Fatalf("ack through serve: %d %v\n%s", code, out, srv.output())
 	}
 
-	resp, err := http.Get(base + "/console/findings/" + sd.unknown)
+	resp, err := http.Get(base + "/console/findings/" + sd.Unknown)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +90,7 @@ func TestFindingsAPIServed(t *testing.T) {
 		t.Fatalf("console: %d\n%s", resp.StatusCode, page)
 	}
 	for origin, want := range map[string]int{"https://evil.example": http.StatusForbidden, "": http.StatusSeeOther} {
-		req, _ := http.NewRequest(http.MethodPost, base+"/console/findings/"+sd.unknown+"/note", strings.NewReader("note=from+the+console"))
+		req, _ := http.NewRequest(http.MethodPost, base+"/console/findings/"+sd.Unknown+"/note", strings.NewReader("note=from+the+console"))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if origin != "" {
 			req.Header.Set("Origin", origin)
@@ -212,7 +104,7 @@ func TestFindingsAPIServed(t *testing.T) {
 			t.Errorf("console note with origin %q: %d, want %d", origin, resp.StatusCode, want)
 		}
 	}
-	_, out = c.do("GET", "/v1/findings/"+sd.unknown, "", "")
+	_, out = c.do("GET", "/v1/findings/"+sd.Unknown, "", "")
 	if got := strings.Join(historyOf(t, out), "|"); got != "opened run 1 run|acknowledged gina api|noted amina web" {
 		t.Fatalf("history after the console: %s", got)
 	}
@@ -224,7 +116,7 @@ func TestFindingsAPIServed(t *testing.T) {
 func TestConsoleOnItsOwnListener(t *testing.T) {
 	t.Parallel()
 	url := dbtest.PostgresURL(t)
-	sd := seedBooks(t, url)
+	sd := fixture.Books(t, url)
 	consoleAddr := freePort(t)
 	cfg := writeConfig(t, "http:\n  listen: "+freePort(t)+"\nconsole:\n  mode: local\n  local_user: amina\n  listen: "+consoleAddr+"\n")
 	srv := startProc(t, "serve", []string{"RECONCILE_DATABASE_URL=" + url}, "serve", "--config", cfg)
@@ -241,7 +133,7 @@ func TestConsoleOnItsOwnListener(t *testing.T) {
 	var code int
 	var page string
 	poll.Wait(t, 30*time.Second, "the console's own listener", func() bool {
-		code, page = get("http://" + consoleAddr + "/console/findings/" + sd.unknown)
+		code, page = get("http://" + consoleAddr + "/console/findings/" + sd.Unknown)
 		return code != 0
 	})
 	if code != 200 || !strings.Contains(page, "amina (operator)") {

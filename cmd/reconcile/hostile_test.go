@@ -18,8 +18,10 @@ import (
 
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/ledgertest"
@@ -204,7 +206,8 @@ func newHostileEnv(t *testing.T, url string) hostileEnv {
 	svc.UseQueue(q)
 	logger := slog.New(slog.DiscardHandler)
 	mux := http.NewServeMux()
-	(&intentsAPI{svc: svc, store: store, token: "tok_test_123456", clock: time.Now, logger: logger}).routes(mux)
+	api.New(api.Config{Token: "tok_test_123456", Store: store, Charges: svc, Logger: logger,
+		Findings: findings.NewService(store, findings.Options{})}).Routes(mux)
 	proc := &intake.Processor{Store: store, Logger: logger}
 	mh, err := mpesa.NewHandler(mpesa.HandlerConfig{PathToken: hostileToken, Quarantine: store}, proc, logger)
 	if err != nil {
@@ -306,7 +309,7 @@ var hostilePaths = []hostilePath{
 		req.Header.Set("Idempotency-Key", "k-api-"+strings.ReplaceAll(b.name, " ", "-"))
 		code, said := e.serve(req)
 		want := http.StatusUnprocessableEntity
-		if len(body) > maxIntentBody {
+		if len(body) > api.MaxIntentBody {
 			want = http.StatusRequestEntityTooLarge
 		}
 		return code == want && strings.Contains(said, `"field"`), said

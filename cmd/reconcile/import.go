@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/intentcsv"
@@ -59,7 +57,7 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 				return usagef("--provider %s has no statement format", provider)
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
@@ -72,10 +70,10 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 				size = st.Size()
 			}
-			in := &countingReader{r: f}
+			in := &report.CountingReader{R: f}
 			progress := report.NewProgress(os.Stderr, a.clock)
-			im := &statement.Importer{Store: s, Clock: a.clock, Progress: func(lines int) {
-				progress.UpdateFile("import", lines, in.n, size)
+			im := &statement.Importer{Store: d.store, Clock: a.clock, Progress: func(lines int) {
+				progress.UpdateFile("import", lines, in.N, size)
 			}}
 			c, err := im.Import(ctx, statement.File{Name: args[0], Reader: in, Parser: setup.Statement,
 				Source: provider + "_statement"})
@@ -115,10 +113,11 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 				return usagef("--provider %s has no callbacks", provider)
 			}
 			ctx := cmd.Context()
-			proc, err := a.processor(ctx)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
+			proc := a.processor(d)
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
@@ -128,10 +127,10 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 				size = st.Size()
 			}
-			in := &countingReader{r: f, seek: f}
+			in := &report.CountingReader{R: f, Seeker: f}
 			progress := report.NewProgress(os.Stderr, a.clock)
 			c, err := proc.ImportFile(ctx, intake.FileImport{Provider: provider, Parser: setup.Callbacks, Name: args[0], Data: in,
-				Progress: func(stage string, lines int) { progress.UpdateFile(stage, lines, in.n, size) }})
+				Progress: func(stage string, lines int) { progress.UpdateFile(stage, lines, in.N, size) }})
 			progress.Done()
 			if err != nil {
 				return err
@@ -150,24 +149,10 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 	return cmd
 }
 
-// setup returns a configured provider or a usage error naming the known ones.
-func (a *app) setup(provider string) (providerSetup, error) {
-	setups := a.providerSetups()
-	s, ok := setups[provider]
-	if !ok {
-		return s, usagef("--provider %q: want one of %s", provider, strings.Join(sortedNames(setups), ", "))
-	}
-	return s, nil
-}
-
 // processor is the callback intake, applying STK results through the charge
 // service.
-func (a *app) processor(ctx context.Context) (*intake.Processor, error) {
-	svc, _, err := a.chargesWithQueue(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &intake.Processor{Store: a.store, Applier: svc, Clock: a.clock, Logger: a.logger}, nil
+func (a *app) processor(d *deps) *intake.Processor {
+	return &intake.Processor{Store: d.store, Applier: a.charges(d), Clock: a.clock, Logger: a.logger}
 }
 
 func newImportIntentsCmd(a *app) *cobra.Command {
@@ -195,7 +180,7 @@ charges (and refunds) those imported without it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
@@ -209,7 +194,7 @@ charges (and refunds) those imported without it.`,
 				return err
 			}
 			defer f.Close()
-			in := &countingFile{File: f}
+			in := &report.CountingFile{File: f}
 			opt := &intentcsv.Options{}
 			progressDone := func() {}
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
@@ -218,19 +203,16 @@ charges (and refunds) those imported without it.`,
 				progress := report.NewProgress(os.Stderr, a.clock)
 				progressDone = progress.Done
 				opt.Progress = func(rows int) {
-					progress.Update(fmt.Sprintf("import %d%%", in.n.Load()*100/max(st.Size(), 1)), rows)
+					progress.Update(fmt.Sprintf("import %d%%", in.N.Load()*100/max(st.Size(), 1)), rows)
 				}
 			}
 			// Intents of a provider the configuration does not know are
 			// refused, as the API refuses them.
-			setups := a.providerSetups()
+			setups := d.providers
 			opt.Check = func(r intentcsv.Row) error { return checkProvider(setups, r.Intent.Provider) }
 			enqueued, enqueuedRefunds := 0, 0
 			if chargeThem {
-				svc, _, err := a.chargesWithQueue(ctx)
-				if err != nil {
-					return err
-				}
+				svc := a.charges(d)
 				opt.Check = func(r intentcsv.Row) error {
 					if err := checkProvider(setups, r.Intent.Provider); err != nil {
 						return err
@@ -243,13 +225,13 @@ charges (and refunds) those imported without it.`,
 							return nil
 						}
 						return fmt.Errorf("%s line %d: --charge: provider %q cannot send refunds as configured: %s",
-							args[0], r.Line, r.Intent.Provider, refunderSetting(r.Intent.Provider))
+							args[0], r.Line, r.Intent.Provider, config.RefunderSetting(r.Intent.Provider))
 					}
 					if svc.CanCharge(r.Intent.Provider) {
 						return nil
 					}
 					return fmt.Errorf("%s line %d: --charge: no charger is configured for provider %q: %s",
-						args[0], r.Line, r.Intent.Provider, chargerSetting(r.Intent.Provider))
+						args[0], r.Line, r.Intent.Provider, config.ChargerSetting(r.Intent.Provider))
 				}
 				opt.Pending = func(ctx context.Context, tx ledger.Tx, keys []string) error {
 					n, err := svc.EnqueueChargesTx(ctx, tx, keys)
@@ -262,7 +244,7 @@ charges (and refunds) those imported without it.`,
 					return err
 				}
 			}
-			res, err := intentcsv.Import(ctx, s, args[0], in, a.clock(), opt)
+			res, err := intentcsv.Import(ctx, d.store, args[0], in, a.clock(), opt)
 			progressDone()
 			if err != nil {
 				return err
@@ -291,63 +273,13 @@ charges (and refunds) those imported without it.`,
 	return cmd
 }
 
-// refunderSetting says what makes provider able to send refunds.
-func refunderSetting(provider string) string {
-	switch provider {
-	case "mpesa":
-		return "set providers.mpesa.initiator and " + envName("providers.mpesa.security_credential") +
-			" (with the charging settings: " + chargerSetting(provider) + ")"
-	case "stripe":
-		return chargerSetting(provider)
+// checkProvider refuses a provider the configuration does not know.
+func checkProvider(setups map[string]config.Provider, provider string) error {
+	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
+		return nil
 	}
-	return "only mpesa and stripe can refund; import without --charge"
-}
-
-// chargerSetting says what makes provider able to charge.
-func chargerSetting(provider string) string {
-	switch provider {
-	case "mpesa":
-		return "set " + envName("providers.mpesa.consumer_key") + ", " + envName("providers.mpesa.consumer_secret") +
-			" and " + envName("providers.mpesa.pass_key") + " (with providers.mpesa.short_code and callbacks)"
-	case "stripe":
-		return "set " + envName("providers.stripe.api_key")
-	}
-	return "only mpesa and stripe can charge; import without --charge"
-}
-
-// countingFile counts the bytes read from a file, for progress.
-type countingFile struct {
-	*os.File
-	n atomic.Int64
-}
-
-func (c *countingFile) Read(p []byte) (int, error) {
-	n, err := c.File.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// countingReader counts the bytes read through it since the last seek,
-// for progress.
-type countingReader struct {
-	r    io.Reader
-	seek io.Seeker
-	n    int64
-}
-
-func (c *countingReader) Seek(offset int64, whence int) (int64, error) {
-	if c.seek == nil {
-		return 0, errors.New("not seekable")
-	}
-	n, err := c.seek.Seek(offset, whence)
-	c.n = n
-	return n, err
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+	return &ledger.FieldError{Field: "provider", Err: fmt.Errorf("%s is not a configured provider (configured: %s)",
+		ledger.Clip(provider), strings.Join(sortedNames(setups), ", "))}
 }
 
 // importHeapLimit is the soft heap limit of file imports: they stream in

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,8 +45,6 @@ func newQuarantine(t *testing.T, e hostileEnv, before int) []ledger.QuarantineIt
 func TestJSONBodiesRefuseRepeatedKeys(t *testing.T) {
 	t.Parallel()
 	inputEngines(t, func(t *testing.T, e hostileEnv) {
-		findings := &findingsAPI{store: e.store, token: "tok_test_123456", logger: slog.New(slog.DiscardHandler), clock: time.Now}
-		findings.routes(e.mux)
 		api := func(path, key, body string) (int, string) {
 			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer tok_test_123456")
@@ -59,7 +56,7 @@ func TestJSONBodiesRefuseRepeatedKeys(t *testing.T) {
 		type answer struct {
 			Error  string         `json:"error"`
 			Field  string         `json:"field"`
-			Fields []fieldProblem `json:"fields"`
+			Fields []struct{ Field, Message string } `json:"fields"`
 		}
 		for _, tc := range []struct{ name, path, key, body, field string }{
 			{"intent amount twice", "/v1/intents", "k-dup-1",

@@ -18,11 +18,11 @@ session lock keeps replicas that migrate at the same time from interleaving.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := a.open(ctx, true)
+			d, err := a.resolve(ctx, storeMigrate)
 			if err != nil {
 				return err
 			}
-			applied, err := database.Migrate(ctx, s)
+			applied, err := database.Migrate(ctx, d.store)
 			if err != nil {
 				return err
 			}

@@ -9,8 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers/intake"
+	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/report"
 )
 
@@ -35,26 +36,26 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
-			q, err := s.GetQuarantine(ctx, id)
+			q, err := d.store.GetQuarantine(ctx, id)
 			if err != nil {
 				return quarantineActionError(args[0], "show", err)
 			}
-			evs, err := s.QuarantineHistory(ctx, id)
+			evs, err := d.store.QuarantineHistory(ctx, id)
 			if err != nil {
 				return err
 			}
-			hist := viewHistory(evs)
+			hist := findings.ViewHistory(evs)
 			switch f {
 			case report.JSON:
 				return writeIndented(a.stdout, map[string]any{"item": map[string]any{"id": q.ID, "source": q.Source, "origin": q.Origin,
 					"line": q.Line, "field": q.Field, "reason": q.Reason, "at": q.At.UTC(), "status": q.Status,
 					"input": ledger.MaskPayload(q.Raw)}, "history": hist})
 			case report.CSV:
-				return writeHistoryCSV(a.stdout, strconv.FormatInt(q.ID, 10), hist)
+				return findings.WriteHistoryCSV(a.stdout, strconv.FormatInt(q.ID, 10), hist)
 			}
 			w := a.stdout
 			fmt.Fprintf(w, "Quarantined item %d (%s), %s\n", q.ID, q.Source, q.Status)
@@ -65,18 +66,8 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 			if q.Field != "" {
 				fmt.Fprintf(w, ", field %s", q.Field)
 			}
-			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, oneLine(ledger.MaskPayload(q.Raw), 2000))
-			if len(hist) == 0 {
-				fmt.Fprintln(w, "  none recorded")
-			}
-			for _, ev := range hist {
-				fmt.Fprintf(w, "  %s  %s by %s via %s", ts(ev.At), ev.Action, ev.Actor, ev.Surface)
-				if ev.Note != "" {
-					fmt.Fprintf(w, ": %s", ev.Note)
-				}
-				fmt.Fprintln(w)
-			}
-			return nil
+			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, findings.OneLine(ledger.MaskPayload(q.Raw), 2000))
+			return findings.WriteHistoryText(w, hist)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
@@ -118,11 +109,11 @@ again). The item and its raw input stay; the dismissal is recorded with who, whe
 				return usagef("dismiss needs --note saying why")
 			}
 			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
+			d, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
-			q, err := s.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
+			q, err := d.store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
 			if err != nil {
 				return quarantineActionError(args[0], "dismiss", err)
 			}
@@ -152,18 +143,18 @@ with their file's header); fix the file and import it again, then dismiss the it
 				return err
 			}
 			ctx := cmd.Context()
-			s, who, err := a.acting(ctx, actor)
+			d, who, err := a.acting(ctx, actor)
 			if err != nil {
 				return err
 			}
-			q, err := s.GetQuarantine(ctx, id)
+			q, err := d.store.GetQuarantine(ctx, id)
 			if err != nil {
 				return quarantineActionError(args[0], "replay", err)
 			}
 			if q.Status != ledger.QuarantineKept {
 				return fmt.Errorf("quarantine replay %d: item is %s, not kept", id, q.Status)
 			}
-			res, err := a.replay(ctx, q)
+			res, err := a.replay(ctx, d, q)
 			if err != nil {
 				return err
 			}
@@ -171,7 +162,7 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if strings.TrimSpace(note) != "" {
 				msg = strings.TrimSpace(note) + " (" + msg + ")"
 			}
-			q, err = s.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineReplayed, Actor: who, Note: msg, Now: a.clock()})
+			q, err = d.store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineReplayed, Actor: who, Note: msg, Now: a.clock()})
 			if err != nil {
 				return quarantineActionError(args[0], "replay", err)
 			}
@@ -185,57 +176,13 @@ with their file's header); fix the file and import it again, then dismiss the it
 }
 
 // replay submits a kept item's raw input through its path and says what it
-// added. Only callback bodies stand alone; the rest get an error saying why.
-func (a *app) replay(ctx context.Context, q ledger.QuarantineItem) (string, error) {
-	provider, isCallback := strings.CutSuffix(q.Source, "_callback")
-	switch {
-	case q.Source == "intents_csv":
-		return "", fmt.Errorf("quarantine replay %d: a row of an intents file cannot be replayed alone (it is read with the file's header): "+
-			"fix line %d of %s and run `reconcile import intents` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
-	case strings.HasSuffix(q.Source, "_statement"):
-		return "", fmt.Errorf("quarantine replay %d: a statement row cannot be replayed alone (it is read with the file's header and zone): "+
-			"fix line %d of %s and run `reconcile import statement` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
-	case strings.HasSuffix(q.Source, "_conflict"):
-		return "", fmt.Errorf("quarantine replay %d: a sighting that conflicts with the stored transaction is evidence, not input to retry: "+
-			"look into it and dismiss this item with a note", q.ID)
-	case !isCallback:
-		return "", fmt.Errorf("quarantine replay %d: input from %s has no replay path: pull the window again with `reconcile run`, then dismiss this item", q.ID, q.Source)
-	case len(q.Raw) == 0:
-		return "", fmt.Errorf("quarantine replay %d: no raw input was kept", q.ID)
-	}
-	setup, ok := a.providerSetups()[provider]
-	if !ok || setup.Callbacks == nil {
-		return "", fmt.Errorf("quarantine replay %d: provider %s is not configured with callbacks", q.ID, provider)
-	}
-	// Checked first, as a callbacks import checks every line: a body still
-	// refused is neither stored nor quarantined again.
-	ref := fmt.Sprintf("quarantine:%d", q.ID)
-	ev, err := setup.Callbacks.ParseCallback(q.Raw, ref, a.clock())
-	if err == nil {
-		for _, s := range ev.Sightings {
-			if err = ledger.ValidateTxn(s.Txn); err != nil {
-				break
-			}
+// added (intake.Processor.Replay).
+func (a *app) replay(ctx context.Context, d *deps, q ledger.QuarantineItem) (string, error) {
+	parsers := map[string]providers.CallbackParser{}
+	for name, p := range d.providers {
+		if p.Callbacks != nil {
+			parsers[name] = p.Callbacks
 		}
 	}
-	if err != nil {
-		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, err)
-	}
-	proc, err := a.processor(ctx)
-	if err != nil {
-		return "", err
-	}
-	// A scope of its own: the body was stored once already, refused.
-	res, err := proc.Deliver(ctx, intake.Delivery{Provider: provider, Parser: setup.Callbacks, Body: q.Raw,
-		RemoteAddr: ref, Scope: ref, Origin: q.Origin, Line: q.Line})
-	if err != nil {
-		return "", fmt.Errorf("quarantine replay %d: %w", q.ID, err)
-	}
-	if res.Rejected != nil {
-		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, res.Rejected)
-	}
-	if res.Duplicate {
-		return "already replayed before", nil
-	}
-	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", orDash(res.Kind), res.NewTxns, res.NewSources), nil
+	return a.processor(d).Replay(ctx, q, parsers)
 }

@@ -1,27 +1,23 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
-	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/ledger/engine"
-	"github.com/reconcilehq/reconcile/queue"
+	"github.com/reconcilehq/reconcile/internal/logging"
 )
 
-// app is what every command shares: the loaded configuration, the logger,
-// the clock and the open store.
+// app is what every command shares: the command line's streams and
+// flags, the configuration (loaded and checked before every command), the
+// logger, the clock, and the command's dependencies once resolved.
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -29,15 +25,15 @@ type app struct {
 	configFile  string
 	databaseURL string
 
-	cfg *Config
+	cfg    config.Config
+	loaded bool
 	// defaultDB is true when no flag, variable or file chose the database:
 	// commands then say which one they use.
 	defaultDB bool
 	logger    *slog.Logger
 	clock     func() time.Time
-	store     ledger.Store
-	q         *queue.Queue
-	setups    map[string]providerSetup
+	// deps are built by resolve, once.
+	deps *deps
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -137,14 +133,22 @@ func setUsageArgs(c *cobra.Command) {
 	}
 }
 
-// load reads the configuration and sets up logging; it runs before every
-// command.
+// load reads the configuration, checks it and sets up logging; it runs
+// before every command. It builds nothing: a command resolves what it needs
+// (resolve) once it has checked its flags.
 func (a *app) load(cmd *cobra.Command) error {
-	if a.cfg != nil {
+	if a.loaded {
 		return nil
 	}
-	cfg, err := loadConfig(cmd, a.configFile)
+	src := config.Source{File: a.configFile}
+	if f := cmd.Flags().Lookup("database-url"); f != nil && f.Changed {
+		src.DatabaseURL = f.Value.String()
+	}
+	cfg, err := config.Load(src)
 	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	if cmd.Name() == "serve" {
@@ -152,7 +156,7 @@ func (a *app) load(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	a.cfg = cfg
+	a.cfg, a.loaded = cfg, true
 	if f := cmd.Flags().Lookup("database-url"); (f == nil || !f.Changed) && cfg.DatabaseURL == database.DefaultURL {
 		_, fromEnv := os.LookupEnv("RECONCILE_DATABASE_URL")
 		a.defaultDB = !fromEnv
@@ -160,109 +164,23 @@ func (a *app) load(cmd *cobra.Command) error {
 	if a.clock == nil {
 		a.clock = time.Now
 	}
-	a.logger = newLogger(a.stderr, cfg.Log)
+	a.logger = logging.New(a.stderr, cfg.Log.LevelOf(), cfg.Log.Format)
 	return nil
 }
 
-// open opens the store. On SQLite it migrates automatically; on PostgreSQL it
-// refuses an out-of-date schema unless migrating is the point.
-func (a *app) open(ctx context.Context, forMigrate bool) (ledger.Store, error) {
-	if a.store != nil {
-		return a.store, nil
-	}
-	if a.defaultDB {
-		fmt.Fprintf(a.stderr, "reconcile: using the default database %s (choose another with --database-url or RECONCILE_DATABASE_URL)\n",
-			database.DefaultURL)
-	}
-	s, err := database.Open(ctx, a.cfg.DatabaseURL, database.Options{MaxConns: a.cfg.Database.MaxConns})
-	if err != nil {
-		return nil, err
-	}
-	if !forMigrate {
-		drv, err := engine.Of(s)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		if drv.MigrateOnOpen() {
-			if _, err := database.Migrate(ctx, s); err != nil {
-				s.Close()
-				return nil, err
-			}
-		} else if err := database.Check(ctx, s); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
-	a.store = s
-	return s, nil
-}
-
-// openExisting opens the store for a command that only reads (or changes
-// what is already there): it never creates a database. A SQLite file that
-// does not exist is an error saying how to create one.
-func (a *app) openExisting(ctx context.Context) (ledger.Store, error) {
-	if a.store != nil {
-		return a.store, nil
-	}
-	if engine, err := database.Engine(a.cfg.DatabaseURL); err == nil && engine == ledger.EngineSQLite {
-		path := database.SQLitePath(a.cfg.DatabaseURL)
-		if path != "" && path != ":memory:" && !strings.HasPrefix(path, "file:") {
-			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("database %s does not exist: create it with `reconcile migrate --database-url %s` "+
-					"(then import intents and statements), or point --database-url at an existing one",
-					database.Redact(a.cfg.DatabaseURL), database.Redact(a.cfg.DatabaseURL))
-			}
-		}
-	}
-	return a.open(ctx, false)
-}
-
-// queue returns a River client that inserts and lists jobs but works none.
-func (a *app) queue(ctx context.Context) (*queue.Queue, error) {
-	if a.q != nil {
-		return a.q, nil
-	}
-	s, err := a.open(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	q, err := queue.New(s, queue.Config{Logger: a.logger})
-	if err != nil {
-		return nil, err
-	}
-	a.q = q
-	return q, nil
-}
-
 func (a *app) close() {
-	if a.store != nil {
-		a.store.Close()
-		a.store = nil
+	if a.deps != nil {
+		a.deps.store.Close()
+		a.deps = nil
 	}
 }
 
 // secrets lists configured secret values, to be scrubbed from any error text.
 func (a *app) secrets() []string {
-	if a.cfg == nil {
+	if !a.loaded {
 		return nil
 	}
-	return a.cfg.secretValues()
-}
-
-func newLogger(w io.Writer, c LogConfig) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.level(), ReplaceAttr: maskAttr}
-	format := c.Format
-	if format == "auto" || format == "" {
-		format = "json"
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			format = "text"
-		}
-	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return a.cfg.SecretValues()
 }
 
 // redactAll replaces every secret value in s, and the password of any
@@ -274,43 +192,4 @@ func redactAll(s string, secrets []string) string {
 		}
 	}
 	return s
-}
-
-// minLevel drops records below a level: River's per-second info lines are
-// kept out of the service log.
-type minLevel struct {
-	slog.Handler
-	level slog.Level
-}
-
-func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.level && h.Handler.Enabled(ctx, l)
-}
-
-func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return minLevel{h.Handler.WithAttrs(attrs), h.level}
-}
-
-func (h minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{h.Handler.WithGroup(name), h.level}
-}
-
-// maskAttr masks phone numbers in every message and attribute the binary
-// logs (ledger.MaskMSISDNs): a CheckoutRequestID can end in the payer's
-// number, and errors can quote a body that holds one.
-func maskAttr(_ []string, a slog.Attr) slog.Attr {
-	switch a.Value.Kind() {
-	case slog.KindString:
-		if v := a.Value.String(); ledger.MaskMSISDNs(v) != v {
-			a.Value = slog.StringValue(ledger.MaskMSISDNs(v))
-		}
-	case slog.KindAny:
-		switch v := a.Value.Any().(type) {
-		case error:
-			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.Error()))
-		case fmt.Stringer:
-			a.Value = slog.StringValue(ledger.MaskMSISDNs(v.String()))
-		}
-	}
-	return a
 }

@@ -1,22 +1,20 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
-	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/schedule"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -50,38 +48,40 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			setups := a.providerSetups()
-			setup, ok := setups[provider]
-			if !ok {
-				return usagef("--provider %q: want one of %s", provider, strings.Join(sortedNames(setups), ", "))
+			setup, err := a.setup(provider)
+			if err != nil {
+				return err
 			}
 			f, err := report.ParseFormat(format)
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
-			start, err := parseWindowTime(from, setup.Zone)
+			start, err := schedule.ParseTime(from, setup.Zone)
 			if err != nil {
 				return usagef("--from: %v", err)
 			}
 			end := start.In(setup.Zone).AddDate(0, 0, 1).UTC()
 			if to != "" {
-				if end, err = parseWindowTime(to, setup.Zone); err != nil {
+				if end, err = schedule.ParseTime(to, setup.Zone); err != nil {
 					return usagef("--to: %v", err)
 				}
 			}
 			if !end.After(start) {
 				return usagef("--to (%s) must be after --from (%s)", end.Format(time.RFC3339), start.Format(time.RFC3339))
 			}
-			if setup.Puller == nil && setup.PullSetting != "" && !noPull && !dryRun {
+			if !setup.Pulled && setup.PullSetting != "" && !noPull && !dryRun {
 				return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
 					"the evidence already stored (imported reports, webhooks)", provider, setup.PullSetting)
 			}
+			mode := storeCreate
 			if dryRun {
-				if _, err := a.openExisting(ctx); err != nil {
-					return err
-				}
+				mode = storeExisting // a dry run writes nothing, not even a database
 			}
-			rec, err := a.reconciler(ctx)
+			d, err := a.resolve(ctx, mode)
+			if err != nil {
+				return err
+			}
+			rec, err := a.newReconciler(d, d.queue, a.charges(d))
 			if err != nil {
 				return err
 			}
@@ -94,12 +94,12 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			}
 			r := report.FromOutcome(out)
 			r.Zone = setup.Zone
-			r.Evidence = evidenceNote(provider, setup, dryRun, noPull)
+			r.Evidence = setup.Evidence(provider, dryRun, noPull)
 			if err := report.WriteRun(a.stdout, f, r); err != nil {
 				return err
 			}
 			if dryRun {
-				if err := a.previewDryRun(out, f); err != nil {
+				if err := a.previewDryRun(d, out, f); err != nil {
 					return err
 				}
 			}
@@ -123,37 +123,6 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 	return cmd
 }
 
-// evidenceNote says where a run's evidence comes from, so that a run that
-// pulled nothing says so.
-func evidenceNote(provider string, setup providerSetup, dryRun, noPull bool) string {
-	switch {
-	case dryRun && setup.Puller != nil:
-		return "stored only (--dry-run never pulls)"
-	case noPull && setup.Puller != nil:
-		return "stored only (--no-pull)"
-	case setup.Puller != nil:
-		return "pulled from " + provider + ", and stored"
-	case setup.PullSetting != "":
-		return "stored only (" + provider + " is not pulled without " + setup.PullSetting + ")"
-	case setup.Callbacks != nil:
-		return "stored: callbacks and imported statements (no pull configured)"
-	default:
-		return "stored: imported statements"
-	}
-}
-
-// parseWindowTime reads RFC 3339, or YYYY-MM-DD as midnight in zone.
-func parseWindowTime(s string, zone *time.Location) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.ParseInLocation("2006-01-02", s, zone)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2026-11-02T00:00:00+03:00) or YYYY-MM-DD", s)
-	}
-	return t.UTC(), nil
-}
-
 func sortedNames[V any](m map[string]V) []string {
 	names := make([]string, 0, len(m))
 	for n := range m {
@@ -163,24 +132,13 @@ func sortedNames[V any](m map[string]V) []string {
 	return names
 }
 
-// reconciler wires a Reconciler: pullers, the charge service as settler (so
-// settling emits events), and the Slack planner as the findings hook.
-func (a *app) reconciler(ctx context.Context) (*reconciler.Reconciler, error) {
-	store, err := a.open(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	svc, q, err := a.chargesWithQueue(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return a.newReconciler(store, q, svc)
-}
-
-func (a *app) newReconciler(store ledger.Store, q *queue.Queue, svc *charge.Service) (*reconciler.Reconciler, error) {
+// newReconciler wires a Reconciler: the providers' pullers and graces, the
+// charge service as settler (so settling emits events), and the Slack
+// planner, enqueuing through q, as the findings hook.
+func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reconciler.Reconciler, error) {
 	cfg := reconciler.Config{Clock: a.clock, Logger: a.logger, Lease: a.cfg.Reconcile.Lease, Tolerance: a.cfg.Reconcile.Tolerance,
 		Fuzzy: a.cfg.Reconcile.Fuzzy, Grace: map[string]time.Duration{}, Pullers: map[string]providers.Puller{}, Settler: svc}
-	for name, p := range a.providerSetups() {
+	for name, p := range d.providers {
 		cfg.Grace[name] = p.Grace
 		if p.ExactReferences {
 			cfg.ExactReferences = append(cfg.ExactReferences, name)
@@ -189,61 +147,41 @@ func (a *app) newReconciler(store ledger.Store, q *queue.Queue, svc *charge.Serv
 			cfg.Pullers[name] = p.Puller
 		}
 	}
-	slack, enabled, err := a.cfg.Alerts.planning()
-	if err != nil {
-		return nil, err
-	}
-	if enabled {
-		planner, err := alerts.NewPlanner(slack, a.clock)
+	if d.alertsOn {
+		planner, err := alerts.NewPlanner(d.alerts, a.clock)
 		if err != nil {
 			return nil, err
 		}
-		cfg.OnFindings = planner.Hook(alerts.EnqueueFunc(q, slack))
+		cfg.OnFindings = planner.Hook(alerts.EnqueueFunc(q, d.alerts))
 	}
-	return reconciler.New(store, cfg), nil
+	return reconciler.New(d.store, cfg), nil
 }
 
 // chargeService builds the charge service of this process; the caller gives
 // it its queue.
-func (a *app) chargeService(store ledger.Store, m *charge.Metrics) *charge.Service {
+func (a *app) chargeService(d *deps, m *charge.Metrics) *charge.Service {
 	cfg := a.cfg
 	host, _ := os.Hostname()
-	svc := charge.New(charge.Deps{Store: store, Chargers: a.chargers(), Clock: a.clock, Logger: a.logger, Metrics: m},
+	return charge.New(charge.Deps{Store: d.store, Chargers: d.chargers(), Clock: a.clock, Logger: a.logger, Metrics: m},
 		charge.Config{Lease: cfg.Charges.Lease, MaxAttempts: cfg.Charges.MaxAttempts, PendingPoll: cfg.Charges.PendingPoll,
 			PendingGiveUp: cfg.Charges.PendingGiveUp, Owner: fmt.Sprintf("%s-%d", host, os.Getpid()),
 			Endpoints: cfg.Events.Endpoints, SigningSecret: cfg.Events.SigningSecret})
+}
+
+// charges is the charge service of a CLI command, enqueuing (events, the
+// charges of imported intents) through the insert-only queue.
+func (a *app) charges(d *deps) *charge.Service {
+	svc := a.chargeService(d, nil)
+	svc.UseQueue(d.queue)
 	return svc
 }
 
-// chargesWithQueue is the charge service of a CLI command, enqueuing (events)
-// through an insert-only queue client.
-func (a *app) chargesWithQueue(ctx context.Context) (*charge.Service, *queue.Queue, error) {
-	store, err := a.open(ctx, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	q, err := a.queue(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	svc := a.chargeService(store, nil)
-	svc.UseQueue(q)
-	return svc, q, nil
-}
-
 // previewDryRun shows the Slack messages a real run would send.
-func (a *app) previewDryRun(out *reconciler.Outcome, f report.Format) error {
-	cfg, enabled, err := a.cfg.Alerts.planning()
-	if err != nil {
-		return err
-	}
-	if !enabled {
-		cfg = a.previewConfig()
-	}
+func (a *app) previewDryRun(d *deps, out *reconciler.Outcome, f report.Format) error {
 	w := a.stdout
 	if f != report.Text {
 		w = a.stderr // keep machine-readable output clean
 	}
 	fmt.Fprintln(w, "\nSlack messages this run would send:")
-	return alerts.PreviewFindings(w, cfg, out.Run, out.Findings)
+	return alerts.PreviewFindings(w, d.previewConfig(), out.Run, out.Findings)
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +18,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/logging"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
@@ -56,10 +58,16 @@ queue.shutdown_grace, then cancels what is left; nothing acknowledged is lost.`,
 
 // server is the wiring of `reconcile serve`.
 type server struct {
-	a        *app
-	store    ledger.Store
-	queue    *queue.Queue
-	charges  *charge.Service
+	a *app
+	// d are the resolved dependencies: the books, the providers, the
+	// findings service.
+	d       *deps
+	store   ledger.Store
+	queue   *queue.Queue
+	charges *charge.Service
+	// findings applies people's decisions from the console, the API and
+	// Slack.
+	findings *findings.Service
 	registry *prometheus.Registry
 	intake   *intake.Processor
 	metrics  *serveMetrics
@@ -75,20 +83,19 @@ type server struct {
 
 func newServer(ctx context.Context, a *app) (*server, error) {
 	cfg := a.cfg
-	store, err := a.open(ctx, false)
+	d, err := a.resolve(ctx, storeCreate)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{a: a, store: store, registry: prometheus.NewRegistry(), mux: newRouteMux(), admin: newRouteMux(),
-		logger: a.logger, metrics: newServeMetrics(store, a.logger)}
+	store := d.store
+	k := known{providers: sortedNames(d.providers), chargers: sortedNames(d.chargers()), alerts: alerts.Mode(cfg.Alerts.Mode)}
+	s := &server{a: a, d: d, store: store, registry: prometheus.NewRegistry(), mux: newRouteMux(), admin: newRouteMux(),
+		logger: a.logger, metrics: newServeMetrics(store, k.providers, a.logger)}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.registry.MustRegister(s.metrics.collectors()...)
 
-	chargeMetrics := charge.NewMetrics()
-	s.registry.MustRegister(chargeMetrics.Collectors()...)
-
-	s.charges = a.chargeService(store, chargeMetrics)
-	specs, err := a.specs()
+	s.charges = a.chargeService(d, s.metrics.charges)
+	s.findings = d.findings
+	specs, err := cfg.Specs(d.providers)
 	if err != nil {
 		return nil, err
 	}
@@ -100,36 +107,25 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	river.AddWorker(workers, ticks)
 	runs := &reconciler.RunWorker{Store: store, Lease: cfg.Reconcile.Lease, Logger: a.logger,
-		Outcome: s.metrics.runOutcome, AfterRun: s.metrics.books.refreshLogged}
+		Outcome: s.metrics.runs.Outcome, AfterRun: s.metrics.refresh}
 	river.AddWorker(workers, runs)
-	// The charging providers' series exist whether or not a charger is
-	// configured: zero charges is the truth until one is.
-	k := known{providers: sortedNames(a.providerSetups()), chargers: sortedNames(a.chargers()), alerts: alerts.Mode(cfg.Alerts.Mode)}
-	for _, p := range []string{mpesa.Provider, stripe.Provider} {
-		if !slices.Contains(k.chargers, p) {
-			k.chargers = append(k.chargers, p)
-		}
-	}
 	for _, sp := range specs {
 		k.scheduled = append(k.scheduled, sp.Provider)
 	}
-	s.registry.MustRegister(&findingsCollector{store: store, providers: k.providers})
-	var am *alerts.Metrics
-	slack, alertsOn, err := cfg.Alerts.slack()
+	slack, alertsOn, err := cfg.AlertsDelivery(d.zones)
 	if err != nil {
 		return nil, err
 	}
 	if alertsOn {
-		am = alerts.NewMetrics()
-		s.registry.MustRegister(am.Collectors()...)
-		d, err := alerts.NewDeliverer(store, slack, alerts.Options{Logger: a.logger, Metrics: am, Now: a.clock})
+		s.metrics.alerts = alerts.NewMetrics()
+		d, err := alerts.NewDeliverer(store, slack, alerts.Options{Logger: a.logger, Metrics: s.metrics.alerts, Now: a.clock})
 		if err != nil {
 			return nil, err
 		}
 		river.AddWorker(workers, &alerts.Worker{Deliverer: d})
 	}
 	host, _ := os.Hostname()
-	qcfg := queue.Config{ID: riverID(host, os.Getpid()), Logger: slog.New(minLevel{a.logger.Handler(), slog.LevelWarn}).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
+	qcfg := queue.Config{ID: riverID(host, os.Getpid()), Logger: slog.New(logging.AtLeast(a.logger.Handler(), slog.LevelWarn)).With("component", "river"), JobTimeout: cfg.Queue.JobTimeout,
 		RescueStuckJobsAfter: cfg.Queue.RescueAfter, RetryPolicy: queue.Backoff{Base: cfg.Queue.RetryBase, Max: cfg.Queue.RetryMax}}
 	if cfg.Roles.Workers || cfg.Roles.Scheduler {
 		qcfg.Workers = workers
@@ -151,15 +147,15 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 	}
 	s.charges.UseQueue(s.queue)
 	ticks.Queue = s.queue
-	if runs.Reconciler, err = a.newReconciler(store, s.queue, s.charges); err != nil {
+	if runs.Reconciler, err = a.newReconciler(d, s.queue, s.charges); err != nil {
 		return nil, err
 	}
-	s.registry.MustRegister(&depthCollector{q: s.queue})
+	s.metrics.register(s.registry, s.queue)
 	if k.callbacks, err = s.routes(); err != nil {
 		return nil, err
 	}
-	initialise(k, s.metrics, chargeMetrics, am)
-	s.metrics.books.refreshLogged(ctx)
+	s.metrics.initialise(k)
+	s.metrics.refresh(ctx)
 	return s, nil
 }
 
@@ -167,16 +163,16 @@ func newServer(ctx context.Context, a *app) (*server, error) {
 // callback endpoints are served.
 func (s *server) routes() ([]string, error) {
 	s.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.admin.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.store.Ping(ctx); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
+			api.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	s.admin.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	callbacks, err := s.callbackRoutes()
@@ -190,8 +186,8 @@ func (s *server) routes() ([]string, error) {
 		return nil, err
 	}
 	if s.a.cfg.HTTP.APIToken != "" {
-		(&intentsAPI{svc: s.charges, store: s.store, token: s.a.cfg.HTTP.APIToken, clock: s.a.clock, logger: s.logger}).routes(s.mux)
-		s.findingsAPI().routes(s.mux)
+		api.New(api.Config{Token: s.a.cfg.HTTP.APIToken, Store: s.store, Charges: s.charges, Providers: s.providers,
+			Findings: s.findings, Clock: s.a.clock, Logger: s.logger}).Routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}
@@ -206,26 +202,32 @@ func (s *server) callbackRoutes() ([]string, error) {
 	s.intake = &intake.Processor{Store: s.store, Applier: s.charges, Clock: s.a.clock, Logger: s.logger}
 	m := cfg.Providers.Mpesa
 	if m.Callbacks.PathToken != "" {
-		h, err := mpesa.NewHandler(mpesaHandlerConfig(m, s.store, s.a.clock), countingReceiver{s.intake, s.metrics.callbacks}, s.logger)
+		h, err := mpesa.NewHandler(m.HandlerConfig(s.store, s.a.clock), s.metrics.callbacks.Counting(s.intake), s.logger)
 		if err != nil {
 			return nil, fmt.Errorf("config providers.mpesa.callbacks: %w", err)
 		}
-		s.mux.Handle(h.Pattern(), countResponses(mpesa.Provider, s.metrics.callbackResponses, h))
+		s.mux.Handle(h.Pattern(), s.metrics.callbacks.CountResponses(mpesa.Provider, h))
 		served = append(served, mpesa.Provider)
 		s.logger.Info("m-pesa callbacks served", "prefix", h.Pattern())
 	} else {
 		s.logger.Info("m-pesa callbacks off: set RECONCILE_PROVIDERS_MPESA_CALLBACKS_PATH_TOKEN to serve them")
 	}
 	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
-		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: countingReceiver{s.intake, s.metrics.callbacks},
+		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: s.metrics.callbacks.Counting(s.intake),
 			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger, Clock: s.a.clock})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
-		s.mux.Handle("POST /webhooks/stripe", countResponses(stripe.Provider, s.metrics.callbackResponses, h))
+		s.mux.Handle("POST /webhooks/stripe", s.metrics.callbacks.CountResponses(stripe.Provider, h))
 		served = append(served, stripe.Provider)
 	}
 	return served, nil
+}
+
+// providers lists the providers findings can be filtered by, with their
+// zones.
+func (s *server) providers(ctx context.Context) (map[string]*time.Location, error) {
+	return findings.Providers(ctx, s.store, s.d.zones)
 }
 
 // publicHandler serves the public port, with the body limit.
@@ -249,41 +251,6 @@ func (m *routeMux) Handle(pattern string, h http.Handler) {
 
 func (m *routeMux) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Request)) {
 	m.Handle(pattern, http.HandlerFunc(f))
-}
-
-// countingReceiver counts callback intake by provider, kind and result.
-type countingReceiver struct {
-	p *intake.Processor
-	c *prometheus.CounterVec
-}
-
-func (r countingReceiver) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (intake.Result, error) {
-	res, err := r.p.Receive(ctx, provider, parser, body, remote)
-	r.count(provider, res, err)
-	return res, err
-}
-
-func (r countingReceiver) Deliver(ctx context.Context, d intake.Delivery) (intake.Result, error) {
-	res, err := r.p.Deliver(ctx, d)
-	r.count(d.Provider, res, err)
-	return res, err
-}
-
-func (r countingReceiver) count(provider string, res intake.Result, err error) {
-	result := "stored"
-	switch {
-	case err != nil:
-		result = "error"
-	case res.Duplicate:
-		result = "duplicate"
-	case res.Rejected != nil:
-		result = "quarantined"
-	}
-	kind := res.Kind
-	if kind == "" {
-		kind = "unknown"
-	}
-	r.c.WithLabelValues(provider, kind, result).Inc()
 }
 
 // run serves until ctx ends, then shuts down softly, then hard.
@@ -351,12 +318,18 @@ func (s *server) run(ctx context.Context) error {
 	reprocessDone := make(chan struct{})
 	go func() {
 		defer close(reprocessDone)
-		s.reprocessLoop(ctx)
+		callbacks := map[string]providers.CallbackParser{}
+		for name, p := range s.d.providers {
+			if p.Callbacks != nil {
+				callbacks[name] = p.Callbacks
+			}
+		}
+		s.intake.ReprocessEvery(ctx, callbacks, time.Minute)
 	}()
 	booksDone := make(chan struct{})
 	go func() {
 		defer close(booksDone)
-		s.metrics.books.loop(ctx, time.Minute)
+		s.metrics.loop(ctx, time.Minute)
 	}()
 	var failed error
 	select {
@@ -398,31 +371,6 @@ func (s *server) run(ctx context.Context) error {
 	return failed
 }
 
-// reprocessLoop interprets callbacks that were stored but not processed (the
-// process died between the two), at start and then every minute.
-func (s *server) reprocessLoop(ctx context.Context) {
-	tick := time.NewTicker(time.Minute)
-	defer tick.Stop()
-	for {
-		for _, name := range sortedNames(s.a.providerSetups()) {
-			p := s.a.providerSetups()[name]
-			if p.Callbacks == nil {
-				continue
-			}
-			if n, err := s.intake.Reprocess(ctx, name, p.Callbacks); err != nil && ctx.Err() == nil {
-				s.logger.Warn("reprocessing stored callbacks", "provider", name, "error", err)
-			} else if n > 0 {
-				s.logger.Info("reprocessed stored callbacks", "provider", name, "count", n)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
 // riverID names this process among replicas (River's leader table shows it).
 func riverID(host string, pid int) string {
 	clean := strings.Map(func(r rune) rune {
@@ -435,4 +383,26 @@ func riverID(host string, pid int) string {
 		clean = clean[:60]
 	}
 	return fmt.Sprintf("%s_pid%d", clean, pid)
+}
+
+// logSchedules says at start when each provider is reconciled next, or why
+// nothing is scheduled in this process.
+func logSchedules(logger *slog.Logger, specs []schedule.Spec, scheduler bool, now time.Time) {
+	switch {
+	case !scheduler:
+		logger.Info("scheduler off in this process (roles.scheduler: false): another replica schedules runs")
+		return
+	case len(specs) == 0:
+		logger.Info("no schedules: nothing is reconciled periodically; set schedules.<provider>.cron to schedule runs")
+		return
+	}
+	for _, spec := range specs {
+		size := spec.Size
+		if size == 0 {
+			size = schedule.DefaultSize
+		}
+		logger.Info("schedule", "provider", spec.Provider, "cron", spec.Expr, "next_run", spec.Local(spec.Next(now)),
+			"window", size.String(), "lookback", spec.Lookback, "catch_up", spec.CatchUp,
+			"note", "the elected leader ticks at start and then on the cron; each tick logs the next run")
+	}
 }

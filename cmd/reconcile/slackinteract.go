@@ -1,60 +1,21 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/reconcilehq/reconcile/alerts"
 )
-
-// InteractionsConfig turns on the buttons of finding messages in Slack
-// (bot mode) and says who may press them.
-type InteractionsConfig struct {
-	// Enabled puts Acknowledge and Resolve buttons, and a link to the
-	// console's finding page, on finding messages, and serves
-	// POST /slack/interactions, which needs RECONCILE_ALERTS_SIGNING_SECRET.
-	Enabled bool `mapstructure:"enabled"`
-	// AllowedUsers are the Slack user ids (U0123ABCD) who may act.
-	AllowedUsers []string `mapstructure:"allowed_users"`
-	// AllowedGroups are the Slack user-group ids (S0123ABCD) whose members
-	// may act.
-	AllowedGroups []string `mapstructure:"allowed_groups"`
-}
-
-// interactions builds the configuration of the interactions endpoint,
-// without the books: bot mode, the signing secret and who may act.
-func (c AlertsConfig) interactions() (alerts.InteractionsConfig, error) {
-	cfg, enabled, err := c.slack()
-	if err != nil {
-		return alerts.InteractionsConfig{}, err
-	}
-	var errs []error
-	if !enabled || cfg.Mode != alerts.ModeBot {
-		errs = append(errs, errors.New("config alerts.interactions: the buttons need alerts.mode bot"))
-	}
-	if c.SigningSecret == "" {
-		errs = append(errs, fmt.Errorf("config alerts.signing_secret: set %s to the Slack app's signing secret", envName("alerts.signing_secret")))
-	}
-	if len(c.Interactions.AllowedUsers) == 0 && len(c.Interactions.AllowedGroups) == 0 {
-		errs = append(errs, errors.New("config alerts.interactions: name who may act in allowed_users or allowed_groups"))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return alerts.InteractionsConfig{}, err
-	}
-	return alerts.InteractionsConfig{SigningSecret: c.SigningSecret, AllowedUsers: c.Interactions.AllowedUsers,
-		AllowedGroups: c.Interactions.AllowedGroups, Alerts: cfg}, nil
-}
 
 // slackRoutes serves POST /slack/interactions when the buttons are on.
 func (s *server) slackRoutes() error {
 	if !s.a.cfg.Alerts.Interactions.Enabled {
 		return nil
 	}
-	cfg, err := s.a.cfg.Alerts.interactions()
+	cfg, err := s.a.cfg.SlackInteractions(s.d.zones)
 	if err != nil {
 		return err
 	}
-	cfg.Store, cfg.Clock, cfg.Logger, cfg.OnResolve = s.store, s.a.clock, s.logger, s.a.announceResolution
+	cfg.Store, cfg.Clock, cfg.Logger, cfg.Findings = s.store, s.a.clock, s.logger, s.findings
 	h, err := alerts.NewInteractions(cfg)
 	if err != nil {
 		return fmt.Errorf("config %w", err)

@@ -2,9 +2,8 @@ package main
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
-	"strings"
+
+	"github.com/reconcilehq/reconcile/internal/buildinfo"
 
 	"github.com/spf13/cobra"
 )
@@ -14,93 +13,9 @@ import (
 // without VCS data such as a container build.
 var version string
 
-// buildInfo is what `reconcile version` prints: the module version (the tag
-// given to go install, or a pseudo-version or "(devel)" for a source build),
-// the VCS revision and commit time stamped by the go command, and the Go
-// version the binary was built with.
-type buildInfo struct {
-	Module   string
-	Version  string
-	Revision string
-	Time     string
-	Modified bool
-	Go       string
-	Platform string
-}
-
-func readBuildInfo() buildInfo {
-	b := buildInfo{Module: "github.com/reconcilehq/reconcile", Version: "(devel)", Go: runtime.Version(),
-		Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if info.Main.Path != "" {
-			b.Module = info.Main.Path
-		}
-		if info.Main.Version != "" {
-			b.Version = info.Main.Version
-		}
-		if info.GoVersion != "" {
-			b.Go = info.GoVersion
-		}
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				b.Revision = s.Value
-			case "vcs.time":
-				b.Time = s.Value
-			case "vcs.modified":
-				b.Modified = s.Value == "true"
-			}
-		}
-	}
-	if version != "" {
-		b.Version = version
-	}
-	return b
-}
-
-// line is the one-line form printed by --version.
-func (b buildInfo) line() string {
-	parts := []string{"reconcile", b.Version}
-	if b.Revision != "" {
-		rev := b.Revision
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if b.Modified {
-			rev += "+modified"
-		}
-		parts = append(parts, "commit "+rev)
-	}
-	if b.Time != "" {
-		parts = append(parts, b.Time)
-	}
-	return strings.Join(append(parts, b.Go, b.Platform), " ")
-}
-
-// long is the form printed by `reconcile version`: one field per line.
-func (b buildInfo) long() string {
-	var s strings.Builder
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&s, "%-12s %s\n", k+":", v)
-		}
-	}
-	row("version", b.Version)
-	row("module", b.Module)
-	rev := b.Revision
-	if rev != "" && b.Modified {
-		rev += " (modified)"
-	}
-	row("commit", rev)
-	row("commit time", b.Time)
-	row("go", b.Go)
-	row("platform", b.Platform)
-	return s.String()
-}
-
 // setVersion gives root a --version flag printing the one-line form.
 func setVersion(root *cobra.Command) {
-	root.Version = readBuildInfo().line()
+	root.Version = buildinfo.Read(version).Line()
 	root.SetVersionTemplate("{{.Version}}\n")
 	// Declared here rather than left to cobra, so that the command finder
 	// knows it takes no value (--version --config FILE works).
@@ -120,7 +35,7 @@ no configuration and opens no database.`,
 		// config says.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprint(a.stdout, readBuildInfo().long())
+			_, err := fmt.Fprint(a.stdout, buildinfo.Read(version).Long())
 			return err
 		},
 	}

@@ -57,29 +57,32 @@ func actorName(a ledger.Actor) string {
 	return "unknown"
 }
 
-// UpdateFinding acknowledges an open finding, resolves an open or
-// acknowledged one, or reopens a resolved one, compare-and-set, with its
-// history event. An empty note keeps the latest note.
+// UpdateFinding moves a finding to u.To by the person's transition
+// (ledger.TransitionTo), compare-and-set on the statuses it may start from,
+// with its history event. An empty note keeps the latest note.
 func (e executor) UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (ledger.Finding, error) {
-	var set, from string
-	var action ledger.Action
+	t, err := ledger.TransitionTo(u.To)
+	if err != nil {
+		return ledger.Finding{}, ledger.Wrap("update finding", u.ID, err)
+	}
+	// What the move writes besides the status: who acknowledged or
+	// resolved it, or the resolution undone.
+	var set string
 	switch u.To {
 	case ledger.FindingAcknowledged:
-		set, from, action = `status = 'acknowledged', acknowledged_at = $2, acknowledged_by = $4`, `'open', 'acknowledged'`, ledger.ActionAcknowledged
+		set = `acknowledged_at = $2, acknowledged_by = $4`
 	case ledger.FindingResolved:
-		set, from, action = `status = 'resolved', resolved_at = $2, resolved_by = 'person', resolver = $4`, `'open', 'acknowledged'`, ledger.ActionResolved
+		set = `resolved_at = $2, resolved_by = 'person', resolver = $4`
 	case ledger.FindingOpen:
-		set, from, action = `status = 'open', resolved_at = NULL, resolved_by = '', resolver = ''`, `'resolved'`, ledger.ActionReopened
-	default:
-		return ledger.Finding{}, ledger.Wrap("update finding", u.ID, fmt.Errorf("cannot move a finding to %q by hand", u.To))
+		set = `resolved_at = NULL, resolved_by = '', resolver = ''`
 	}
 	q := `WITH u AS (
-			UPDATE findings SET ` + set + `, note = CASE WHEN $3 = '' THEN note ELSE $3 END
-			WHERE id = $1 AND status IN (` + from + `) RETURNING ` + findingCols + `),
+			UPDATE findings SET status = $7, ` + set + `, note = CASE WHEN $3 = '' THEN note ELSE $3 END
+			WHERE id = $1 AND status = ANY($8::text[]) RETURNING ` + findingCols + `),
 		h AS (` + insertHistorySQL + `SELECT 'finding', id, $6, $4, $5, 0, $3, $2 FROM u)
 		SELECT ` + findingCols + ` FROM u`
 	f, err := scanFinding(e.db.QueryRow(ctx, q, u.ID, utc(u.Now), strings.TrimSpace(u.Note), actorName(u.Actor),
-		string(u.Actor.Surface), string(action)))
+		string(u.Actor.Surface), string(t.Action), string(t.To), t.FromText()))
 	if errors.Is(err, pgx.ErrNoRows) {
 		cur, gerr := e.GetFinding(ctx, u.ID)
 		if gerr != nil {

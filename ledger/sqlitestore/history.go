@@ -82,28 +82,38 @@ func personEvent(kind, id string, action ledger.Action, a ledger.Actor, note str
 		Note: note, At: at}
 }
 
-// UpdateFinding acknowledges an open finding, resolves an open or
-// acknowledged one, or reopens a resolved one, compare-and-set, with its
-// history event. An empty note keeps the latest note.
+// UpdateFinding moves a finding to u.To by the person's transition
+// (ledger.TransitionTo), compare-and-set on the statuses it may start from,
+// with its history event. An empty note keeps the latest note.
 func (e executor) UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (ledger.Finding, error) {
-	var set, from string
-	var action ledger.Action
+	t, err := ledger.TransitionTo(u.To)
+	if err != nil {
+		return ledger.Finding{}, ledger.Wrap("update finding", u.ID, err)
+	}
+	// What the move writes besides the status: who acknowledged or
+	// resolved it, or the resolution undone.
+	var set string
 	switch u.To {
 	case ledger.FindingAcknowledged:
-		set, from, action = `status = 'acknowledged', acknowledged_at = ?2, acknowledged_by = ?4`, `'open', 'acknowledged'`, ledger.ActionAcknowledged
+		set = `acknowledged_at = ?2, acknowledged_by = ?4`
 	case ledger.FindingResolved:
-		set, from, action = `status = 'resolved', resolved_at = ?2, resolved_by = 'person', resolver = ?4`, `'open', 'acknowledged'`, ledger.ActionResolved
+		set = `resolved_at = ?2, resolved_by = 'person', resolver = ?4`
 	case ledger.FindingOpen:
-		set, from, action = `status = 'open', resolved_at = NULL, resolved_by = '', resolver = ''`, `'resolved'`, ledger.ActionReopened
-	default:
-		return ledger.Finding{}, ledger.Wrap("update finding", u.ID, fmt.Errorf("cannot move a finding to %q by hand", u.To))
+		set = `resolved_at = NULL, resolved_by = '', resolver = ''`
+	}
+	// The statuses it may start from, bound as ?6, ?7, ...
+	args := []any{u.ID, ts(u.Now), strings.TrimSpace(u.Note), actorName(u.Actor), string(t.To)}
+	from := make([]string, len(t.From))
+	for i, st := range t.FromText() {
+		args = append(args, st)
+		from[i] = "?" + strconv.Itoa(len(args))
 	}
 	note := strings.TrimSpace(u.Note)
 	var f ledger.Finding
-	err := e.inTx(ctx, func(x executor) error {
+	err = e.inTx(ctx, func(x executor) error {
 		var err error
-		f, err = scanFinding(x.queryRow(ctx, `UPDATE findings SET `+set+`, note = CASE WHEN ?3 = '' THEN note ELSE ?3 END
-			WHERE id = ?1 AND status IN (`+from+`) RETURNING `+findingCols, u.ID, ts(u.Now), note, actorName(u.Actor)))
+		f, err = scanFinding(x.queryRow(ctx, `UPDATE findings SET status = ?5, `+set+`, note = CASE WHEN ?3 = '' THEN note ELSE ?3 END
+			WHERE id = ?1 AND status IN (`+strings.Join(from, ", ")+`) RETURNING `+findingCols, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			cur, gerr := x.GetFinding(ctx, u.ID)
 			if gerr != nil {
@@ -115,7 +125,7 @@ func (e executor) UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (le
 		if err != nil {
 			return ledger.Wrap("update finding", u.ID, translate(err))
 		}
-		return ledger.Wrap("update finding", u.ID, x.addHistory(ctx, personEvent(ledger.SubjectFinding, u.ID, action, u.Actor, note, u.Now)))
+		return ledger.Wrap("update finding", u.ID, x.addHistory(ctx, personEvent(ledger.SubjectFinding, u.ID, t.Action, u.Actor, note, u.Now)))
 	})
 	return f, err
 }

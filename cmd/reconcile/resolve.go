@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/config"
+	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/ledger/engine"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/queue"
+)
+
+// storeMode says how a command opens the books.
+type storeMode int
+
+const (
+	// storeExisting never creates a database: a SQLite file that does not
+	// exist is an error saying how to create one (commands that read, or
+	// change what is there).
+	storeExisting storeMode = iota
+	// storeCreate opens the database, creating and migrating a SQLite file;
+	// PostgreSQL must be migrated already.
+	storeCreate
+	// storeMigrate opens the database to migrate it.
+	storeMigrate
+)
+
+// deps are what a command works with, built from the configuration once,
+// by resolve, after the command has checked its flags and before it works:
+// the books, the providers with their clients, the alerts configuration,
+// the insert-only queue and the findings service. Nothing is built later
+// and nothing is looked up from a global.
+type deps struct {
+	store     ledger.Store
+	providers map[string]config.Provider
+	// zones are the providers' zones, by name.
+	zones map[string]*time.Location
+	// alerts is the alerts configuration for planning messages (the Slack
+	// secrets are not needed to plan); alertsOn is false in mode off.
+	alerts   alerts.Config
+	alertsOn bool
+	// queue inserts and lists jobs and works none.
+	queue    *queue.Queue
+	findings *findings.Service
+	clock    func() time.Time
+	logger   *slog.Logger
+}
+
+// resolve builds the command's dependencies from the configuration, once:
+// it sets the amount limits (the one place they are set), opens the books
+// as mode says, builds the providers once with a quarantine writing to
+// those books, and wires the alerts, the queue and the findings service.
+func (a *app) resolve(ctx context.Context, mode storeMode) (*deps, error) {
+	if a.deps != nil {
+		return a.deps, nil
+	}
+	max, err := a.cfg.Limits.Amounts()
+	if err != nil {
+		return nil, fmt.Errorf("config limits.max_amounts: %w", err)
+	}
+	if err := ledger.SetMaxAmounts(max); err != nil {
+		return nil, fmt.Errorf("config limits.max_amounts: %w", err)
+	}
+	store, err := a.openStore(ctx, mode)
+	if err != nil {
+		return nil, err
+	}
+	d := &deps{store: store, zones: map[string]*time.Location{}, clock: a.clock, logger: a.logger}
+	if err := a.wire(d); err != nil {
+		store.Close()
+		return nil, err
+	}
+	a.deps = d
+	return d, nil
+}
+
+// wire builds what the open books need: the providers, the alerts, the
+// queue and the findings service.
+func (a *app) wire(d *deps) error {
+	var err error
+	if d.providers, err = a.cfg.BuildProviders(a.clock, quarantineTo(d.store, a.clock)); err != nil {
+		return err
+	}
+	for name, p := range d.providers {
+		d.zones[name] = p.Zone
+	}
+	if d.alerts, d.alertsOn, err = a.cfg.AlertsPlanning(d.zones); err != nil {
+		return err
+	}
+	if d.queue, err = queue.New(d.store, queue.Config{Logger: a.logger}); err != nil {
+		return err
+	}
+	announce, err := d.announcer()
+	if err != nil {
+		return err
+	}
+	d.findings = findings.NewService(d.store, findings.Options{Announce: announce, Clock: a.clock})
+	return nil
+}
+
+// quarantineTo keeps what a provider's pull refuses in store, once:
+// pulling the window again meets the same record.
+func quarantineTo(store ledger.Store, clock func() time.Time) config.Quarantiner {
+	return func(source string) func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
+		return func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
+			_, _, err := store.AddQuarantineOnce(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
+				Field: perr.Field, Reason: perr.Err.Error(), Raw: raw, At: clock()})
+			return err
+		}
+	}
+}
+
+// announcer plans the Slack follow-up of a finding a person resolved, in
+// the resolving transaction, when alerts are on.
+func (d *deps) announcer() (findings.Announcer, error) {
+	if !d.alertsOn {
+		return nil, nil
+	}
+	planner, err := alerts.NewPlanner(d.alerts, d.clock)
+	if err != nil {
+		return nil, err
+	}
+	enqueue := alerts.EnqueueFunc(d.queue, d.alerts)
+	return func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
+		planned, err := planner.PlanResolution(ctx, tx, f)
+		if err != nil {
+			return err
+		}
+		return enqueue(ctx, tx, planned)
+	}, nil
+}
+
+// chargers returns the configured chargers by provider name.
+func (d *deps) chargers() map[string]providers.Charger {
+	out := map[string]providers.Charger{}
+	for name, p := range d.providers {
+		if p.Charger != nil {
+			out[name] = p.Charger
+		}
+	}
+	return out
+}
+
+// openStore opens the books as mode says. On SQLite it migrates
+// automatically; on PostgreSQL it refuses an out-of-date schema unless
+// migrating is the point.
+func (a *app) openStore(ctx context.Context, mode storeMode) (ledger.Store, error) {
+	url := a.cfg.DatabaseURL
+	if mode == storeExisting {
+		if engine, err := database.Engine(url); err == nil && engine == ledger.EngineSQLite {
+			path := database.SQLitePath(url)
+			if path != "" && path != ":memory:" && !strings.HasPrefix(path, "file:") {
+				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+					return nil, fmt.Errorf("database %s does not exist: create it with `reconcile migrate --database-url %s` "+
+						"(then import intents and statements), or point --database-url at an existing one",
+						database.Redact(url), database.Redact(url))
+				}
+			}
+		}
+	}
+	if a.defaultDB {
+		fmt.Fprintf(a.stderr, "reconcile: using the default database %s (choose another with --database-url or RECONCILE_DATABASE_URL)\n",
+			database.DefaultURL)
+	}
+	s, err := database.Open(ctx, url, database.Options{MaxConns: a.cfg.Database.MaxConns})
+	if err != nil {
+		return nil, err
+	}
+	if mode == storeMigrate {
+		return s, nil
+	}
+	drv, err := engine.Of(s)
+	if err == nil {
+		if drv.MigrateOnOpen() {
+			_, err = database.Migrate(ctx, s)
+		} else {
+			err = database.Check(ctx, s)
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// setup describes a configured provider without building its clients, for
+// checking a command line before the books are opened; a usage error names
+// the known ones.
+func (a *app) setup(provider string) (config.Provider, error) {
+	setups, err := a.cfg.DescribeProviders(a.clock)
+	if err != nil {
+		return config.Provider{}, err
+	}
+	s, ok := setups[provider]
+	if !ok {
+		return s, usagef("--provider %q: want one of %s", provider, strings.Join(sortedNames(setups), ", "))
+	}
+	return s, nil
+}

@@ -1,0 +1,61 @@
+package config
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/mpesa/mpesafake"
+)
+
+// TestMpesaRefundWiring: with an initiator and its credential configured,
+// the M-Pesa charger refunds by reversal with result URLs under the callback
+// path token; an initiator without a credential (or the reverse) is a
+// configuration error.
+func TestMpesaRefundWiring(t *testing.T) {
+	t.Parallel()
+	fake := mpesafake.New(mpesafake.Config{Seed: 5})
+	base := fake.Start()
+	defer fake.Close()
+	short, pass, key, secret := fake.Credentials()
+	initiator, credential := fake.InitiatorCredentials()
+	token := strings.Repeat("a", 32)
+	cfg := Default()
+	cfg.Providers.Mpesa = MpesaConfig{Zone: "Africa/Nairobi", BaseURL: base, ShortCode: short, ConsumerKey: key,
+		ConsumerSecret: secret, PassKey: pass, HTTPTimeout: 5 * time.Second, Initiator: initiator, SecurityCredential: credential,
+		Callbacks: MpesaCallbacksConfig{PublicURL: "https://pay.example.com", PathToken: token, Prefix: "/daraja"}}
+	setups, err := cfg.BuildProviders(time.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := setups["mpesa"].Charger.(providers.Refunder)
+	if !ok {
+		t.Fatal("the M-Pesa charger cannot refund")
+	}
+	if _, ok := setups["mpesa"].Charger.(providers.RefundStatusQuerier); !ok {
+		t.Fatal("the M-Pesa charger cannot ask about a refund")
+	}
+	ctx := context.Background()
+	pay, _, err := fake.AddC2B(ctx, mpesafake.C2BPayment{Amount: "10.00", BillRef: "INV-1"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	amt, _ := money.Parse("10", "KES")
+	res, err := r.Refund(ctx, providers.RefundRequest{RefundKey: "refund:inv-1:1", ChargeTxnID: pay.TransID, Amount: amt, Attempt: 1})
+	if err != nil || res.Status != providers.StatusPending {
+		t.Fatalf("refund = %+v, %v", res, err)
+	}
+	revs := fake.Reversals()
+	if len(revs) != 1 || revs[0].ResultURL != "https://pay.example.com/daraja/"+token+"/reversal/result" ||
+		revs[0].TimeoutURL != "https://pay.example.com/daraja/"+token+"/reversal/timeout" || !revs[0].CredentialOK {
+		t.Errorf("reversal = %+v", revs)
+	}
+
+	cfg.Providers.Mpesa.SecurityCredential = ""
+	if _, err := cfg.BuildProviders(time.Now, nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL") {
+		t.Errorf("initiator without credential: %v", err)
+	}
+}

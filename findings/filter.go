@@ -1,0 +1,62 @@
+package findings
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// ParseKind validates s as a finding kind.
+func ParseKind(s string) (ledger.Kind, bool) {
+	if slices.Contains(ledger.Kinds, ledger.Kind(s)) {
+		return ledger.Kind(s), true
+	}
+	return "", false
+}
+
+// KindNames lists the kinds, comma-separated, for messages.
+func KindNames() string {
+	names := make([]string, len(ledger.Kinds))
+	for i, k := range ledger.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Counter counts findings by provider, kind and status; a ledger.Store
+// has it.
+type Counter interface {
+	CountFindings(ctx context.Context) ([]ledger.FindingCount, error)
+}
+
+// Providers are the providers findings can be filtered by, with the zone
+// each one's dates are read in: the configured ones (zones) and any that
+// findings name although it is no longer configured (UTC).
+func Providers(ctx context.Context, c Counter, zones map[string]*time.Location) (map[string]*time.Location, error) {
+	out := make(map[string]*time.Location, len(zones))
+	for n, z := range zones {
+		if z == nil {
+			z = time.UTC
+		}
+		out[n] = z
+	}
+	counts, err := c.CountFindings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, cnt := range counts {
+		if _, ok := out[cnt.Provider]; !ok {
+			out[cnt.Provider] = time.UTC
+		}
+	}
+	return out, nil
+}
+
+// ProviderNames are the names of Providers, sorted.
+func ProviderNames(ps map[string]*time.Location) []string {
+	return slices.Sorted(maps.Keys(ps))
+}

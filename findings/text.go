@@ -1,0 +1,185 @@
+package findings
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/report"
+)
+
+// Write renders a finding's detail in format f: text for a person, JSON
+// (indented), or CSV (its history only, one event a row).
+func Write(w io.Writer, f report.Format, d DetailView) error {
+	switch f {
+	case report.JSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	case report.CSV:
+		return WriteHistoryCSV(w, d.Finding.ID, d.History)
+	default:
+		return WriteText(w, d)
+	}
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func amountText(a *AmountView) string {
+	if a == nil {
+		return "-"
+	}
+	return a.Currency + " " + a.Amount
+}
+
+// WriteText renders a finding's detail for a person: the finding, its
+// intent with attempts, its transactions with every source, and its
+// history.
+func WriteText(w io.Writer, d DetailView) error {
+	f := d.Finding
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Finding\t%s\n", f.ID)
+	fmt.Fprintf(tw, "Kind\t%s (%s)\n", f.Kind, f.Severity)
+	fmt.Fprintf(tw, "Status\t%s\n", f.Status)
+	fmt.Fprintf(tw, "Provider\t%s\n", f.Provider)
+	if f.IntentKey != "" {
+		fmt.Fprintf(tw, "Intent\t%s\n", f.IntentKey)
+	}
+	if len(f.ProviderTxnIDs) > 0 {
+		fmt.Fprintf(tw, "Transactions\t%s\n", strings.Join(f.ProviderTxnIDs, ", "))
+	}
+	fmt.Fprintf(tw, "Expected\t%s\n", amountText(f.Expected))
+	fmt.Fprintf(tw, "Actual\t%s\n", amountText(f.Actual))
+	fmt.Fprintf(tw, "At risk\t%s\n", amountText(f.AtRisk))
+	if f.Counterparty != "" {
+		fmt.Fprintf(tw, "Counterparty\t%s\n", f.Counterparty)
+	}
+	fmt.Fprintf(tw, "Detail\t%s\n", f.Detail)
+	fmt.Fprintf(tw, "Evidence at\t%s\n", ts(f.OccurredAt))
+	fmt.Fprintf(tw, "First seen\t%s by run %d\n", ts(f.FirstSeenAt), f.FirstRunID)
+	fmt.Fprintf(tw, "Last seen\t%s by run %d\n", ts(f.LastSeenAt), f.LastRunID)
+	if f.AcknowledgedAt != nil {
+		fmt.Fprintf(tw, "Acknowledged\t%s by %s\n", ts(*f.AcknowledgedAt), orDash(f.AcknowledgedBy))
+	}
+	if f.ResolvedAt != nil {
+		fmt.Fprintf(tw, "Resolved\t%s by %s\n", ts(*f.ResolvedAt), orDash(f.ResolvedBy))
+	}
+	if f.Note != "" {
+		fmt.Fprintf(tw, "Note\t%s\n", f.Note)
+	}
+	if s := f.Suggestion; s != nil {
+		fmt.Fprintf(tw, "Suggested\t%s\n", report.SuggestionText(*s))
+		if f.Kind == string(ledger.KindUnknownCharge) {
+			fmt.Fprintf(tw, "\taccept: reconcile findings match %s --intent %s\n", f.ID, s.IntentKey)
+		} else {
+			fmt.Fprintf(tw, "\taccept: reconcile findings match %s --intent %s\n", s.FindingID, s.IntentKey)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	if in := d.Intent; in != nil {
+		fmt.Fprintf(w, "\nIntent %s\n", in.Key)
+		fmt.Fprintf(w, "  %s %s %s, %s, reference %s", in.Provider, in.Currency, in.Amount, in.State, orDash(in.Reference))
+		if in.Customer != "" {
+			fmt.Fprintf(w, ", customer %s", in.Customer)
+		}
+		fmt.Fprintf(w, "\n  created %s, updated %s\n", ts(in.CreatedAt), ts(in.UpdatedAt))
+		if len(in.Attempts) == 0 {
+			fmt.Fprintln(w, "  no attempts")
+		}
+		for _, at := range in.Attempts {
+			fmt.Fprintf(w, "  attempt %d: %s, started %s", at.Number, at.Outcome, ts(at.StartedAt))
+			if at.FinishedAt != nil {
+				fmt.Fprintf(w, ", finished %s", ts(*at.FinishedAt))
+			}
+			if at.ProviderRef != "" {
+				fmt.Fprintf(w, ", provider ref %s", at.ProviderRef)
+			}
+			if at.Error != "" {
+				fmt.Fprintf(w, ", error: %s", at.Error)
+			}
+			fmt.Fprintln(w)
+		}
+	} else if f.IntentKey != "" {
+		fmt.Fprintf(w, "\nIntent %s is not in the books.\n", f.IntentKey)
+	}
+
+	if len(d.Transactions) > 0 {
+		fmt.Fprintln(w, "\nProvider transactions")
+	}
+	for _, t := range d.Transactions {
+		fmt.Fprintf(w, "  %s %s %s %s at %s", t.ID, t.Type, t.Status, amountText(t.Amount), ts(t.OccurredAt))
+		for _, kv := range [][2]string{{"reference", t.Reference}, {"provider ref", t.ProviderRef},
+			{"counterparty", t.Counterparty}, {"linked to", t.LinkedID}} {
+			if kv[1] != "" {
+				fmt.Fprintf(w, ", %s %s", kv[0], kv[1])
+			}
+		}
+		fmt.Fprintln(w)
+		for _, s := range t.Sources {
+			fmt.Fprintf(w, "    seen via %s %s at %s\n", s.Channel, s.Ref, ts(s.ReceivedAt))
+			if s.Raw != "" {
+				fmt.Fprintf(w, "      %s\n", OneLine(s.Raw, 400))
+			}
+		}
+	}
+
+	fmt.Fprintln(w, "\nHistory")
+	return WriteHistoryText(w, d.History)
+}
+
+// WriteHistoryText renders a history for a person, one event a line.
+func WriteHistoryText(w io.Writer, evs []EventView) error {
+	if len(evs) == 0 {
+		fmt.Fprintln(w, "  none recorded")
+	}
+	for _, ev := range evs {
+		fmt.Fprintf(w, "  %s  %s by %s via %s", ts(ev.At), ev.Action, ev.Actor, ev.Surface)
+		if ev.Note != "" {
+			fmt.Fprintf(w, ": %s", ev.Note)
+		}
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// OneLine squeezes a payload onto one line of at most max bytes.
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		return s[:max] + fmt.Sprintf("… (%d bytes)", len(s))
+	}
+	return s
+}
+
+// WriteHistoryCSV renders a history, one event a row, each naming subject.
+func WriteHistoryCSV(w io.Writer, subject string, evs []EventView) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"subject", "at", "action", "actor", "surface", "run_id", "note"})
+	for _, ev := range evs {
+		run := ""
+		if ev.RunID != 0 {
+			run = strconv.FormatInt(ev.RunID, 10)
+		}
+		_ = cw.Write([]string{subject, ts(ev.At), ev.Action, ev.Actor, ev.Surface, run, ev.Note})
+	}
+	cw.Flush()
+	return cw.Error()
+}

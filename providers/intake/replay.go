@@ -1,0 +1,71 @@
+package intake
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
+)
+
+// Replay submits a quarantined item's raw input again through the path it
+// came from, after what refused it was fixed, and says what it added. Only
+// callback bodies stand alone: each is checked first with its provider's
+// parser (parsers, by provider), so a body still refused is neither stored
+// nor quarantined again, then delivered in a scope of its own. Rows of
+// intents and statement files, conflicting sightings and pulled records get
+// an error saying what to do instead.
+func (p *Processor) Replay(ctx context.Context, q ledger.QuarantineItem, parsers map[string]providers.CallbackParser) (string, error) {
+	provider, isCallback := strings.CutSuffix(q.Source, "_callback")
+	switch {
+	case q.Source == "intents_csv":
+		return "", fmt.Errorf("quarantine replay %d: a row of an intents file cannot be replayed alone (it is read with the file's header): "+
+			"fix line %d of %s and run `reconcile import intents` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
+	case strings.HasSuffix(q.Source, "_statement"):
+		return "", fmt.Errorf("quarantine replay %d: a statement row cannot be replayed alone (it is read with the file's header and zone): "+
+			"fix line %d of %s and run `reconcile import statement` on it again, then dismiss this item", q.ID, q.Line, q.Origin)
+	case strings.HasSuffix(q.Source, "_conflict"):
+		return "", fmt.Errorf("quarantine replay %d: a sighting that conflicts with the stored transaction is evidence, not input to retry: "+
+			"look into it and dismiss this item with a note", q.ID)
+	case !isCallback:
+		return "", fmt.Errorf("quarantine replay %d: input from %s has no replay path: pull the window again with `reconcile run`, then dismiss this item", q.ID, q.Source)
+	case len(q.Raw) == 0:
+		return "", fmt.Errorf("quarantine replay %d: no raw input was kept", q.ID)
+	}
+	parser, ok := parsers[provider]
+	if !ok || parser == nil {
+		return "", fmt.Errorf("quarantine replay %d: provider %s is not configured with callbacks", q.ID, provider)
+	}
+	// Checked first, as a callbacks import checks every line: a body still
+	// refused is neither stored nor quarantined again.
+	ref := fmt.Sprintf("quarantine:%d", q.ID)
+	ev, err := parser.ParseCallback(q.Raw, ref, p.now())
+	if err == nil {
+		for _, s := range ev.Sightings {
+			if err = ledger.ValidateTxn(s.Txn); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, err)
+	}
+	// A scope of its own: the body was stored once already, refused.
+	res, err := p.Deliver(ctx, Delivery{Provider: provider, Parser: parser, Body: q.Raw,
+		RemoteAddr: ref, Scope: ref, Origin: q.Origin, Line: q.Line})
+	if err != nil {
+		return "", fmt.Errorf("quarantine replay %d: %w", q.ID, err)
+	}
+	if res.Rejected != nil {
+		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, res.Rejected)
+	}
+	if res.Duplicate {
+		return "already replayed before", nil
+	}
+	kind := res.Kind
+	if kind == "" {
+		kind = "-"
+	}
+	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", kind, res.NewTxns, res.NewSources), nil
+}
