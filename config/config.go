@@ -249,6 +249,8 @@ func Default() Config {
 				Zone:               mpesa.ZoneName,
 				SettlementGrace:    mpesa.DefaultSettlementGrace,
 				ReferenceNormalise: true,
+				Horizon:            DefaultHorizon,
+				IntentKind:         string(ledger.IntentExpected),
 				BaseURL:            mpesa.ProductionURL,
 				TransactionType:    mpesa.PayBillOnline,
 				HTTPTimeout:        mpesa.DefaultHTTPTimeout,
@@ -263,6 +265,8 @@ func Default() Config {
 				Zone:               "UTC",
 				SettlementGrace:    stripe.DefaultSettlementGrace,
 				ReferenceNormalise: true,
+				Horizon:            DefaultHorizon,
+				IntentKind:         string(ledger.IntentCharge),
 				// The SDK's own retries of safe failures; the library's
 				// zero means none, so this is the binary's choice.
 				MaxNetworkRetries:       2,

@@ -152,6 +152,12 @@ var configDocs = map[string]string{
 	"providers.mpesa.reference_normalise": "Link the account number a payer types to the intent's " +
 		"reference by its normal form: case, spaces, dashes, dots, slashes, underscores and other " +
 		"separators ignored (\" inv-1001 \" links INV1001). false compares them as given, case aside.",
+	"providers.mpesa.horizon": "How far each way from its window a run looks up the intents and payments " +
+		"of other days that its leftovers belong to: an invoice paid days after it was issued, in parts " +
+		"over a week, a reversal of last week's payment. Index look-ups only, whatever the horizon.",
+	"providers.mpesa.intent_kind": "What an imported intent that names no kind and no provider_refs is: " +
+		"expected (a paybill invoice the customer pays when and in as many parts as they choose) or " +
+		"charge (an STK push we initiated, taken once).",
 	"providers.mpesa.base_url":   "Daraja; sandbox: https://sandbox.safaricom.co.ke",
 	"providers.mpesa.short_code": "The PayBill or till that receives payments.",
 	"providers.mpesa.party_b":    "The till's store number, when it differs from short_code.",
@@ -189,6 +195,8 @@ var configDocs = map[string]string{
 	"providers.stripe.zone":                "Where date-only windows live.",
 	"providers.stripe.settlement_grace":    "Intents younger than this are not called missing.",
 	"providers.stripe.reference_normalise": "Link echoed references by their normal form (see mpesa).",
+	"providers.stripe.horizon":             "How far each way from its window a run looks (see mpesa).",
+	"providers.stripe.intent_kind":         "What an imported intent that names no kind and no provider_refs is: charge or expected (see mpesa).",
 	"providers.stripe.api_key":             "Stripe secret key (sk_live_... / sk_test_...)",
 	"providers.stripe.base_url":            "Points at stripe-mock or a fake; empty is api.stripe.com.",
 	"providers.stripe.max_network_retries": "Re-sends of a request that failed on the network or with a " +

@@ -12,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/providers/csvfile"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
+	"github.com/reconcilehq/reconcile/reconciler"
 )
 
 // ProvidersConfig configures the payment providers.
@@ -31,6 +32,14 @@ type MpesaConfig struct {
 	// payer types) by their normal form: case, spaces, dashes, dots and
 	// other separators ignored; default true.
 	ReferenceNormalise bool `mapstructure:"reference_normalise"`
+	// Horizon is how far each way from its window a run looks for the
+	// other half of what it could not settle (a payment days after the
+	// invoice, a refund of last week's charge); default 840h (35 days).
+	Horizon time.Duration `mapstructure:"horizon"`
+	// IntentKind is the kind of an imported intent that names neither a
+	// kind nor a provider reference: expected (a paybill invoice the
+	// customer pays, possibly in parts; the default) or charge.
+	IntentKind string `mapstructure:"intent_kind"`
 	// BaseURL is the Daraja API; default https://api.safaricom.co.ke
 	// (sandbox: https://sandbox.safaricom.co.ke).
 	BaseURL string `mapstructure:"base_url"`
@@ -105,6 +114,13 @@ type StripeConfig struct {
 	// ReferenceNormalise links echoed references by their normal form;
 	// default true.
 	ReferenceNormalise bool `mapstructure:"reference_normalise"`
+	// Horizon is how far each way from its window a run looks for the
+	// other half of what it could not settle; default 840h (35 days).
+	Horizon time.Duration `mapstructure:"horizon"`
+	// IntentKind is the kind of an imported intent that names neither a
+	// kind nor a provider reference: charge (the default) or expected (a
+	// payment link the customer pays).
+	IntentKind string `mapstructure:"intent_kind"`
 	// APIKey is a secret: RECONCILE_PROVIDERS_STRIPE_API_KEY.
 	APIKey string `mapstructure:"api_key" secret:"env"`
 	// BaseURL overrides https://api.stripe.com (stripe-mock, a fake).
@@ -144,6 +160,11 @@ type Provider struct {
 	// ExactReferences links echoed references as given (upper-cased)
 	// rather than by their normal form.
 	ExactReferences bool
+	// Horizon is how far each way a run looks beyond its window.
+	Horizon time.Duration
+	// IntentKind is the kind of an imported intent that names neither a
+	// kind nor a provider reference.
+	IntentKind ledger.IntentKind
 	// Pulled says its evidence is pulled before each run (Stripe with its
 	// API key, M-Pesa with pull.enabled): Puller is built for it.
 	Pulled bool
@@ -178,10 +199,12 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 	m, s := c.Providers.Mpesa, c.Providers.Stripe
 	mz, _ := LoadZone(m.Zone)
 	out[mpesa.Provider] = Provider{Zone: mz, Grace: m.SettlementGrace, ExactReferences: !m.ReferenceNormalise, Pulled: m.Pull.Enabled,
+		Horizon: m.Horizon, IntentKind: ledger.IntentKind(m.IntentKind),
 		Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{}}
 	sz, _ := LoadZone(s.Zone)
 	rz, _ := LoadZone(s.ReportTimezone)
 	sp := Provider{Zone: sz, Grace: s.SettlementGrace, ExactReferences: !s.ReferenceNormalise, Pulled: s.APIKey != "",
+		Horizon: s.Horizon, IntentKind: ledger.IntentKind(s.IntentKind),
 		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
 		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey}}
 	if s.APIKey == "" {
@@ -194,7 +217,8 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 			return nil, fmt.Errorf("config statements[%d]: %w", i, err)
 		}
 		z, _ := LoadZone(mapping.Zone)
-		out[statementName(mapping)] = Provider{Zone: z, Grace: c.Reconcile.StatementGrace, Statement: p}
+		out[statementName(mapping)] = Provider{Zone: z, Grace: c.Reconcile.StatementGrace, Statement: p,
+			Horizon: DefaultHorizon, IntentKind: ledger.IntentCharge}
 	}
 	return out, nil
 }
@@ -381,3 +405,10 @@ func ChargerSetting(provider string) string {
 	}
 	return "only mpesa and stripe can charge; import without --charge"
 }
+
+// DefaultHorizon is how far each way from its window a run looks up the
+// intents and evidence of other windows (reconciler.DefaultHorizon).
+const DefaultHorizon = reconciler.DefaultHorizon
+
+// MaxHorizon bounds providers.<name>.horizon.
+const MaxHorizon = 366 * 24 * time.Hour

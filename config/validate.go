@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
 	"github.com/reconcilehq/reconcile/queue"
@@ -224,6 +225,19 @@ func (p ProvidersConfig) validate() []error {
 	m, s := p.Mpesa, p.Stripe
 	k.notNegative("providers.mpesa.settlement_grace", m.SettlementGrace)
 	k.notNegative("providers.stripe.settlement_grace", s.SettlementGrace)
+	for _, h := range []struct {
+		key string
+		v   time.Duration
+	}{{"providers.mpesa.horizon", m.Horizon}, {"providers.stripe.horizon", s.Horizon}} {
+		if h.v < 24*time.Hour || h.v > MaxHorizon {
+			k.bad(h.key, "must be from 24h to %s (the look-ups beyond a window are bounded by it)", MaxHorizon)
+		}
+	}
+	for _, ik := range []struct{ key, v string }{{"providers.mpesa.intent_kind", m.IntentKind}, {"providers.stripe.intent_kind", s.IntentKind}} {
+		if ik.v != string(ledger.IntentCharge) && ik.v != string(ledger.IntentExpected) {
+			k.bad(ik.key, "must be charge or expected")
+		}
+	}
 	k.positive("providers.mpesa.http_timeout", m.HTTPTimeout)
 	k.positive("providers.mpesa.callbacks.read_timeout", m.Callbacks.ReadTimeout)
 	k.positive("providers.stripe.timeout", s.Timeout)

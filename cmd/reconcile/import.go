@@ -195,7 +195,10 @@ charges (and refunds) those imported without it.`,
 			}
 			defer f.Close()
 			in := &report.CountingFile{File: f}
-			opt := &intentcsv.Options{}
+			opt := &intentcsv.Options{Kinds: intentcsv.Kinds{}}
+			for name, p := range d.providers {
+				opt.Kinds[name] = p.IntentKind
+			}
 			progressDone := func() {}
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 				// Lines, lines/s and how much of the file is read, on a

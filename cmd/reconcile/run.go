@@ -137,9 +137,10 @@ func sortedNames[V any](m map[string]V) []string {
 // planner, enqueuing through q, as the findings hook.
 func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reconciler.Reconciler, error) {
 	cfg := reconciler.Config{Clock: a.clock, Logger: a.logger, Lease: a.cfg.Reconcile.Lease, Tolerance: a.cfg.Reconcile.Tolerance,
-		Fuzzy: a.cfg.Reconcile.Fuzzy, Grace: map[string]time.Duration{}, Pullers: map[string]providers.Puller{}, Settler: svc}
+		Fuzzy: a.cfg.Reconcile.Fuzzy, Grace: map[string]time.Duration{}, Pullers: map[string]providers.Puller{}, Settler: svc,
+		Horizon: map[string]time.Duration{}, Zones: map[string]*time.Location{}}
 	for name, p := range d.providers {
-		cfg.Grace[name] = p.Grace
+		cfg.Grace[name], cfg.Horizon[name], cfg.Zones[name] = p.Grace, p.Horizon, p.Zone
 		if p.ExactReferences {
 			cfg.ExactReferences = append(cfg.ExactReferences, name)
 		}
