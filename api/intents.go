@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/reconcilehq/reconcile/findings"
@@ -31,6 +32,11 @@ type intentRequest struct {
 	Customer  string            `json:"customer"`
 	Reference string            `json:"reference"`
 	Metadata  map[string]string `json:"metadata"`
+	// Kind is charge (the default) or expected; an expected payment may
+	// have a due date and a tolerance.
+	Kind      string      `json:"kind"`
+	DueAt     string      `json:"due_at"`
+	Tolerance json.Number `json:"tolerance"`
 }
 
 func (api *API) createIntent(w http.ResponseWriter, r *http.Request) {
@@ -193,6 +199,19 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 	if req.Provider == "" {
 		bad("provider", "is required")
 	}
+	switch k, err := ledger.ParseIntentKind(req.Kind); {
+	case err != nil:
+		bad("kind", "%s", ledger.SafeText(err.Error(), 256))
+	case k == ledger.IntentRefund:
+		bad("kind", "a refund is created with POST /v1/refunds")
+	default:
+		p.Kind = k
+	}
+	if req.DueAt != "" {
+		if p.DueAt, err = time.Parse(time.RFC3339Nano, req.DueAt); err != nil {
+			bad("due_at", "%q: want RFC 3339 with a zone, e.g. 2026-11-02T09:30:00Z", ledger.SafeText(req.DueAt, 64))
+		}
+	}
 	cur, err := money.NormalizeCurrency(req.Currency)
 	if err != nil {
 		bad("currency", "%s", ledger.SafeText(err.Error(), 256))
@@ -200,6 +219,10 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 		bad("amount", "is required, as a decimal string such as \"1500.00\"")
 	} else if p.Amount, err = money.Parse(req.Amount.String(), cur); err != nil {
 		bad("amount", "%s", ledger.SafeText(err.Error(), 256))
+	} else if req.Tolerance != "" {
+		if p.Tolerance, err = money.Parse(req.Tolerance.String(), cur); err != nil {
+			bad("tolerance", "%s", ledger.SafeText(err.Error(), 256))
+		}
 	}
 	if len(problems) > 0 {
 		return p, problems
@@ -218,6 +241,9 @@ func requestHash(p ledger.IntentParams) string {
 	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", p.Key, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference)
 	if p.IsRefund() { // charges hash as they always did: stored requests still match
 		fmt.Fprintf(&b, "\x00refund_of=%s", p.RefundOf)
+	}
+	if p.IsExpected() {
+		fmt.Fprintf(&b, "\x00expected\x00due=%s\x00tolerance=%s", p.DueAt.Format(time.RFC3339Nano), p.Tolerance.Text())
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Metadata)) {
 		fmt.Fprintf(&b, "\x00%s=%s", k, p.Metadata[k])

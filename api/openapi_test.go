@@ -137,6 +137,26 @@ func exerciseIntents(t *testing.T, c *openapitest.Checker, base string) {
 	if e := c.Do(base, http.MethodGet, "/v1/intents/charge:order-5501", nil, with(auth, "Authorization", "Bearer wrong")); e.Code != http.StatusUnauthorized {
 		t.Errorf("get with a wrong token: %d", e.Code)
 	}
+	// An expected payment: recorded with its due date and tolerance, never
+	// charged; a refund's kind is refused here.
+	inv := []byte(`{"provider":"stripe","amount":"150.00","currency":"USD","kind":"expected","due_at":"2026-12-01T00:00:00+03:00","tolerance":"0.50"}`)
+	if e := c.Do(base, http.MethodPost, "/v1/intents", inv, with(auth, "Idempotency-Key", "invoice:77")); e.Code != http.StatusCreated || e.ReqErr != nil ||
+		!strings.Contains(e.Body, `"kind":"expected"`) || !strings.Contains(e.Body, `"due_at":"2026-11-30T21:00:00Z"`) || !strings.Contains(e.Body, `"tolerance":"0.50"`) {
+		t.Errorf("an expected payment: %d %s %v", e.Code, e.Body, e.ReqErr)
+	}
+	if e := c.Do(base, http.MethodGet, "/v1/intents/invoice:77", nil, auth); e.Code != http.StatusOK || !strings.Contains(e.Body, `"kind":"expected"`) ||
+		strings.Contains(e.Body, `"attempts"`) {
+		t.Errorf("get the expected payment: %d %s", e.Code, e.Body)
+	}
+	for name, b := range map[string]string{
+		"a refund's kind":            `{"provider":"stripe","amount":"1.00","currency":"USD","kind":"refund"}`,
+		"a due date on a charge":     `{"provider":"stripe","amount":"1.00","currency":"USD","due_at":"2026-12-01T00:00:00Z"}`,
+		"a tolerance beyond the sum": `{"provider":"stripe","amount":"1.00","currency":"USD","kind":"expected","tolerance":"1.00"}`,
+	} {
+		if e := c.Do(base, http.MethodPost, "/v1/intents", []byte(b), with(auth, "Idempotency-Key", "k-"+name)); e.Code != http.StatusUnprocessableEntity {
+			t.Errorf("%s: %d %s, want 422", name, e.Code, e.Body)
+		}
+	}
 }
 
 // exerciseFindings drives every findings API operation, answers and errors,

@@ -177,7 +177,10 @@ type IntentView struct {
 	State     string            `json:"state"`
 	CreatedAt time.Time         `json:"created_at"`
 	UpdatedAt time.Time         `json:"updated_at"`
-	Attempts  []AttemptView     `json:"attempts,omitempty"`
+	// DueAt and Tolerance are an expected payment's.
+	DueAt     *time.Time    `json:"due_at,omitempty"`
+	Tolerance string        `json:"tolerance,omitempty"`
+	Attempts  []AttemptView `json:"attempts,omitempty"`
 }
 
 // ViewIntent is the view of in with its attempts.
@@ -185,6 +188,13 @@ func ViewIntent(in ledger.Intent, attempts []ledger.Attempt) IntentView {
 	v := IntentView{Key: in.Key, Kind: string(in.Kind), RefundOf: in.RefundOf, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
 		Customer: ledger.MaskCustomer(in.Customer), Reference: in.Reference, Metadata: in.Metadata, State: string(in.State),
 		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}
+	if !in.DueAt.IsZero() {
+		due := in.DueAt
+		v.DueAt = &due
+	}
+	if !in.Tolerance.IsZero() {
+		v.Tolerance = in.Tolerance.Text()
+	}
 	for _, a := range attempts {
 		av := AttemptView{Number: a.Number, Outcome: string(a.Outcome), ProviderRef: a.ProviderRef, StartedAt: a.StartedAt}
 		switch a.Outcome {
