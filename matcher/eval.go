@@ -275,7 +275,7 @@ func (e *evaluator) moneyTaken(in intentRec) {
 	}
 	actual := m.amountOf(total, cur)
 	e.add(ledger.KindStatusMismatch, ledger.SeverityHigh, in, e.succ, expected, actual, actual, p,
-		fmt.Sprintf("intent is %s locally but the provider took %s", stateNames[in.state], show(actual)))
+		fmt.Sprintf("intent is %s locally but the provider took %s", stateNames[in.state], show(actual))+e.failedText())
 }
 
 // unknownCharges raises unknown_charge for every successful charge of the
