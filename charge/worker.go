@@ -127,10 +127,15 @@ func (s *Service) work(ctx context.Context, job jobRef) error {
 // (if it recorded one) failed without reaching the provider; otherwise the
 // lease is given back with the attempts as they were. It returns cause.
 func (c *call) giveBack(ctx context.Context, first ledger.Attempt, cause error) error {
+	var err error
 	if first.ID != 0 {
-		_ = c.release(ctx, first, ledger.OutcomeFailed, cause)
+		err = c.release(ctx, first, ledger.OutcomeFailed, cause)
 	} else {
-		_ = c.retryLater(ctx, ledger.Attempt{}, cause)
+		err = c.retryLater(ctx, ledger.Attempt{}, cause)
+	}
+	if err != nil {
+		// The claim stays until its lease runs out; the job says why.
+		return fmt.Errorf("%w (giving the claim back failed too: %w)", cause, err)
 	}
 	return cause
 }

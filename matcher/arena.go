@@ -118,5 +118,3 @@ func (a *arena) field(r sref, k int) []byte {
 	}
 }
 
-// size returns the bytes reserved by the arena.
-func (a *arena) size() int { return len(a.chunks) * chunkSize }

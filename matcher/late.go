@@ -66,9 +66,6 @@ type lateIndex struct {
 	txns []int32
 }
 
-// late reports whether intents were added late.
-func (m *Matcher) hasLate() bool { return m.late != nil && len(m.late.byKey) > 0 }
-
 var errLeftovers = errors.New("matcher: Leftovers already taken")
 
 // Leftovers ends the window's own linking and returns what it could not

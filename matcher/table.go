@@ -14,19 +14,6 @@ func newTable(n int) table {
 	return table{slots: make([]uint64, size)}
 }
 
-// grown returns a table of twice the size holding t's indexes, rehashed
-// with hash.
-func (t *table) grown(hash func(idx int32) uint64) table {
-	g := table{slots: make([]uint64, 2*len(t.slots))}
-	for _, s := range t.slots {
-		if s != 0 {
-			idx := int32(uint32(s) - 1)
-			g.insert(hash(idx), idx)
-		}
-	}
-	return g
-}
-
 func (t *table) start(h uint64) int {
 	return int((uint64(uint32(h)) * uint64(len(t.slots))) >> 32)
 }

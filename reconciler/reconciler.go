@@ -158,6 +158,8 @@ type Outcome struct {
 	// PullError says why pulling the provider's evidence failed, if it did;
 	// missing_at_provider findings are then not raised.
 	PullError string
+	// PullCause is the pull's error itself, for errors.Is and errors.As.
+	PullCause error
 	// Fuzzy counts fuzzy links.
 	Fuzzy int
 	// Late is what the run looked up beyond its window.

@@ -116,7 +116,7 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 			if ctx.Err() != nil {
 				return err
 			}
-			out.PullError = err.Error()
+			out.PullError, out.PullCause = err.Error(), err
 			opt.NoMissing = true
 		}
 	}
@@ -404,7 +404,8 @@ func (r *Reconciler) fail(ctx context.Context, out *Outcome, cause error) {
 	_, err := r.store.FinishRun(ctx, ledger.RunFinish{ID: out.Run.ID, Owner: out.Run.Owner, State: ledger.RunFailed,
 		Counts: out.Run.Counts, Error: cause.Error(), Now: r.cfg.Clock().UTC()})
 	if err != nil {
-		r.cfg.Logger.LogAttrs(ctx, slogError, "reconcile run: record failure", logAttrs(out, 0)...)
+		attrs := append(logAttrs(out, 0), slog.String("error", err.Error()), slog.String("cause", cause.Error()))
+		r.cfg.Logger.LogAttrs(ctx, slogError, "reconcile run: record failure", attrs...)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"strings"
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -42,9 +43,13 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			}
 			f := ledger.FindingFilter{Provider: provider, Limit: limit}
 			for _, s := range statuses {
+				if strings.EqualFold(strings.TrimSpace(s), "all") {
+					f.Statuses = nil // every status, as the console's "all"
+					break
+				}
 				st, ok := ledger.ParseFindingStatus(s)
 				if !ok {
-					return usagef("--status %q: want open, acknowledged or resolved", s)
+					return usagef("--status %q: want open, acknowledged, resolved or all", s)
 				}
 				f.Statuses = append(f.Statuses, st)
 			}
@@ -76,7 +81,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "only this provider")
-	fl.StringSliceVar(&statuses, "status", []string{"open", "acknowledged"}, "statuses to list (open, acknowledged, resolved)")
+	fl.StringSliceVar(&statuses, "status", []string{"open", "acknowledged"}, "statuses to list (open, acknowledged, resolved), or all")
 	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+findings.KindNames()+")")
 	fl.StringVar(&format, "format", "text", "text, json or csv")
 	fl.IntVar(&limit, "limit", 1000, "at most this many")

@@ -163,8 +163,13 @@ func newImportIntentsCmd(a *app) *cobra.Command {
 		Long: `Import intents from a CSV file with a header row. Required columns:
   key,provider,amount,currency,status,created_at
 Optional columns:
-  reference,provider_refs (;-separated),customer,updated_at
-Times are RFC 3339 with a zone. An unknown column is an error.
+  reference,provider_refs (;-separated),customer,updated_at,
+  kind (charge, expected or refund),refund_of (a refund's charge key),
+  due_at,tolerance (an expected payment's)
+Times are RFC 3339 with a zone. An unknown column is an error. A row that names no
+kind is a charge when it names provider_refs, else its provider's intent_kind
+(M-Pesa: expected, a paybill invoice the customer pays in as many parts as they
+choose).
 
 The whole file is imported in one transaction, or nothing is: every bad row is reported with
 its line and column and kept in quarantine. Importing the same file again changes nothing.

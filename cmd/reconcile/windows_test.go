@@ -65,6 +65,15 @@ SCG1AA0003,13-03-2026 12:00:00,13-03-2026 12:00:00,Pay Bill from 2547****0342 - 
 				!strings.Contains(out, "missing_at_provider inv:3001: paid 2026-03-14 10:00 EAT (+03:00), SCG1AA0001, 2 days after the intent") {
 				t.Fatalf("day 14:\n%s", out)
 			}
+			// The resolved finding is listed with every status, not among
+			// the open ones.
+			if out := do(0, "findings", "list", "--status", "all", "--format", "csv"); !strings.Contains(out, "missing_at_provider") ||
+				!strings.Contains(out, "inv:3001") || !strings.Contains(out, "resolved") {
+				t.Fatalf("findings list --status all:\n%s", out)
+			}
+			if out := do(0, "findings", "list"); strings.Contains(out, "inv:3001") {
+				t.Fatalf("findings list:\n%s", out)
+			}
 			for _, day := range []string{"2026-03-12", "2026-03-13", "2026-03-14"} {
 				if out := do(0, "run", "--provider", "mpesa", "--from", day, "--no-pull", "--fail-on-findings"); !strings.Contains(out, "No findings.") {
 					t.Fatalf("%s again:\n%s", day, out)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
@@ -210,34 +211,29 @@ func (d *demo) setup(ctx context.Context) error {
 	return nil
 }
 
-var errTimeout = errors.New("timed out")
+// pollEvery is how often the demo looks again at what it waits for.
+const pollEvery = 50 * time.Millisecond
 
 // waitFinal waits until every intent left pending/processing is done.
 func (d *demo) waitFinal(ctx context.Context, keys []string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		open := 0
+	open := 0
+	err := poll.Until(ctx, limit, pollEvery, func() (bool, error) {
+		open = 0
 		for _, k := range keys {
 			in, err := d.opt.Store.GetIntent(ctx, k)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if !in.State.Final() && in.State != ledger.StateUnknown {
 				open++
 			}
 		}
-		if open == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d intent(s) still open: %w", open, errTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		return open == 0, nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("%d intent(s) still open: %w", open, err)
 	}
+	return err
 }
 
 func (d *demo) tally(ctx context.Context) (map[string]map[ledger.State]int, error) {

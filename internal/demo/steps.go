@@ -3,11 +3,13 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/poll"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
@@ -95,12 +97,12 @@ func (d *demo) charge(ctx context.Context) error {
 		return err
 	}
 	// Every M-Pesa intent has prompted its customer (or gone unknown).
-	deadline := time.Now().Add(40 * time.Second)
-	for len(d.mfake.Pushes()) < mpesaIntents {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d STK pushes sent: %w", len(d.mfake.Pushes()), mpesaIntents, errTimeout)
-		}
-		time.Sleep(50 * time.Millisecond)
+	err := poll.Until(ctx, 40*time.Second, pollEvery, func() (bool, error) { return len(d.mfake.Pushes()) >= mpesaIntents, nil })
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("only %d of %d STK pushes sent: %w", len(d.mfake.Pushes()), mpesaIntents, err)
+	}
+	if err != nil {
+		return err
 	}
 	if err := d.waitState(ctx, "mpesa:order-2003", ledger.StateUnknown, 20*time.Second); err != nil {
 		return err
@@ -182,24 +184,16 @@ func (d *demo) refund(ctx context.Context) error {
 }
 
 func (d *demo) waitState(ctx context.Context, key string, want ledger.State, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	var state ledger.State
+	err := poll.Until(ctx, limit, pollEvery, func() (bool, error) {
 		in, err := d.opt.Store.GetIntent(ctx, key)
-		if err != nil {
-			return err
-		}
-		if in.State == want {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s is %s, not %s: %w", key, in.State, want, errTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		state = in.State
+		return err == nil && in.State == want, err
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("%s is %s, not %s: %w", key, state, want, err)
 	}
+	return err
 }
 
 func (d *demo) callbacks(ctx context.Context) error {

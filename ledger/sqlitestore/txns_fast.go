@@ -100,8 +100,6 @@ func classifyRow(args []any, i int32, s *ledger.Sighting) []any {
 		t.Settlement.Currency, src.Channel, src.Ref)
 }
 
-const numTxnCols = 17
-
 func insertTxnsSQL(n int) string {
 	return multiRow(rowsTxns, n, `INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
 	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
@@ -134,8 +132,6 @@ func sharedTxnRow(args []any, s *ledger.Sighting) []any {
 	return append(args, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), ts(t.OccurredAt), t.Reference, t.ProviderRef,
 		t.Counterparty, t.LinkedID, nullAmount(t.Settlement), ledger.NormalReference(t.Reference))
 }
-
-const numSourceCols = 6
 
 // insertSharedSourcesSQL inserts the sources of n new transactions whose
 // provider, channel and time of receipt are the first three parameters.

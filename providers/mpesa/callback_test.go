@@ -65,7 +65,6 @@ func TestCallbackFixtures(t *testing.T) {
 		noParty []string // substrings that must not appear in the counterparty
 		channel string
 		srcRef  string
-		ackWant string
 	}
 	cases := map[string]want{
 		"stk_success.json": {kind: KindSTK, id: "NLJ7RT61SV", typ: ledger.TxnCharge, amount: "1.00", at: "2019-12-19T07:21:15Z",
