@@ -183,13 +183,26 @@ func Escalates(prev, cur Finding) bool {
 }
 
 // Reopens reports whether seeing a finding again reopens it: it was resolved
-// by a run that stopped seeing it, or it was resolved by a person and has
-// escalated since.
+// by a run that stopped seeing it, or it was resolved by a person and its
+// evidence has changed since: a higher severity, more money at risk, or a
+// provider transaction it did not name. A person's resolution stands while
+// the evidence is the same. This is the one place the rule is decided; every
+// store and surface goes through it.
 func Reopens(prev, cur Finding) bool {
 	if prev.Status != FindingResolved {
 		return false
 	}
-	return prev.ResolvedBy != ResolvedByPerson || Escalates(prev, cur)
+	return prev.ResolvedBy != ResolvedByPerson || Escalates(prev, cur) || NewEvidence(prev, cur)
+}
+
+// NewEvidence reports whether cur names a provider transaction prev did not.
+func NewEvidence(prev, cur Finding) bool {
+	for _, id := range cur.ProviderTxnIDs {
+		if !slices.Contains(prev.ProviderTxnIDs, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // FindingID fingerprints a finding from its kind, intent key and provider

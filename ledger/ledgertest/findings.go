@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,6 +90,21 @@ func exerciseFindings(t *testing.T, newStore NewStore) {
 	}
 	if _, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: "nope", To: ledger.FindingResolved, Now: T0}); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("missing: %v", err)
+	}
+	// A new transaction in the evidence reopens a person's resolution too
+	// (the same id, as the findings about an expected payment's sum keep).
+	if _, err := s.UpdateFinding(ctx, ledger.FindingUpdate{ID: dup.ID, To: ledger.FindingResolved, Note: "checked", Now: T0}); err != nil {
+		t.Fatal(err)
+	}
+	more := worse
+	more.ProviderTxnIDs = append(slices.Clone(worse.ProviderTxnIDs), "R9")
+	ch, err = s.UpsertFinding(ctx, worse, 7, T0.Add(7*time.Hour))
+	if err != nil || ch.Reopened {
+		t.Fatalf("the same evidence again reopened a person's resolution: %+v, %v", ch, err)
+	}
+	ch, err = s.UpsertFinding(ctx, more, 8, T0.Add(8*time.Hour))
+	if err != nil || !ch.Reopened || ch.Escalated || ch.Finding.Status != ledger.FindingOpen {
+		t.Fatalf("new evidence reopens = %+v, %v", ch, err)
 	}
 
 	open, err := s.ListFindings(ctx, ledger.FindingFilter{Statuses: []ledger.FindingStatus{ledger.FindingOpen}})
