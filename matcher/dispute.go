@@ -3,7 +3,6 @@ package matcher
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
@@ -135,7 +134,7 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 	}
 	amount := m.amountOf(disputed, cur)
 	atRisk := m.amountOf(max(disputed-returned, 0), cur)
-	since := m.time(m.txns.at(first).at).Format(time.RFC3339)
+	since := m.when(m.txns.at(first).at)
 	sev := ledger.SeverityHigh
 	var detail string
 	switch {

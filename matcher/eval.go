@@ -251,7 +251,7 @@ func (e *evaluator) missing(in intentRec) {
 func (e *evaluator) stuck(in intentRec) {
 	m := e.m
 	expected := m.amountOf(in.minor, in.cur)
-	since := m.time(in.due - m.grace).Format(time.RFC3339)
+	since := m.when(in.due - m.grace)
 	detail := "intent is unknown since " + since
 	switch in.state {
 	case stProcessing:
