@@ -235,6 +235,11 @@ func fill(ctx context.Context, s ledger.Store, tmp string) error {
 			}
 		}
 	}
+	if _, _, err := s.InsertEvent(ctx, ledger.Event{ID: ledger.EventID(ledger.EventChargeSucceeded, "books:event-1"),
+		Type: ledger.EventChargeSucceeded, IntentKey: "books:event-1", CreatedAt: now,
+		Payload: []byte(`{"intent_key":"books:event-1","customer":"254 712 340 000","receipt_to":"` + email + `"}`)}); err != nil {
+		return err
+	}
 	if _, _, err := s.SaveAPIRequest(ctx, ledger.APIRequest{Key: "idem-books-1", RequestHash: "h1", Status: 201,
 		Response: []byte(`{"key":"mpesa:order-2001","customer":"` + phone + `","amount":"150.00"}`), CreatedAt: now}); err != nil {
 		return err
