@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,9 +32,25 @@ import (
 
 // The demo books every test reads from: a day of the demo (intents charged
 // through River, M-Pesa callbacks, a statement, a Stripe pull, runs,
-// findings) on each engine, and what the demo does not make. No test
-// writes to them: a test that changes books copies one first.
-var sources = map[ledger.Engine]string{}
+// findings) on each engine, and what the demo does not make, built once
+// by the first test that asks. No test writes to them: a test that
+// changes books copies one first.
+var (
+	sources      = map[ledger.Engine]string{}
+	sourcesOnce  sync.Once
+	sourcesErr   error
+	sourcesClean = func() {}
+)
+
+// source returns the URL of the demo book on engine e.
+func source(t testing.TB, e ledger.Engine) string {
+	t.Helper()
+	sourcesOnce.Do(func() { sourcesClean, sourcesErr = buildSources() })
+	if sourcesErr != nil {
+		t.Fatalf("build the demo books: %v", sourcesErr)
+	}
+	return sources[e]
+}
 
 // The people planted across the books, whom the erase tests look for.
 const (
@@ -50,13 +67,10 @@ const (
 var scenarioDay = scenario.Mpesa(7, demo.Day.AddDate(0, 0, -7), 40)
 
 func TestMain(m *testing.M) {
-	cleanup, err := buildSources()
-	if err != nil {
-		cleanup()
-		fmt.Fprintln(os.Stderr, "books: build the demo books:", err)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { cleanup() }))
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		sourcesClean()
+		os.Exit(code)
+	}))
 }
 
 func buildSources() (cleanup func(), err error) {

@@ -32,7 +32,7 @@ func emptyURL(t *testing.T, e ledger.Engine) string {
 // to and returns the target, open.
 func copyOf(t *testing.T, from, to ledger.Engine) (ledger.Store, *books.CopyReport) {
 	t.Helper()
-	src := open(t, sources[from])
+	src := open(t, source(t, from))
 	dst := open(t, emptyURL(t, to))
 	var progress bytes.Buffer
 	rep, err := books.Copy(t.Context(), src, dst, books.CopyOptions{Progress: &progress})
@@ -61,7 +61,7 @@ func TestCopy(t *testing.T) {
 		t.Run(fmt.Sprintf("%s to %s", dir[0], dir[1]), func(t *testing.T) {
 			t.Parallel()
 			dst, rep := copyOf(t, dir[0], dir[1])
-			src := open(t, sources[dir[0]])
+			src := open(t, source(t, dir[0]))
 			if !rep.OK() {
 				t.Fatal("the report does not verify")
 			}
@@ -253,7 +253,7 @@ func TestCopyRefuses(t *testing.T) {
 	for _, e := range []ledger.Engine{ledger.EnginePostgres, ledger.EngineSQLite} {
 		t.Run(string(e), func(t *testing.T) {
 			t.Parallel()
-			src := open(t, sources[e])
+			src := open(t, source(t, e))
 			// A target that holds one intent.
 			u := emptyURL(t, e)
 			dst := open(t, u)

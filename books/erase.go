@@ -71,12 +71,12 @@ func (e *Erasure) Values() int64 {
 
 // WriteText writes what was erased, column by column.
 func (e *Erasure) WriteText(w io.Writer) error {
-	verb := "erased"
+	verb, now := "erased", "is now"
 	if e.DryRun {
-		verb = "would erase (dry run, nothing changed)"
+		verb, now = "would erase (dry run, nothing changed)", "would be"
 	}
-	fmt.Fprintf(w, "%s: %d values in %d columns, %d forms searched; the person is now %s\n",
-		verb, e.Values(), len(e.Changed), e.Forms, e.Token)
+	fmt.Fprintf(w, "%s: %d values in %d columns, %d forms searched; the person %s %s\n",
+		verb, e.Values(), len(e.Changed), e.Forms, now, e.Token)
 	if e.Renamed > 0 {
 		fmt.Fprintf(w, "%d finding(s) renamed: their evidence named the person\n", e.Renamed)
 	}

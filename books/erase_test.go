@@ -195,7 +195,7 @@ func TestErase(t *testing.T) {
 			ctx := t.Context()
 			u := emptyURL(t, e)
 			dst := open(t, u)
-			if _, err := books.Copy(ctx, open(t, sources[e]), dst, books.CopyOptions{}); err != nil {
+			if _, err := books.Copy(ctx, open(t, source(t, e)), dst, books.CopyOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			hashed := paybillPhone(t)

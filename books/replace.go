@@ -117,16 +117,16 @@ func (r *replacer) contains(s string) bool {
 	return false
 }
 
-// value replaces in s, which is JSON when isJSON is set or when it is a
-// JSON object or array: then strings are replaced inside, and a number
-// that held a match becomes a string, so that the result is JSON still.
-// Other text (a phone number alone is a JSON number too) is replaced as
-// text.
+// value replaces in s, which is JSON when isJSON is set (and s parses) or
+// when it is a JSON object or array: then strings are replaced inside, and
+// a number that held a match becomes a string, so that the result is JSON
+// still. Other text (a phone number alone is a JSON number too) is
+// replaced as text.
 func (r *replacer) value(s string, isJSON bool) string {
 	if !r.contains(s) {
 		return s
 	}
-	if isJSON || jsonContainer(s) {
+	if isJSON && json.Valid([]byte(s)) || jsonContainer(s) {
 		if out, ok := r.json(s); ok {
 			return out
 		}

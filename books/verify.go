@@ -155,7 +155,7 @@ func (r *CopyReport) Rows() int64 {
 // last line that says whether the copy is whole.
 func (r *CopyReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "TABLE\tCHECK\tSOURCE (%s)\tTARGET (%s)\t\n", r.From, r.To)
+	fmt.Fprintf(tw, "TABLE\tCHECK\tSOURCE (%s)\tTARGET (%s)\tRESULT\n", r.From, r.To)
 	bad := 0
 	for _, t := range r.Tables {
 		for i, c := range t.Checks {
@@ -179,7 +179,7 @@ func (r *CopyReport) WriteText(w io.Writer) error {
 		_, err = fmt.Fprintf(w, "\nverified: %d tables, %d rows, at ledger migration %d: counts, sums and keys agree\n",
 			len(r.Tables), r.Rows(), r.Version)
 	} else {
-		_, err = fmt.Fprintf(w, "\nNOT VERIFIED: %d of the checks above differ; do not use the target\n", bad)
+		_, err = fmt.Fprintf(w, "\nNOT VERIFIED: %d check(s) above differ; do not use the target\n", bad)
 	}
 	return err
 }
