@@ -168,7 +168,7 @@ type Scan struct {
 	After []any
 	Limit int
 	// Match, when set, keeps the rows where one of its columns holds one
-	// of its needles.
+	// of its needles; it does not go with Limit.
 	Match *Match
 	// In, when set, keeps the rows whose column holds one of its values.
 	In *In

@@ -269,16 +269,25 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
+	from := ident(s.Table)
 	if m := s.Match; m != nil {
+		if s.Limit > 0 {
+			return fmt.Errorf("books: scan %s: a match with a limit", s.Table)
+		}
+		if len(m.Needles) == 0 || len(m.Cols) == 0 {
+			return nil
+		}
+		// The columns' text, lower-cased once per row (OFFSET 0 keeps the
+		// planner from computing it again for every needle), separated by
+		// a character no needle holds.
+		texts := make([]string, len(m.Cols))
+		for i, c := range m.Cols {
+			texts[i] = textExpr(c)
+		}
+		from += " CROSS JOIN LATERAL (SELECT lower(concat_ws(chr(31), " + strings.Join(texts, ", ") + ")) AS books_hay OFFSET 0) AS books_match"
 		var or []string
 		for _, n := range m.Needles {
-			p := arg(strings.ToLower(n))
-			for _, c := range m.Cols {
-				or = append(or, "strpos(lower("+textExpr(c)+"), "+p+") > 0")
-			}
-		}
-		if len(or) == 0 {
-			return nil
+			or = append(or, "strpos(books_match.books_hay, "+arg(strings.ToLower(n))+") > 0")
 		}
 		where = append(where, "("+strings.Join(or, " OR ")+")")
 	}
@@ -304,7 +313,7 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 			where = append(where, "("+strings.Join(keys, ", ")+") > ("+strings.Join(ps, ", ")+")")
 		}
 	}
-	sql := "SELECT " + strings.Join(exprs, ", ") + " FROM " + ident(s.Table)
+	sql := "SELECT " + strings.Join(exprs, ", ") + " FROM " + from
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}

@@ -269,8 +269,32 @@ func selectExpr(c engine.Column) string {
 
 // textExpr is column c as text, for matching: binary JSON as its text.
 func textExpr(c engine.Column) string {
-	q := ident(c.Name)
-	return "CASE WHEN typeof(" + q + ") = 'blob' AND json_valid(" + q + ", 8) THEN json(" + q + ") ELSE " + q + " END"
+	if c.Type == engine.TypeJSON || c.Type == engine.TypeTextList || c.Type == engine.TypeJSONList {
+		return selectExpr(c)
+	}
+	return ident(c.Name)
+}
+
+// containsFold reports whether hay holds needle, which is lower case,
+// without regard to ASCII case.
+func containsFold(hay []byte, needle string) bool {
+	n := len(needle)
+	for i := 0; i+n <= len(hay); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := hay[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != needle[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
@@ -283,18 +307,22 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 	}
 	var where []string
 	var args []any
+	// Matching happens here rather than in SQL: the engine would compute
+	// each column's text again for every needle.
+	var needles []string
 	if m := s.Match; m != nil {
-		var or []string
-		for _, n := range m.Needles {
-			for _, c := range m.Cols {
-				or = append(or, "instr(lower("+textExpr(c)+"), ?) > 0")
-				args = append(args, strings.ToLower(n))
-			}
+		if s.Limit > 0 {
+			return fmt.Errorf("books: scan %s: a match with a limit", s.Table)
 		}
-		if len(or) == 0 {
+		if len(m.Needles) == 0 || len(m.Cols) == 0 {
 			return nil
 		}
-		where = append(where, "("+strings.Join(or, " OR ")+")")
+		for _, n := range m.Needles {
+			needles = append(needles, strings.ToLower(n))
+		}
+		for _, c := range m.Cols {
+			exprs = append(exprs, textExpr(c))
+		}
 	}
 	if in := s.In; in != nil {
 		b, err := json.Marshal(in.Values)
@@ -340,12 +368,16 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
-	row := make([]any, len(exprs))
+	shown := len(s.Cols) + len(s.Lengths)
+	row := make([]any, shown)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return fmt.Errorf("books: scan %s: %w", s.Table, err)
 		}
-		for i, v := range raw {
+		if needles != nil && !matches(raw[shown:], needles) {
+			continue
+		}
+		for i, v := range raw[:shown] {
 			if i >= len(s.Cols) {
 				row[i] = v
 				continue
@@ -364,6 +396,27 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 		return fmt.Errorf("books: scan %s: %w", s.Table, err)
 	}
 	return nil
+}
+
+// matches reports whether one of vals holds one of needles.
+func matches(vals []any, needles []string) bool {
+	for _, v := range vals {
+		var b []byte
+		switch x := v.(type) {
+		case []byte:
+			b = x
+		case string:
+			b = []byte(x)
+		default:
+			continue
+		}
+		for _, n := range needles {
+			if containsFold(b, n) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readValue converts what the driver read of column c into c.Type's form.
