@@ -110,6 +110,20 @@ func sameRows(t *testing.T, src, dst ledger.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// filled are the columns of which some value other than NULL, zero,
+	// false or empty was compared.
+	filled := map[string]bool{}
+	defer func() {
+		for _, c := range []string{"intents.metadata", "intents.amount", "provider_txns.amount", "provider_txn_sources.raw",
+			"callbacks.body", "callbacks.processed_at", "quarantine.raw", "events.payload", "runs.counts", "findings.provider_txn_ids",
+			"findings.expected_amount", "history.note", "alerts.may_have_posted", "api_requests.response", "manual_links.note",
+			"river_job.args", "river_job.errors", "river_job.attempted_by", "river_job.unique_key", "river_job.unique_states",
+			"river_job.metadata", "river_job.finalized_at", "river_queue.name"} {
+			if !filled[c] {
+				t.Errorf("no value of %s was compared: the demo book should hold some", c)
+			}
+		}
+	}()
 	for _, s := range st {
 		if slices.Contains([]string{"goose_db_version", "river_migration", "river_leader", "river_notification"}, s.Name) {
 			continue
@@ -136,6 +150,13 @@ func sameRows(t *testing.T, src, dst ledger.Store) {
 			scols, dcols = append(scols, sc.As(typ)), append(dcols, dc.As(typ))
 		}
 		a, b := dump(t, sb, s.Name, scols), dump(t, db, s.Name, dcols)
+		for _, row := range b {
+			for _, f := range strings.Fields(row) {
+				if name, v, _ := strings.Cut(f, "="); v != "NULL" && v != `""` && v != "false" && v != "0" {
+					filled[s.Name+"."+name] = true
+				}
+			}
+		}
 		if len(a) != len(b) {
 			t.Errorf("table %s: %d rows in the source, %d in the copy", s.Name, len(a), len(b))
 			continue
@@ -289,6 +310,76 @@ func TestCopyRefuses(t *testing.T) {
 			_, err = books.Copy(ctx, ahead, open(t, target), books.CopyOptions{})
 			if !errors.Is(err, database.ErrSchemaTooNew) {
 				t.Fatalf("copy from a source at migration 9999: %v", err)
+			}
+		})
+	}
+}
+
+// TestVerifyFindsDifferences: a copy verifies; after an amount and a key
+// are changed on the target, each is found, in the check of its table, and
+// nothing else.
+func TestVerifyFindsDifferences(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	for _, dir := range [][2]ledger.Engine{
+		{ledger.EngineSQLite, ledger.EnginePostgres},
+		{ledger.EnginePostgres, ledger.EnginePostgres},
+		{ledger.EnginePostgres, ledger.EngineSQLite},
+	} {
+		t.Run(fmt.Sprintf("%s to %s", dir[0], dir[1]), func(t *testing.T) {
+			t.Parallel()
+			src := open(t, source(t, dir[0]))
+			dst, _ := copyOf(t, dir[0], dir[1])
+			if rep, err := books.Verify(ctx, src, dst); err != nil || !rep.OK() {
+				t.Fatalf("a fresh copy: %v", err)
+			}
+			b, _ := engine.BooksOf(dst)
+			ts, err := b.Tables(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := func(table, name string, typ engine.Type) engine.Column {
+				for _, x := range ts {
+					if c, ok := x.Column(name); ok && x.Name == table {
+						return c.As(typ)
+					}
+				}
+				t.Fatalf("no %s.%s", table, name)
+				return engine.Column{}
+			}
+			key := col("intents", "key", engine.TypeText)
+			err = b.Write(ctx, func(w engine.Writer) error {
+				if _, err := w.Update(ctx, engine.Update{Table: "intents", Key: []engine.Column{key},
+					Set: []engine.Column{col("intents", "amount", engine.TypeDecimal)}}, [][]any{{"mpesa:order-2001", "150.01"}}); err != nil {
+					return err
+				}
+				_, err := w.Update(ctx, engine.Update{Table: "events", Key: []engine.Column{col("events", "id", engine.TypeText)},
+					Set: []engine.Column{col("events", "id", engine.TypeText)}},
+					[][]any{{ledger.EventID(ledger.EventChargeSucceeded, "books:event-1"), "evt_changed"}})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := books.Verify(ctx, src, dst)
+			if !errors.Is(err, books.ErrMismatch) {
+				t.Fatalf("verify a changed copy: %v", err)
+			}
+			var bad []string
+			for _, tr := range rep.Tables {
+				for _, c := range tr.Checks {
+					if !c.OK() {
+						bad = append(bad, tr.Table+" "+c.What)
+					}
+				}
+			}
+			slices.Sort(bad)
+			if want := []string{"events keys", "intents sum(amount)"}; !slices.Equal(bad, want) {
+				t.Errorf("differences found: %v, want %v", bad, want)
+			}
+			var out bytes.Buffer
+			if err := rep.WriteText(&out); err != nil || !strings.Contains(out.String(), "NOT VERIFIED: 2 check(s)") {
+				t.Errorf("report: %v\n%s", err, out.String())
 			}
 		})
 	}

@@ -30,7 +30,7 @@ func newBooksCmd(a *app) *cobra.Command {
 PostgreSQL, to grow), remove raw payloads older than a retention, and erase a person's phone
 number or e-mail address everywhere. See docs/operations.md.`,
 	}
-	cmd.AddCommand(newBooksCopyCmd(a), newBooksPruneCmd(a), newBooksEraseCmd(a))
+	cmd.AddCommand(newBooksCopyCmd(a), newBooksVerifyCmd(a), newBooksPruneCmd(a), newBooksEraseCmd(a))
 	return cmd
 }
 
@@ -92,6 +92,48 @@ standard output; progress to standard error (--quiet for none). Any difference e
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the database to copy into: postgres://... or sqlite:PATH (required)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print no progress on standard error")
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
+}
+
+func newBooksVerifyCmd(a *app) *cobra.Command {
+	var to string
+	cmd := &cobra.Command{
+		Use:   "verify --to URL",
+		Short: "Compare the books with a copy of them, table by table",
+		Long: `Check a copy made by books copy against the configured database again, as the copy did when it
+finished: row counts, the sum of every amount column and a checksum of the primary keys of each
+table. Both databases are only read. A difference (the source took writes since, or the copy
+was changed) exits 1.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if _, err := database.Engine(to); err != nil {
+				return usagef("--to: %v", err)
+			}
+			src, err := a.openSource(ctx)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			dst, err := database.Open(ctx, to, database.Options{MaxConns: a.cfg.Database.MaxConns})
+			if err != nil {
+				return err
+			}
+			defer dst.Close()
+			rep, err := books.Verify(ctx, src, dst)
+			if rep != nil {
+				if werr := rep.WriteText(a.stdout); werr != nil {
+					return werr
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("verify %s: %w", database.Redact(to), err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&to, "to", "", "the copy: postgres://... or sqlite:PATH (required)")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }

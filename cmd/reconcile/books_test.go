@@ -51,6 +51,17 @@ func TestBooksCopy(t *testing.T) {
 			}
 		}
 	}
+	if code, out, errOut := cli(t, "books", "verify", "--to", dst, "--database-url", src); code != 0 || !strings.Contains(out, "verified: ") {
+		t.Errorf("verify: %d %s %s", code, out, errOut)
+	}
+	// The copy takes writes the source does not.
+	if code, out, errOut := cli(t, "import", "intents", "--database-url", dst, "../../ledger/intentcsv/testdata/good.csv"); code != 0 {
+		t.Fatalf("import into the copy: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "books", "verify", "--to", dst, "--database-url", src); code != 1 ||
+		!strings.Contains(out, "DIFFERS") || !strings.Contains(errOut, "differs from its source") {
+		t.Errorf("verify a copy that changed: %d %s %s", code, out, errOut)
+	}
 	code, _, errOut = cli(t, "books", "copy", "--quiet", "--to", dst, "--database-url", src)
 	if code != 1 || !strings.Contains(errOut, "not empty") || !strings.Contains(errOut, "intents (") {
 		t.Errorf("copy into a full target: %d %s", code, errOut)
