@@ -69,6 +69,15 @@ func Copy(ctx context.Context, from, to ledger.Store, opt CopyOptions) (*CopyRep
 	if err != nil {
 		return nil, fmt.Errorf("books: copy: %w", err)
 	}
+	// Asking goose about a database it never migrated would create its
+	// table there: a source without one is refused first.
+	srcTables, err := srcB.Tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := find(srcTables, "goose_db_version"); !ok {
+		return nil, fmt.Errorf("%w: it holds no books (no migration was ever applied to it)", ErrSourceNotMigrated)
+	}
 	pending, err := database.Pending(ctx, from)
 	if err != nil {
 		return nil, fmt.Errorf("books: copy: the source: %w", err)
@@ -99,10 +108,6 @@ func Copy(ctx context.Context, from, to ledger.Store, opt CopyOptions) (*CopyRep
 	}
 	if srcVersion != dstVersion {
 		return nil, fmt.Errorf("books: copy: the source is at ledger migration %d, the target at %d", srcVersion, dstVersion)
-	}
-	srcTables, err := srcB.Tables(ctx)
-	if err != nil {
-		return nil, err
 	}
 	dstTables, err := dstB.Tables(ctx)
 	if err != nil {

@@ -298,6 +298,17 @@ func TestCopyRefuses(t *testing.T) {
 			if !errors.Is(err, books.ErrSourceNotMigrated) {
 				t.Fatalf("copy from a source at migration 11: %v", err)
 			}
+			// A source that was never migrated, which stays as it was.
+			bare := open(t, emptyURL(t, e))
+			_, err = books.Copy(ctx, bare, open(t, emptyURL(t, e)), books.CopyOptions{})
+			if !errors.Is(err, books.ErrSourceNotMigrated) {
+				t.Fatalf("copy from an empty database: %v", err)
+			}
+			if b, _ := engine.BooksOf(bare); b != nil {
+				if ts, err := b.Tables(ctx); err != nil || len(ts) != 0 {
+					t.Errorf("copying from an empty database created %d tables in it: %v", len(ts), err)
+				}
+			}
 			// A source ahead of it.
 			ahead := open(t, emptyURL(t, e))
 			if _, err := database.Migrate(ctx, ahead); err != nil {

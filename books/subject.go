@@ -97,7 +97,7 @@ func parseMSISDN(in string) (Subject, error) {
 			digits.WriteRune(r)
 		case r == ' ' || r == '-' || r == '.' || r == '(' || r == ')' || (r == '+' && i == 0):
 		default:
-			return Subject{}, &SubjectError{in, fmt.Errorf("%q is neither a digit nor an e-mail address's", r)}
+			return Subject{}, &SubjectError{in, fmt.Errorf("%q is no part of a phone number, and without an @ it is no e-mail address", r)}
 		}
 	}
 	d := digits.String()
