@@ -98,20 +98,20 @@ func Copy(ctx context.Context, from, to ledger.Store, opt CopyOptions) (*CopyRep
 	if err := ensureEmpty(ctx, dstB); err != nil {
 		return nil, err
 	}
-	srcVersion, err := ledgerVersion(ctx, srcB)
+	dstTables, err := dstB.Tables(ctx)
 	if err != nil {
 		return nil, err
 	}
-	dstVersion, err := ledgerVersion(ctx, dstB)
+	srcVersion, err := ledgerVersion(ctx, srcB, srcTables)
+	if err != nil {
+		return nil, err
+	}
+	dstVersion, err := ledgerVersion(ctx, dstB, dstTables)
 	if err != nil {
 		return nil, err
 	}
 	if srcVersion != dstVersion {
 		return nil, fmt.Errorf("books: copy: the source is at ledger migration %d, the target at %d", srcVersion, dstVersion)
-	}
-	dstTables, err := dstB.Tables(ctx)
-	if err != nil {
-		return nil, err
 	}
 	plans, err := plan(srcTables, dstTables)
 	if err != nil {
@@ -194,7 +194,7 @@ func Verify(ctx context.Context, from, to ledger.Store) (*CopyReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	version, err := ledgerVersion(ctx, srcB)
+	version, err := ledgerVersion(ctx, srcB, srcTables)
 	if err != nil {
 		return nil, err
 	}
@@ -354,12 +354,9 @@ func ensureEmpty(ctx context.Context, b engine.Books) error {
 	return nil
 }
 
-// ledgerVersion is the last ledger migration applied to a database.
-func ledgerVersion(ctx context.Context, b engine.Books) (int64, error) {
-	ts, err := b.Tables(ctx)
-	if err != nil {
-		return 0, err
-	}
+// ledgerVersion is the last ledger migration applied to a database of
+// tables ts.
+func ledgerVersion(ctx context.Context, b engine.Books, ts []engine.Table) (int64, error) {
 	i := slices.IndexFunc(ts, func(t engine.Table) bool { return t.Name == "goose_db_version" })
 	if i < 0 {
 		return 0, nil
@@ -370,7 +367,7 @@ func ledgerVersion(ctx context.Context, b engine.Books) (int64, error) {
 		return 0, errors.New("books: goose_db_version has no version_id or is_applied")
 	}
 	var v int64
-	err = b.Read(ctx, func(r engine.Reader) error {
+	err := b.Read(ctx, func(r engine.Reader) error {
 		return r.Scan(ctx, engine.Scan{Table: "goose_db_version",
 			Cols: []engine.Column{version.As(engine.TypeInt), applied.As(engine.TypeBool)}}, func(row []any) error {
 			if n, _ := row[0].(int64); row[1] == true && n > v {

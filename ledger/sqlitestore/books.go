@@ -43,10 +43,12 @@ type sqlQuerier interface {
 const riverTimeLayout = "2006-01-02 15:04:05.000"
 
 func (b books) Tables(ctx context.Context) ([]engine.Table, error) {
-	return tables(ctx, b.db)
+	return tables(ctx, b.db, true)
 }
 
-func tables(ctx context.Context, q sqlQuerier) ([]engine.Table, error) {
+// tables reads the schema; with detectJSON it also reads which BLOB
+// columns hold JSON, which takes a look at their values.
+func tables(ctx context.Context, q sqlQuerier, detectJSON bool) ([]engine.Table, error) {
 	rows, err := q.QueryContext(ctx, `SELECT name, coalesce(sql, '') FROM sqlite_schema
 		WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 	if err != nil {
@@ -67,7 +69,7 @@ func tables(ctx context.Context, q sqlQuerier) ([]engine.Table, error) {
 	}
 	for i := range out {
 		t := &out[i]
-		if err := columns(ctx, q, t); err != nil {
+		if err := columns(ctx, q, t, detectJSON); err != nil {
 			return nil, err
 		}
 		refs, err := q.QueryContext(ctx, `SELECT DISTINCT "table" FROM pragma_foreign_key_list(?) ORDER BY 1`, t.Name)
@@ -90,9 +92,9 @@ func tables(ctx context.Context, q sqlQuerier) ([]engine.Table, error) {
 	return out, nil
 }
 
-// columns reads the columns and primary key of t, and which of its BLOB
-// columns hold JSON.
-func columns(ctx context.Context, q sqlQuerier, t *engine.Table) error {
+// columns reads the columns and primary key of t, and with detectJSON which
+// of its BLOB columns hold JSON.
+func columns(ctx context.Context, q sqlQuerier, t *engine.Table, detectJSON bool) error {
 	rows, err := q.QueryContext(ctx, `SELECT name, lower(type), "notnull", dflt_value IS NOT NULL, pk, hidden
 		FROM pragma_table_xinfo(?) ORDER BY cid`, t.Name)
 	if err != nil {
@@ -138,7 +140,7 @@ func columns(ctx context.Context, q sqlQuerier, t *engine.Table) error {
 	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
-		if c.Type != engine.TypeBytes {
+		if !detectJSON || c.Type != engine.TypeBytes {
 			continue
 		}
 		// A BLOB column whose values are all JSON, binary or text, and at
@@ -546,7 +548,7 @@ func (r *booksTx) Load(ctx context.Context, table string, cols []engine.Column, 
 		return 0, errors.New("books: load outside a write")
 	}
 	t := engine.Table{Name: table}
-	if err := columns(ctx, r.q, &t); err != nil {
+	if err := columns(ctx, r.q, &t, false); err != nil {
 		return 0, err
 	}
 	cols = slices.Clone(cols)
@@ -673,7 +675,7 @@ func (r *booksTx) Update(ctx context.Context, u engine.Update, rows [][]any) (in
 // identities lists the rowid columns of the schema and whether their table
 // is AUTOINCREMENT (it never hands out an id again).
 func identities(ctx context.Context, q sqlQuerier) ([]engine.Identity, map[string]bool, error) {
-	ts, err := tables(ctx, q)
+	ts, err := tables(ctx, q, false)
 	if err != nil {
 		return nil, nil, err
 	}
