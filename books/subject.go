@@ -41,10 +41,12 @@ type SubjectError struct {
 	Err   error
 }
 
+// Error names the input and what is wrong with it.
 func (e *SubjectError) Error() string {
 	return fmt.Sprintf("books: customer %q: %v", e.Input, e.Err)
 }
 
+// Unwrap returns the cause.
 func (e *SubjectError) Unwrap() error { return e.Err }
 
 // kenya is the country code a local number (07..., 01...) is read in.

@@ -145,6 +145,7 @@ const (
 
 var typeNames = [...]string{"unknown", "text", "bytes", "int", "bool", "decimal", "time", "json", "text list", "json list", "bits"}
 
+// String names the type, for errors.
 func (t Type) String() string {
 	if t < 0 || int(t) >= len(typeNames) {
 		return fmt.Sprintf("Type(%d)", int(t))
