@@ -79,6 +79,7 @@ or a config file (see config.example.yaml).`,
 		newVersionCmd(a),
 		newRunsCmd(a),
 		newConfigCmd(a),
+		newBooksCmd(a),
 	)
 	setVersion(root)
 	for _, c := range root.Commands() {

@@ -7,5 +7,9 @@
 // never name a store package; only internal/database lists the Openers. A
 // new engine is one new store package and one entry in that list.
 //
+// Books (BooksOf) is each store's raw access to its tables, read from the
+// schema and exchanged in one engine-neutral form per Type, for the work
+// that moves, prunes and erases the books as tables (package books).
+//
 // It owns no SQL of the ledger and no business logic.
 package engine
