@@ -53,6 +53,19 @@ type Config struct {
 	Schedules map[string]ScheduleConfig `mapstructure:"schedules"`
 	// Limits bound what input may bring in.
 	Limits LimitsConfig `mapstructure:"limits"`
+	Books  BooksConfig  `mapstructure:"books"`
+}
+
+// BooksConfig configures work on the books as a whole (`reconcile books`).
+type BooksConfig struct {
+	// Retention is how long raw payloads are kept: `books prune` without
+	// --before or --older-than removes those older than this; 0 (the
+	// default) keeps them until told.
+	Retention time.Duration `mapstructure:"retention"`
+	// EraseKey is the secret erasure tokens are computed with (at least 16
+	// bytes; keep it the same, so that a person erased twice gets one
+	// token): RECONCILE_BOOKS_ERASE_KEY.
+	EraseKey string `mapstructure:"erase_key" secret:"env"`
 }
 
 // LimitsConfig sets the limits at the edge that are configurable.

@@ -439,7 +439,7 @@ func TestSecretKeysPinned(t *testing.T) {
 		"alerts.signing_secret", "console.oidc.client_secret", "console.oidc.session_key",
 		"providers.mpesa.consumer_key", "providers.mpesa.consumer_secret", "providers.mpesa.pass_key", "providers.mpesa.security_credential",
 		"providers.mpesa.callbacks.path_token", "providers.mpesa.pull.nominated_number",
-		"providers.stripe.api_key", "providers.stripe.webhook_secrets"}
+		"providers.stripe.api_key", "providers.stripe.webhook_secrets", "books.erase_key"}
 	if !slices.Equal(secretKeys, want) {
 		t.Errorf("secret keys:\n%v\nwant:\n%v", secretKeys, want)
 	}

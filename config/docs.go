@@ -225,6 +225,11 @@ var configDocs = map[string]string{
 	"limits.max_amounts": "Largest amount accepted per currency, in major units, e.g. KES: \"1000000000\". " +
 		"A currency not listed accepts up to 10^15 minor units (USD 10 trillion); the most that may be " +
 		"set is 10^17 minor units.",
+	"books": "Work on the books as a whole: reconcile books copy|verify|prune|erase.",
+	"books.retention": "How long raw payloads (callback bodies, statement lines, quarantined input, resolved " +
+		"findings' detail) are kept: books prune without --before or --older-than removes older ones. 0 keeps them.",
+	"books.erase_key": "The key a person's identifiers are turned into a token with by books erase (at least 16 " +
+		"bytes; keep it, and keep it the same).",
 }
 
 // configExamples are shown, commented out, after a list or map of sections

@@ -20,8 +20,8 @@ import (
 )
 
 // eraseKeyEnv names the variable that holds the secret erasure tokens are
-// computed with.
-const eraseKeyEnv = "RECONCILE_ERASE_KEY"
+// computed with (books.erase_key).
+const eraseKeyEnv = "RECONCILE_BOOKS_ERASE_KEY"
 
 func newBooksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -203,8 +203,10 @@ now (2160h for 90 days).`,
 				cut = t
 			case olderThan > 0:
 				cut = a.clock().Add(-olderThan).UTC()
+			case a.cfg.Books.Retention > 0:
+				cut = a.clock().Add(-a.cfg.Books.Retention).UTC()
 			default:
-				return usagef("say what is old: --before DATE or --older-than DURATION")
+				return usagef("say what is old: --before DATE, --older-than DURATION, or books.retention in the configuration")
 			}
 			if batch <= 0 {
 				return usagef("--batch must be positive")
@@ -252,7 +254,7 @@ many values of each column changed) under the token. --dry-run counts and change
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			key := os.Getenv(eraseKeyEnv)
+			key := a.cfg.Books.EraseKey
 			if key == "" {
 				return fmt.Errorf("%s is not set: erasing needs a secret key of at least %d bytes, the same at every erasure",
 					eraseKeyEnv, books.MinEraseKey)

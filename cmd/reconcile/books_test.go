@@ -115,10 +115,10 @@ func TestBooksErase(t *testing.T) {
 	args := []string{"books", "erase", "--customer", "0712 340 845", "--actor", "dpo@shop.example", "--reason", "asked by mail",
 		"--database-url", u}
 	code, _, errOut := cliEnv(t, nil, args...)
-	if code != 1 || !strings.Contains(errOut, "RECONCILE_ERASE_KEY") {
+	if code != 1 || !strings.Contains(errOut, "RECONCILE_BOOKS_ERASE_KEY") {
 		t.Fatalf("without a key: %d %s", code, errOut)
 	}
-	key := []string{"RECONCILE_ERASE_KEY=a-secret-of-some-thirty-bytes!!"}
+	key := []string{"RECONCILE_BOOKS_ERASE_KEY=a-secret-of-some-thirty-bytes!!"}
 	code, out, errOut := cliEnv(t, key, append(args, "--dry-run")...)
 	if code != 0 || !strings.Contains(out, "would erase") {
 		t.Fatalf("dry run: %d %s %s", code, out, errOut)
