@@ -18,6 +18,9 @@ type sref uint64
 
 func (r sref) len() int { return int(r & (1<<lenBits - 1)) }
 
+// firstArena is the first chunk's starting capacity; it grows by doubling.
+const firstArena = 4096
+
 // arena holds copies of strings in large chunks that the garbage collector
 // never scans (they hold no pointers) and that never move once written.
 type arena struct {
@@ -32,11 +35,7 @@ func (a *arena) add(s string) (sref, error) {
 	if n > maxStrLen {
 		return 0, fmt.Errorf("value of %d bytes is longer than %d", n, maxStrLen)
 	}
-	last := len(a.chunks) - 1
-	if last < 0 || len(a.chunks[last])+n > chunkSize {
-		a.chunks = append(a.chunks, make([]byte, 0, chunkSize))
-		last++
-	}
+	last := a.room(n)
 	c := a.chunks[last]
 	off := uint64(last)<<chunkBits | uint64(len(c))
 	a.chunks[last] = append(c, s...)
@@ -52,6 +51,27 @@ func (a *arena) bytes(r sref) []byte {
 	c := a.chunks[off>>chunkBits]
 	p := off & (chunkSize - 1)
 	return c[p : p+uint64(n) : p+uint64(n)]
+}
+
+// room makes room for n more bytes in the last chunk, or starts a new one,
+// and returns the chunk's index. The first chunk starts small and grows by
+// doubling up to the chunk size: offsets stay valid (they are within the
+// chunk), and what was read from the old array keeps it.
+func (a *arena) room(n int) int {
+	last := len(a.chunks) - 1
+	switch {
+	case last < 0:
+		a.chunks = append(a.chunks, make([]byte, 0, max(firstArena, n)))
+		last++
+	case len(a.chunks[last])+n > chunkSize:
+		a.chunks = append(a.chunks, make([]byte, 0, chunkSize))
+		last++
+	case len(a.chunks[last])+n > cap(a.chunks[last]):
+		c := make([]byte, len(a.chunks[last]), min(chunkSize, max(2*cap(a.chunks[last]), len(a.chunks[last])+n)))
+		copy(c, a.chunks[last])
+		a.chunks[last] = c
+	}
+	return last
 }
 
 // str returns a new string with the bytes of r.
@@ -75,11 +95,7 @@ func (a *arena) addBlock(parts ...string) (sref, error) {
 			n += uvarintLen(len(p)) - 1
 		}
 	}
-	last := len(a.chunks) - 1
-	if last < 0 || len(a.chunks[last])+n > chunkSize {
-		a.chunks = append(a.chunks, make([]byte, 0, chunkSize))
-		last++
-	}
+	last := a.room(n)
 	c := a.chunks[last]
 	off := uint64(last)<<chunkBits | uint64(len(c))
 	for _, p := range parts {
