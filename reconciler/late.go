@@ -50,116 +50,141 @@ func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher,
 		return sn, nil
 	}
 	h := r.HorizonFor(p.Provider)
-	hlo, hhi := p.From.Add(-h), p.To.Add(h)
-	var txns []ledger.ProviderTxn // found outside the span, by id once
-	have := map[string]bool{}
-	keep := func(ts []ledger.ProviderTxn) {
-		for _, t := range ts {
-			if !have[t.ID] && (t.OccurredAt.Before(lo) || !t.OccurredAt.Before(hi)) {
-				have[t.ID] = true
-				txns = append(txns, t)
-			}
+	l := &lookup{store: r.store, provider: p.Provider, from: p.From.Add(-h), to: p.To.Add(h), lo: lo, hi: hi, have: map[string]bool{}}
+	charges, err := l.namedCharges(ctx, left)
+	if err != nil {
+		return nil, err
+	}
+	found, links, err := l.intentsOfEvidence(ctx, left, charges)
+	if err != nil {
+		return nil, err
+	}
+	intents, more, err := l.evidenceOfIntents(ctx, left, found)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.childrenOf(ctx, left, charges); err != nil {
+		return nil, err
+	}
+	stats.Intents, stats.Txns = len(intents), len(l.txns)
+	return sn, l.add(m, append(found, intents...), append(links, more...), sn)
+}
+
+// lookup is one run's look-up of its leftovers within [from, to): the
+// transactions it found outside the span [lo, hi), once each.
+type lookup struct {
+	store    Store
+	provider string
+	from, to time.Time
+	lo, hi   time.Time
+	txns     []ledger.ProviderTxn
+	have     map[string]bool
+	// evidence are the transactions found for the intents, the span's
+	// included, whose children are looked up.
+	evidence []ledger.ProviderTxn
+}
+
+// keep adds the transactions of ts that lie outside the span, once each.
+func (l *lookup) keep(ts []ledger.ProviderTxn) {
+	for _, t := range ts {
+		if !l.have[t.ID] && (t.OccurredAt.Before(l.lo) || !t.OccurredAt.Before(l.hi)) {
+			l.have[t.ID] = true
+			l.txns = append(l.txns, t)
 		}
 	}
+}
 
-	// Round 1: the charges leftover children name, then the intents that
-	// leftover evidence (and those charges) may name.
+// namedCharges finds the charges that leftover refunds, reversals and
+// disputes name, by id.
+func (l *lookup) namedCharges(ctx context.Context, left *matcher.Leftovers) ([]ledger.ProviderTxn, error) {
 	var named []string
 	for _, t := range left.Txns {
 		if t.LinkedID != "" {
 			named = append(named, t.LinkedID)
 		}
 	}
-	charges, err := r.store.FindTxns(ctx, ledger.TxnLookup{Provider: p.Provider, From: hlo, To: hhi, IDs: uniq(named)})
-	if err != nil {
-		return nil, err
-	}
-	keep(charges)
-	var byTxn ledger.IntentLookup
+	charges, err := l.store.FindTxns(ctx, ledger.TxnLookup{Provider: l.provider, From: l.from, To: l.to, IDs: uniq(named)})
+	l.keep(charges)
+	return charges, err
+}
+
+// intentsOfEvidence finds the intents that leftover evidence (and the
+// charges named) may link to: by provider reference or id, by echoed
+// reference (key, normal form), and by manual link.
+func (l *lookup) intentsOfEvidence(ctx context.Context, left *matcher.Leftovers, charges []ledger.ProviderTxn) ([]ledger.Intent, []ledger.ManualLink, error) {
+	q := ledger.IntentLookup{Provider: l.provider, From: l.from, To: l.to}
 	var ids []string
-	addEvidence := func(id, ref, pref string) {
+	add := func(id, ref, pref string) {
 		ids = append(ids, id)
-		byTxn.ProviderRefs = append(byTxn.ProviderRefs, id)
-		if pref != "" {
-			byTxn.ProviderRefs = append(byTxn.ProviderRefs, pref)
-		}
+		q.ProviderRefs = append(q.ProviderRefs, id, pref)
 		if ref != "" {
-			byTxn.Keys = append(byTxn.Keys, strings.TrimSpace(ref))
-			if n := ledger.NormalReference(ref); n != "" {
-				byTxn.RefNorms = append(byTxn.RefNorms, n)
-			}
+			q.Keys = append(q.Keys, strings.TrimSpace(ref))
+			q.RefNorms = append(q.RefNorms, ledger.NormalReference(ref))
 		}
 	}
 	for _, t := range left.Txns {
 		if t.LinkedID == "" {
-			addEvidence(t.ID, t.Reference, t.ProviderRef)
+			add(t.ID, t.Reference, t.ProviderRef)
 		}
 	}
 	for _, c := range charges {
-		addEvidence(c.ID, c.Reference, c.ProviderRef)
+		add(c.ID, c.Reference, c.ProviderRef)
 	}
-	links, err := r.store.FindManualLinks(ctx, p.Provider, uniq(ids), nil)
+	links, err := l.store.FindManualLinks(ctx, l.provider, uniq(ids), nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, l := range links {
-		byTxn.Keys = append(byTxn.Keys, l.IntentKey)
+	for _, ml := range links {
+		q.Keys = append(q.Keys, ml.IntentKey)
 	}
-	byTxn.Provider, byTxn.From, byTxn.To = p.Provider, hlo, hhi
-	byTxn.Keys, byTxn.RefNorms, byTxn.ProviderRefs = uniq(byTxn.Keys), uniq(byTxn.RefNorms), uniq(byTxn.ProviderRefs)
-	found, err := r.store.FindIntents(ctx, byTxn)
-	if err != nil {
-		return nil, err
-	}
+	q.Keys, q.RefNorms, q.ProviderRefs = uniq(q.Keys), uniq(q.RefNorms), uniq(q.ProviderRefs)
+	found, err := l.store.FindIntents(ctx, q)
+	return found, links, err
+}
 
-	// Round 2: every intent to judge in full, with the refunds of its
-	// charges and the charge of its refunds, and all their evidence.
+// evidenceOfIntents reads every intent to judge in full (the window's
+// leftover intents and those found), with the refunds of its charges and
+// the charge of its refunds, and finds all their evidence: by id and
+// provider reference of their attempts, by normal reference and key, and
+// by manual link.
+func (l *lookup) evidenceOfIntents(ctx context.Context, left *matcher.Leftovers, found []ledger.Intent) ([]ledger.Intent, []ledger.ManualLink, error) {
 	keys := slices.Clone(left.IntentKeys)
 	for _, in := range found {
-		keys = append(keys, in.Key)
-		if in.RefundOf != "" {
-			keys = append(keys, in.RefundOf)
-		}
+		keys = append(keys, in.Key, in.RefundOf)
 	}
 	keys = uniq(keys)
-	intents, err := r.store.FindIntents(ctx, ledger.IntentLookup{Provider: p.Provider, From: hlo, To: hhi, Keys: keys, RefundOf: keys})
+	intents, err := l.store.FindIntents(ctx, ledger.IntentLookup{Provider: l.provider, From: l.from, To: l.to, Keys: keys, RefundOf: keys})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var byIntent ledger.TxnLookup
+	q := ledger.TxnLookup{Provider: l.provider, From: l.from, To: l.to}
 	var all []string
 	for _, in := range intents {
-		all = append(all, in.Key)
-		if in.RefundOf != "" {
-			all = append(all, in.RefundOf)
-		}
-		byIntent.IDs = append(byIntent.IDs, in.ProviderRefs...)
-		byIntent.ProviderRefs = append(byIntent.ProviderRefs, in.ProviderRefs...)
-		for _, s := range []string{in.Reference, in.Key} {
-			if n := ledger.NormalReference(s); n != "" {
-				byIntent.RefNorms = append(byIntent.RefNorms, n)
-			}
-		}
+		all = append(all, in.Key, in.RefundOf)
+		q.IDs = append(q.IDs, in.ProviderRefs...)
+		q.ProviderRefs = append(q.ProviderRefs, in.ProviderRefs...)
+		q.RefNorms = append(q.RefNorms, ledger.NormalReference(in.Reference), ledger.NormalReference(in.Key))
 	}
-	more, err := r.store.FindManualLinks(ctx, p.Provider, nil, uniq(all))
+	links, err := l.store.FindManualLinks(ctx, l.provider, nil, uniq(all))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	links = append(links, more...)
-	for _, l := range more {
-		byIntent.IDs = append(byIntent.IDs, l.TxnID)
+	for _, ml := range links {
+		q.IDs = append(q.IDs, ml.TxnID)
 	}
-	byIntent.Provider, byIntent.From, byIntent.To = p.Provider, hlo, hhi
-	byIntent.IDs, byIntent.ProviderRefs, byIntent.RefNorms = uniq(byIntent.IDs), uniq(byIntent.ProviderRefs), uniq(byIntent.RefNorms)
-	evidence, err := r.store.FindTxns(ctx, byIntent)
-	if err != nil {
-		return nil, err
+	q.IDs, q.ProviderRefs, q.RefNorms = uniq(q.IDs), uniq(q.ProviderRefs), uniq(q.RefNorms)
+	if l.evidence, err = l.store.FindTxns(ctx, q); err != nil {
+		return nil, nil, err
 	}
-	keep(evidence)
-	// What names the charges found, and the window's charges that linked
-	// to nothing: their refunds, reversals, fees and disputes.
+	l.keep(l.evidence)
+	return intents, links, nil
+}
+
+// childrenOf finds what names the charges found and the window's charges
+// that linked to nothing: their refunds, reversals, fees and disputes.
+func (l *lookup) childrenOf(ctx context.Context, left *matcher.Leftovers, charges []ledger.ProviderTxn) error {
 	var parents []string
-	for _, t := range append(evidence, charges...) {
+	for _, t := range append(slices.Clone(l.evidence), charges...) {
 		if t.Type == ledger.TxnCharge {
 			parents = append(parents, t.ID)
 		}
@@ -169,39 +194,40 @@ func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher,
 			parents = append(parents, t.ID)
 		}
 	}
-	children, err := r.store.FindTxns(ctx, ledger.TxnLookup{Provider: p.Provider, From: hlo, To: hhi, Linked: uniq(parents)})
-	if err != nil {
-		return nil, err
-	}
-	keep(children)
+	children, err := l.store.FindTxns(ctx, ledger.TxnLookup{Provider: l.provider, From: l.from, To: l.to, Linked: uniq(parents)})
+	l.keep(children)
+	return err
+}
 
-	stats.Intents, stats.Txns = len(intents), len(txns)
-	for _, in := range append(found, intents...) {
-		if in.Provider == p.Provider {
+// add gives m what was found: the intents, the manual links, then the
+// transactions outside the span in time order (recorded in sn as read).
+func (l *lookup) add(m *matcher.Matcher, intents []ledger.Intent, links []ledger.ManualLink, sn *seen) error {
+	for _, in := range intents {
+		if in.Provider == l.provider {
 			if err := m.AddLateIntent(in); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	for _, l := range links {
-		if _, err := m.AddLateManualLink(l.TxnID, l.IntentKey); err != nil {
-			return nil, err
+	for _, ml := range links {
+		if _, err := m.AddLateManualLink(ml.TxnID, ml.IntentKey); err != nil {
+			return err
 		}
 	}
-	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int {
+	slices.SortFunc(l.txns, func(a, b ledger.ProviderTxn) int {
 		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	for _, t := range txns {
-		t.Provider, t.Sources = p.Provider, nil
+	for _, t := range l.txns {
+		t.Provider, t.Sources = l.provider, nil
 		if err := m.AddLateTxn(t); err != nil {
-			return nil, err
+			return err
 		}
 		sn.late[t.ID] = true
 	}
-	return sn, nil
+	return nil
 }
 
 // uniq sorts s and drops repeats and empty strings.
