@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/report"
 )
 
-// Write renders a finding's detail in format f: text for a person, JSON
-// (indented), or CSV (its history only, one event a row).
-func Write(w io.Writer, f report.Format, d DetailView) error {
+// Write renders a finding's detail in format f: text for a person, with
+// times in loc (the provider's zone), JSON (indented, times in UTC), or CSV
+// (its history only, one event a row, times in UTC).
+func Write(w io.Writer, f report.Format, d DetailView, loc *time.Location) error {
 	switch f {
 	case report.JSON:
 		enc := json.NewEncoder(w)
@@ -25,23 +27,29 @@ func Write(w io.Writer, f report.Format, d DetailView) error {
 	case report.CSV:
 		return WriteHistoryCSV(w, d.Finding.ID, d.History)
 	default:
-		return WriteText(w, d)
+		return WriteText(w, d, loc)
 	}
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
+// amountText renders an amount as people read it, "KES 1,500.00"; an
+// amount that does not parse is shown as it came.
 func amountText(a *AmountView) string {
 	if a == nil {
 		return "-"
+	}
+	if m, err := money.Parse(a.Amount, a.Currency); err == nil {
+		return m.Currency + " " + m.Format()
 	}
 	return a.Currency + " " + a.Amount
 }
 
 // WriteText renders a finding's detail for a person: the finding, its
 // intent with attempts, its transactions with every source, and its
-// history.
-func WriteText(w io.Writer, d DetailView) error {
+// history, times in loc with their offset.
+func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
+	ts := func(t time.Time) string { return report.LocalTime(t, loc) }
 	f := d.Finding
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Finding\t%s\n", f.ID)
@@ -133,16 +141,17 @@ func WriteText(w io.Writer, d DetailView) error {
 	}
 
 	fmt.Fprintln(w, "\nHistory")
-	return WriteHistoryText(w, d.History)
+	return WriteHistoryText(w, d.History, loc)
 }
 
-// WriteHistoryText renders a history for a person, one event a line.
-func WriteHistoryText(w io.Writer, evs []EventView) error {
+// WriteHistoryText renders a history for a person, one event a line, times
+// in loc.
+func WriteHistoryText(w io.Writer, evs []EventView, loc *time.Location) error {
 	if len(evs) == 0 {
 		fmt.Fprintln(w, "  none recorded")
 	}
 	for _, ev := range evs {
-		fmt.Fprintf(w, "  %s  %s by %s via %s", ts(ev.At), ev.Action, ev.Actor, ev.Surface)
+		fmt.Fprintf(w, "  %s  %s by %s via %s", report.LocalTime(ev.At, loc), ev.Action, ev.Actor, ev.Surface)
 		if ev.Note != "" {
 			fmt.Fprintf(w, ": %s", ev.Note)
 		}

@@ -43,7 +43,8 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 			if err != nil {
 				return err
 			}
-			return findings.Write(a.stdout, f, d.View())
+			v := d.View()
+			return findings.Write(a.stdout, f, v, deps.zones[v.Finding.Provider])
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +60,7 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 			}
 			w := a.stdout
 			fmt.Fprintf(w, "Quarantined item %d (%s), %s\n", q.ID, q.Source, q.Status)
-			fmt.Fprintf(w, "Received %s from %s", ts(q.At), q.Origin)
+			fmt.Fprintf(w, "Received %s from %s", report.LocalTime(q.At, time.UTC), q.Origin)
 			if q.Line > 0 {
 				fmt.Fprintf(w, " line %d", q.Line)
 			}
@@ -67,7 +68,7 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 				fmt.Fprintf(w, ", field %s", q.Field)
 			}
 			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, findings.OneLine(ledger.MaskPayload(q.Raw), 2000))
-			return findings.WriteHistoryText(w, hist)
+			return findings.WriteHistoryText(w, hist, time.UTC)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
