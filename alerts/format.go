@@ -10,6 +10,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 // Slack's Block Kit limits, in characters.
@@ -201,12 +202,7 @@ func truncate(s string, n int) string {
 }
 
 // amountText renders an amount as "KES 1,500.00"; no amount is "-".
-func amountText(a money.Amount) string {
-	if a.IsZero() {
-		return "-"
-	}
-	return a.Currency + " " + a.Format()
-}
+func amountText(a money.Amount) string { return a.Display() }
 
 var providerNames = map[string]string{
 	"mpesa":       "M-Pesa",
@@ -275,22 +271,12 @@ func severityTitle(s ledger.Severity) string {
 
 // timeText renders t in loc with the zone's offset, e.g. "2024-05-01 12:12
 // EAT (+03:00)"; zero is "-".
-func timeText(t time.Time, loc *time.Location) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.In(loc).Format("2006-01-02 15:04 MST (-07:00)")
-}
+func timeText(t time.Time, loc *time.Location) string { return report.LocalTime(t, loc) }
 
 // windowText renders a window as "2024-05-01 00:00 → 2024-05-02 00:00 EAT
 // (+03:00)"; both ends carry their zone when the offset changes inside.
 func windowText(from, to time.Time, loc *time.Location) string {
-	_, fo := from.In(loc).Zone()
-	_, tof := to.In(loc).Zone()
-	if fo != tof {
-		return timeText(from, loc) + " → " + timeText(to, loc)
-	}
-	return from.In(loc).Format("2006-01-02 15:04") + " → " + timeText(to, loc)
+	return report.LocalWindow(from, to, loc)
 }
 
 // findingsCommand is the CLI command that lists the provider's findings.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 //go:embed templates/*.html
@@ -298,14 +300,6 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 var funcs = template.FuncMap{
-	"when": func(t time.Time, zone *time.Location) string {
-		if t.IsZero() {
-			return "-"
-		}
-		if zone == nil {
-			zone = time.UTC
-		}
-		return t.In(zone).Format("2006-01-02 15:04:05 MST")
-	},
-	"amount": func(a interface{ String() string }) string { return a.String() },
+	"when":   report.LocalTime,
+	"amount": money.Amount.Display,
 }

@@ -40,7 +40,7 @@ func amountText(a *AmountView) string {
 		return "-"
 	}
 	if m, err := money.Parse(a.Amount, a.Currency); err == nil {
-		return m.Currency + " " + m.Format()
+		return m.Display()
 	}
 	return a.Currency + " " + a.Amount
 }

@@ -123,6 +123,15 @@ func (a Amount) Text() string {
 	return a.Value.StringFixed(exp)
 }
 
+// Display renders the amount as people read it on every surface (CLI,
+// console, Slack): "KES 1,500.00"; the zero Amount is "-".
+func (a Amount) Display() string {
+	if a.Currency == "" {
+		return "-"
+	}
+	return a.Currency + " " + a.Format()
+}
+
 // Format renders the value with thousands separators, e.g. "1,500.00".
 func (a Amount) Format() string {
 	intPart, frac, hasFrac := strings.Cut(a.Text(), ".")

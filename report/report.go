@@ -117,8 +117,9 @@ func WriteFindingsIn(w io.Writer, f Format, fs []ledger.Finding, zones map[strin
 	}
 }
 
-// LocalTime renders t in loc with its zone and offset, as people read it:
-// "2026-03-14 09:12 EAT (+03:00)". Zero is "-".
+// LocalTime renders t in loc with its zone and offset, as people read it on
+// every surface (CLI, console, Slack): "2026-03-14 09:12 EAT (+03:00)".
+// Zero is "-"; a nil loc is UTC.
 func LocalTime(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "-"
@@ -129,8 +130,9 @@ func LocalTime(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format("2006-01-02 15:04 MST (-07:00)")
 }
 
-// LocalWindow renders [from, to) in loc: "2026-03-14 00:00 -> 2026-03-15
-// 00:00 EAT (+03:00)".
+// LocalWindow renders [from, to) in loc: "2026-03-14 00:00 → 2026-03-15
+// 00:00 EAT (+03:00)"; both ends carry their zone when the offset changes
+// inside.
 func LocalWindow(from, to time.Time, loc *time.Location) string {
 	if loc == nil {
 		loc = time.UTC
@@ -138,17 +140,12 @@ func LocalWindow(from, to time.Time, loc *time.Location) string {
 	_, fo := from.In(loc).Zone()
 	_, to2 := to.In(loc).Zone()
 	if fo != to2 {
-		return LocalTime(from, loc) + " -> " + LocalTime(to, loc)
+		return LocalTime(from, loc) + " → " + LocalTime(to, loc)
 	}
-	return from.In(loc).Format("2006-01-02 15:04") + " -> " + LocalTime(to, loc)
+	return from.In(loc).Format("2006-01-02 15:04") + " → " + LocalTime(to, loc)
 }
 
-func showAmount(a moneyAmount) string {
-	if a.IsZero() {
-		return "-"
-	}
-	return a.Currency + " " + a.Format()
-}
+func showAmount(a moneyAmount) string { return a.Display() }
 
 func utc(t time.Time) string {
 	if t.IsZero() {

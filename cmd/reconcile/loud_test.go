@@ -133,7 +133,7 @@ func TestRunToDefaultsToOneDay(t *testing.T) {
 		t.Fatalf("window %+v", got)
 	}
 	code, out, _ = cli(t, "run", "--provider", "mpesa", "--from", "2026-03-14", "--database-url", url)
-	if code != 0 || !strings.Contains(out, "mpesa 2026-03-14 00:00 -> 2026-03-15 00:00 EAT (+03:00)") {
+	if code != 0 || !strings.Contains(out, "mpesa 2026-03-14 00:00 → 2026-03-15 00:00 EAT (+03:00)") {
 		t.Fatalf("text does not show the window in Nairobi time: %s", out)
 	}
 }
