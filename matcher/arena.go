@@ -133,4 +133,3 @@ func (a *arena) field(r sref, k int) []byte {
 		b, k = b[w+n:], k-1
 	}
 }
-
