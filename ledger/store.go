@@ -57,6 +57,9 @@ type IntentStore interface {
 
 // AttemptStore keeps attempts.
 type AttemptStore interface {
+	// StartAttempt records an attempt started at p.Now, or at the intent's
+	// creation if that is later: an attempt never starts before its intent
+	// (the scans rely on it).
 	StartAttempt(ctx context.Context, p AttemptParams) (Attempt, error)
 	UpdateAttempt(ctx context.Context, u AttemptUpdate) (Attempt, error)
 	ListAttempts(ctx context.Context, intentKey string) ([]Attempt, error)

@@ -60,4 +60,35 @@ func exerciseAttempts(t *testing.T, newStore NewStore) {
 	if _, err := s.StartAttempt(ctx, ledger.AttemptParams{IntentKey: "missing", Now: T0}); err == nil {
 		t.Fatal("attempt for a missing intent accepted")
 	}
+	exerciseAttemptStart(t, s)
+}
+
+// exerciseAttemptStart checks that an attempt never starts before its
+// intent was created, whatever clock the caller has, and so that a scan of
+// the intent's window, which reads attempts started since the window
+// opened, finds it.
+func exerciseAttemptStart(t *testing.T, s ledger.Store) {
+	ctx := context.Background()
+	created := T0.Add(24 * time.Hour)
+	if _, _, err := s.CreateIntent(ctx, ledger.NewIntent{IntentParams: params(t, "k-late", "10"), CreatedAt: created}); err != nil {
+		t.Fatal(err)
+	}
+	early := created.Add(-3 * time.Hour)
+	a, err := s.StartAttempt(ctx, ledger.AttemptParams{IntentKey: "k-late", ProviderRef: "ws_CO_early", Now: early})
+	if err != nil || !a.StartedAt.Equal(created) {
+		t.Fatalf("attempt started at %s for an intent created at %s (%v): want the creation time", a.StartedAt, created, err)
+	}
+	mustCreate(t, s, params(t, "k-claimed-early", "10"))
+	_, a, err = s.ClaimAndStart(ctx, ledger.ClaimParams{Key: "k-claimed-early", Owner: "w", Lease: time.Minute, Now: T0.Add(-time.Hour)})
+	if err != nil || !a.StartedAt.Equal(T0) {
+		t.Fatalf("claimed attempt started at %s for an intent created at %s (%v): want the creation time", a.StartedAt, T0, err)
+	}
+	var refs []string
+	err = s.ScanProviderRefs(ctx, ledger.IntentFilter{Provider: "mpesa", From: created, To: created.Add(time.Hour)}, func(key, ref []byte) error {
+		refs = append(refs, string(key)+" "+string(ref))
+		return nil
+	})
+	if err != nil || !slices.Equal(refs, []string{"k-late ws_CO_early"}) {
+		t.Fatalf("window's refs = %v, %v; want the attempt started before the window", refs, err)
+	}
 }

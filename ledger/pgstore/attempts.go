@@ -38,7 +38,8 @@ func (e executor) StartAttempt(ctx context.Context, p ledger.AttemptParams) (led
 	}
 	a, err := scanAttempt(e.db.QueryRow(ctx, `
 		INSERT INTO attempts (intent_key, number, claim_token, provider_ref, outcome, started_at)
-		SELECT $1, COALESCE((SELECT MAX(number) FROM attempts WHERE intent_key = $1), 0) + 1, $2, $3, $4, $5
+		SELECT $1, COALESCE((SELECT MAX(number) FROM attempts WHERE intent_key = $1), 0) + 1, $2, $3, $4,
+		       GREATEST($5, (SELECT created_at FROM intents WHERE key = $1))
 		WHERE EXISTS (SELECT 1 FROM intents WHERE key = $1 AND ($2::bigint = 0 OR (claim_token = $2 AND state = 'processing')))
 		RETURNING `+attemptCols, p.IntentKey, p.ClaimToken, p.ProviderRef, outcome, utc(p.Now)))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -95,7 +96,8 @@ func (e executor) ClaimAndStart(ctx context.Context, p ledger.ClaimParams) (ledg
 			RETURNING `+intentCols+`
 		), att AS (
 			INSERT INTO attempts (intent_key, number, claim_token, outcome, started_at)
-			SELECT key, COALESCE((SELECT MAX(number) FROM attempts WHERE intent_key = $1), 0) + 1, claim_token, 'started', $4
+			SELECT key, COALESCE((SELECT MAX(number) FROM attempts WHERE intent_key = $1), 0) + 1, claim_token, 'started',
+			       GREATEST($4, created_at)
 			FROM upd WHERE claim_token = 1
 			RETURNING `+attemptCols+`
 		)

@@ -37,7 +37,8 @@ func (e executor) StartAttempt(ctx context.Context, p ledger.AttemptParams) (led
 	}
 	a, err := scanAttempt(e.queryRow(ctx, `
 		INSERT INTO attempts (intent_key, number, claim_token, provider_ref, outcome, started_at)
-		SELECT ?1, COALESCE((SELECT MAX(number) FROM attempts WHERE intent_key = ?1), 0) + 1, ?2, ?3, ?4, ?5
+		SELECT ?1, COALESCE((SELECT MAX(number) FROM attempts WHERE intent_key = ?1), 0) + 1, ?2, ?3, ?4,
+		       MAX(?5, COALESCE((SELECT created_at FROM intents WHERE key = ?1), ?5))
 		WHERE ?2 = 0 OR EXISTS (SELECT 1 FROM intents WHERE key = ?1 AND claim_token = ?2 AND state = 'processing')
 		RETURNING `+attemptCols, p.IntentKey, p.ClaimToken, p.ProviderRef, string(outcome), ts(p.Now)))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -100,7 +100,8 @@ func (e executor) ScanProviderRefs(ctx context.Context, f ledger.IntentFilter, f
 	rows, err := e.query(ctx, `
 		SELECT a.intent_key, a.provider_ref
 		FROM intents i JOIN attempts a ON a.intent_key = i.key
-		WHERE i.provider = ?1 AND i.created_at >= ?2 AND i.created_at < ?3 AND a.provider_ref <> ''`,
+		WHERE i.provider = ?1 AND i.created_at >= ?2 AND i.created_at < ?3 AND a.provider_ref <> ''
+		  AND a.started_at >= ?2`,
 		f.Provider, ts(f.From), ts(f.To))
 	if err != nil {
 		return ledger.Wrap("scan provider refs", f.Provider, translate(err))
