@@ -65,8 +65,20 @@ func (g *SightingGen) amount(value, currency string) money.Amount {
 }
 
 // Sighting returns a sighting of one of the transactions.
-func (g *SightingGen) Sighting() ledger.Sighting {
-	n := g.R.IntN(g.IDs)
+func (g *SightingGen) Sighting() ledger.Sighting { return g.sightingOf(g.R.IntN(g.IDs)) }
+
+// Again returns another sighting of the transaction of s, one of the
+// generator's.
+func (g *SightingGen) Again(s ledger.Sighting) ledger.Sighting {
+	var n int
+	if _, err := fmt.Sscanf(s.Txn.ID, "T%d", &n); err != nil {
+		panic(fmt.Sprintf("%s is no id of a SightingGen", s.Txn.ID))
+	}
+	return g.sightingOf(n)
+}
+
+// sightingOf returns a sighting of transaction n.
+func (g *SightingGen) sightingOf(n int) ledger.Sighting {
 	provider, id := GenProviders[0], fmt.Sprintf("T%05d", n)
 	if n%5 == 4 {
 		provider = GenProviders[1]
