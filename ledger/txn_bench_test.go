@@ -22,23 +22,3 @@ func BenchmarkValidateTxn(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkSightingsToMeet classifies a batch of new sightings, all of
-// whose transactions the batch created (a first import).
-func BenchmarkSightingsToMeet(b *testing.B) {
-	const n = 10000
-	batch := make([]Sighting, n)
-	created := make(map[string]bool, n)
-	for i := range batch {
-		id := "SB" + decimal.NewFromInt(int64(i)).String()
-		batch[i].Txn = ProviderTxn{Provider: "mpesa", ID: id}
-		created[TxnKey("mpesa", id)] = true
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if m := SightingsToMeet(batch, created); len(m) != 0 {
-			b.Fatal(len(m))
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/line")
-}

@@ -26,6 +26,7 @@ func exerciseTxnBatches(t *testing.T, newStore NewStore) {
 	t.Run("Invalid", func(t *testing.T) { t.Parallel(); batchInvalid(t, newStore) })
 	t.Run("WholeOrNothing", func(t *testing.T) { t.Parallel(); batchWholeOrNothing(t, newStore) })
 	t.Run("AsOneByOne", func(t *testing.T) { t.Parallel(); batchAsOneByOne(t, newStore) })
+	t.Run("AsModel", func(t *testing.T) { t.Parallel(); exerciseTxnsAsModel(t, newStore) })
 }
 
 func charge(t testing.TB, id, amount string) ledger.ProviderTxn {
@@ -289,17 +290,35 @@ func batchAsOneByOne(t *testing.T, newStore NewStore) {
 // sources and the quarantined conflicts, for comparing two stores.
 func DumpBooks(t *testing.T, s ledger.Store) string {
 	t.Helper()
+	return DumpProviderBooks(t, s, "mpesa")
+}
+
+// DumpProviderBooks renders the books of provider: its transactions that
+// occurred within a year of T0, their sources and its quarantined
+// conflicts, for comparing two stores or a store and a TxnModel.
+func DumpProviderBooks(t testing.TB, s ledger.Store, provider string) string {
+	t.Helper()
 	ctx := context.Background()
 	var ids []string
-	err := s.ListProviderTxns(ctx, ledger.TxnFilter{Provider: "mpesa", From: T0.AddDate(-1, 0, 0), To: T0.AddDate(1, 0, 0)},
+	err := s.ListProviderTxns(ctx, ledger.TxnFilter{Provider: provider, From: T0.AddDate(-1, 0, 0), To: T0.AddDate(1, 0, 0)},
 		func(x ledger.ProviderTxn) error { ids = append(ids, x.ID); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	txns, err := s.GetProviderTxns(ctx, "mpesa", ids)
+	txns, err := s.GetProviderTxns(ctx, provider, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
+	q, err := s.ListQuarantine(ctx, provider+"_conflict", 1000000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return renderBooks(txns, q)
+}
+
+// renderBooks renders transactions (sorted by id here, their sources as
+// given) and quarantined conflicts (sorted).
+func renderBooks(txns []ledger.ProviderTxn, q []ledger.QuarantineItem) string {
 	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int { return strings.Compare(a.ID, b.ID) })
 	var b strings.Builder
 	for _, x := range txns {
@@ -310,10 +329,6 @@ func DumpBooks(t *testing.T, s ledger.Store) string {
 		for _, src := range x.Sources {
 			fmt.Fprintf(&b, "  %s %s %q %s\n", src.Channel, src.Ref, src.Raw, src.ReceivedAt.Format(time.RFC3339Nano))
 		}
-	}
-	q, err := s.ListQuarantine(ctx, "mpesa_conflict", 100000)
-	if err != nil {
-		t.Fatal(err)
 	}
 	var qs []string
 	for _, it := range q {

@@ -22,7 +22,11 @@ type dbtx interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-type executor struct{ db dbtx }
+type executor struct {
+	db dbtx
+	// test holds the knobs the package's tests turn; nil otherwise.
+	test *upsertTest
+}
 
 // Store is the ledger on a PostgreSQL pool.
 type Store struct {
@@ -86,12 +90,8 @@ type tx struct {
 	executor
 	pgx  pgx.Tx
 	pool *pgxpool.Pool
-	// known is whether the transaction's last batch of sightings was
-	// mostly known already (UpsertProviderTxns).
-	known bool
-	// allNew is whether no key of its last large batch was stored
-	// (upsertLarge).
-	allNew bool
+	// memo is what the transaction's last batch of sightings found.
+	memo upsertMemo
 }
 
 func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }
@@ -99,7 +99,7 @@ func (t *tx) Engine() ledger.Engine { return ledger.EnginePostgres }
 // InTx runs fn in a transaction.
 func (s *Store) InTx(ctx context.Context, fn func(ledger.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(ptx pgx.Tx) error {
-		return fn(&tx{executor: executor{db: ptx}, pgx: ptx, pool: s.pool})
+		return fn(&tx{executor: executor{db: ptx, test: s.test}, pgx: ptx, pool: s.pool})
 	})
 }
 

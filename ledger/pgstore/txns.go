@@ -40,7 +40,7 @@ func scanTxn(row pgx.Row) (ledger.ProviderTxn, error) {
 // stored transaction read back.
 func (e executor) UpsertProviderTxn(ctx context.Context, t ledger.ProviderTxn, src ledger.Source) (ledger.UpsertResult, error) {
 	var stored ledger.ProviderTxn
-	c, err := e.upsertProviderTxns(ctx, []ledger.Sighting{{Txn: t, Source: src}}, &stored, nil, nil)
+	c, err := e.upsertProviderTxns(ctx, []ledger.Sighting{{Txn: t, Source: src}}, &stored, nil)
 	if err != nil {
 		var se *ledger.SightingError
 		if errors.As(err, &se) {
@@ -137,9 +137,4 @@ func (e executor) ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 		}
 	}
 	return ledger.Wrap("list provider txns", f.Provider, translate(rows.Err()))
-}
-
-// settlementValue is the settlement amount as a nullable numeric.
-func settlementValue(a money.Amount) decimal.NullDecimal {
-	return decimal.NullDecimal{Decimal: a.Value, Valid: !a.IsZero()}
 }

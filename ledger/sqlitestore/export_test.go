@@ -19,10 +19,6 @@ func OrphanSources(s *Store) (int, error) {
 	return n, err
 }
 
-// GuessFailed counts the store's batches of sightings written without their
-// probe that met a stored transaction.
-func GuessFailed(s *Store) int64 { return s.stmts.guessFailed.Load() }
-
 // IntegrityCheck runs PRAGMA integrity_check over the whole database and
 // returns what it reports: "ok" alone when nothing is wrong. Besides the
 // structure of the file, the SQLite the driver embeds checks every row
@@ -46,22 +42,32 @@ func IntegrityCheck(ctx context.Context, s *Store) ([]string, error) {
 	return out, rows.Err()
 }
 
-// UpsertSetOnly records the batch in a transaction of its own by the set
-// statements alone, without the probe that lets the fast path write new
-// transactions directly and skip agreeing re-sightings: the reference the
-// fast path is compared with.
-func UpsertSetOnly(ctx context.Context, s *Store, batch []ledger.Sighting) (ledger.UpsertCounts, error) {
-	if err := ledger.ValidateSightings(batch); err != nil {
-		return ledger.UpsertCounts{}, err
-	}
-	var c ledger.UpsertCounts
-	err := s.atomically(ctx, func(x executor) error {
-		var err error
-		c, err = upsertSet(ctx, x.tx, batch)
-		return err
-	})
-	return c, err
+// Probe modes of UpsertOptions.
+const (
+	ProbeUnlessNew = probeUnlessNew
+	ProbeAlways    = probeAlways
+	ProbeNever     = probeNever
+)
+
+// UpsertOptions are the knobs of UpsertProviderTxns.
+type UpsertOptions struct {
+	// Probe says when a batch is probed: unless the last batch of its
+	// transaction found none of its keys stored (the default), always, or
+	// never before it is written as if its keys were new.
+	Probe probeMode
 }
+
+// WithUpsertOptions returns a store on the database of s whose
+// UpsertProviderTxns follows opt.
+func WithUpsertOptions(s *Store, opt UpsertOptions) *Store {
+	c := &Store{executor: s.executor, sqldb: s.sqldb}
+	c.test = &upsertTest{probe: opt.Probe}
+	return c
+}
+
+// UpsertRetries counts the batches a store of WithUpsertOptions wrote as if
+// their keys were new that met a stored key.
+func UpsertRetries(s *Store) int64 { return s.test.retries.Load() }
 
 // ImportOptions are the knobs of ImportIntentsWith.
 type ImportOptions struct {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -14,9 +13,6 @@ import (
 type stmtCache struct {
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
-	// guessFailed counts the batches of sightings written without their
-	// probe that met a stored transaction (and were probed after all).
-	guessFailed atomic.Int64
 }
 
 func (c *stmtCache) lookup(query string) (*sql.Stmt, bool) {
@@ -96,16 +92,11 @@ func (e executor) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 // txStmts are the statements of one transaction, closed by database/sql
-// when it ends.
+// when it ends, and what its batches of sightings tell the next one.
 type txStmts struct {
-	mu sync.Mutex
-	m  map[string]*sql.Stmt
-	// known says the transaction's last batch of sightings was mostly of
-	// stored transactions (see upsertSightings).
-	known atomic.Bool
-	// fresh says the transaction's last batch of sightings named no
-	// stored transaction (see upsertSightings).
-	fresh atomic.Bool
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt
+	upsert upsertMemo
 }
 
 // row is a single-row result that may carry a prepare error.
@@ -151,7 +142,7 @@ func (e executor) atomically(ctx context.Context, fn func(executor) error) error
 	if err != nil {
 		return translate(err)
 	}
-	if err := fn(executor{db: e.db, tx: stx, stmts: e.stmts, txStmts: &txStmts{}}); err != nil {
+	if err := fn(executor{db: e.db, tx: stx, stmts: e.stmts, txStmts: &txStmts{}, test: e.test}); err != nil {
 		_ = stx.Rollback()
 		return err
 	}

@@ -25,6 +25,8 @@ type executor struct {
 	stmts *stmtCache
 	// txStmts are the transaction's statements, when tx is set.
 	txStmts *txStmts
+	// test holds the knobs the package's tests turn; nil otherwise.
+	test *upsertTest
 }
 
 // Store is the ledger on one SQLite file.
@@ -136,7 +138,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ledger.Tx) error) (err error) 
 			_ = stx.Rollback()
 		}
 	}()
-	if err = fn(&tx{executor: executor{db: s.sqldb, tx: stx, stmts: s.stmts, txStmts: &txStmts{}}, sql: stx}); err != nil {
+	if err = fn(&tx{executor: executor{db: s.sqldb, tx: stx, stmts: s.stmts, txStmts: &txStmts{}, test: s.test}, sql: stx}); err != nil {
 		return err
 	}
 	return ledger.Wrap("commit", "", translate(stx.Commit()))

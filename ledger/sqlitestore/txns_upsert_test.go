@@ -1,0 +1,43 @@
+package sqlitestore_test
+
+import (
+	"testing"
+
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger/ledgertest"
+	"github.com/reconcilehq/reconcile/ledger/sqlitestore"
+)
+
+// TestUpsertPaths holds every way a batch of sightings is written to the
+// rules (ledgertest.TxnModel): probed, written as new when the last batch
+// of its transaction found no key stored, and written as new first
+// always (every batch of stored keys then fails and is probed), on random
+// batches small and larger than a multi-row statement.
+func TestUpsertPaths(t *testing.T) {
+	t.Parallel()
+	seed := ledgertest.Seed(t)
+	for _, c := range []struct {
+		name string
+		mode sqlitestore.UpsertOptions
+	}{
+		{"UnlessNew", sqlitestore.UpsertOptions{Probe: sqlitestore.ProbeUnlessNew}},
+		{"Always", sqlitestore.UpsertOptions{Probe: sqlitestore.ProbeAlways}},
+		{"Never", sqlitestore.UpsertOptions{Probe: sqlitestore.ProbeNever}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var retries int64
+			for i, size := range [][]int{{8, 40}, {1100}} {
+				s := sqlitestore.WithUpsertOptions(dbtest.SQLite(t).(*sqlitestore.Store), c.mode)
+				ledgertest.RecordAsModel(t, s, seed+uint64(i), 2*size[len(size)-1], size...)
+				if n, err := sqlitestore.OrphanSources(s); err != nil || n != 0 {
+					t.Fatalf("%d sightings without their transaction (%v)", n, err)
+				}
+				retries += sqlitestore.UpsertRetries(s)
+			}
+			if (retries > 0) != (c.mode.Probe != sqlitestore.ProbeAlways) {
+				t.Fatalf("%d batches written as new met a stored key", retries)
+			}
+		})
+	}
+}
