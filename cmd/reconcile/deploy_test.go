@@ -43,7 +43,7 @@ func TestDeployReferencesExist(t *testing.T) {
 	t.Parallel()
 	s, _ := testServer(t, dbtest.SQLiteURL(t))
 	exported := map[string]bool{}
-	for name, f := range scrape(t, s.admin) {
+	for name, f := range scrape(t, s.Admin()) {
 		exported[name] = true
 		if f.GetType() == dto.MetricType_HISTOGRAM || f.GetType() == dto.MetricType_SUMMARY {
 			for _, suffix := range []string{"_bucket", "_sum", "_count"} {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,21 +45,19 @@ func TestOpenAPI(t *testing.T) {
 			c := openapitest.New(t)
 			url := newURL(t)
 			seed := fixture.Books(t, url)
-			s, logs := testServer(t, url)
-			// Only the HTTP servers: no job runs (nothing charges).
-			s.a.cfg.Roles.Workers, s.a.cfg.Roles.Scheduler = false, false
 			// Slack's buttons in bot mode, against a fake Web API.
 			bot := alertstest.NewBot(t, nil)
-			al := &s.a.cfg.Alerts
-			al.Mode, al.Channel, al.BotToken, al.APIURL = "bot", "C0FINOPS", "xoxb-000000000000-OPENAPITOKEN", bot.APIURL()
-			al.SigningSecret = testSlackSecret
-			al.Interactions = config.InteractionsConfig{Enabled: true, AllowedUsers: []string{"U0ALICE"}}
-			if err := s.slackRoutes(); err != nil {
-				t.Fatal(err)
-			}
+			s, logs := testServer(t, url, func(cfg *config.Config) {
+				// Only the HTTP servers: no job runs (nothing charges).
+				cfg.Roles.Workers, cfg.Roles.Scheduler = false, false
+				al := &cfg.Alerts
+				al.Mode, al.Channel, al.BotToken, al.APIURL = "bot", "C0FINOPS", "xoxb-000000000000-OPENAPITOKEN", bot.APIURL()
+				al.SigningSecret = testSlackSecret
+				al.Interactions = config.InteractionsConfig{Enabled: true, AllowedUsers: []string{"U0ALICE"}}
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- s.run(ctx) }()
+			go func() { done <- s.Run(ctx) }()
 			defer func() {
 				cancel()
 				if err := <-done; err != nil {
@@ -80,7 +77,7 @@ func TestOpenAPI(t *testing.T) {
 			if err != nil {
 				t.Fatalf("not serving: %v\n%s", err, logs)
 			}
-			c.Documented(slices.Concat(s.mux.patterns, s.admin.patterns))
+			c.Documented(s.Patterns())
 			exerciseServedAPI(t, c, public, seed)
 			exerciseMpesa(t, c, public)
 			exerciseStripe(t, c, public)
@@ -187,7 +184,7 @@ const testSlackSecret = "slack-signing-secret-openapi-0123"
 // exerciseSlack drives POST /slack/interactions: refused signatures and
 // payloads, a dialog answered with its errors, an unauthorised press and an
 // acknowledgement recorded with the Slack user and surface.
-func exerciseSlack(t *testing.T, c *openapitest.Checker, base string, s *server, bot *alertstest.Bot, sd fixture.Seeded) {
+func exerciseSlack(t *testing.T, c *openapitest.Checker, base string, s *testService, bot *alertstest.Bot, sd fixture.Seeded) {
 	signed := func(secret string, at time.Time, body string) http.Header {
 		stamp := strconv.FormatInt(at.Unix(), 10)
 		mac := hmac.New(sha256.New, []byte(secret))

@@ -24,6 +24,8 @@ import (
 
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/service"
 )
 
 // Secrets of the test server (they only ever come from the environment in
@@ -55,8 +57,9 @@ func (s *syncBuffer) String() string {
 // testServer builds the real `reconcile serve` wiring on url with every
 // HTTP surface switched on: the intents API, the M-Pesa callbacks (any
 // source address) and the Stripe webhook, an hourly M-Pesa schedule and
-// Slack alerts in webhook mode. Nothing is started.
-func testServer(t *testing.T, url string) (*server, *syncBuffer) {
+// Slack alerts in webhook mode, then as adjust changes the configuration.
+// Nothing is started.
+func testServer(t *testing.T, url string, adjust ...func(*config.Config)) (*testService, *syncBuffer) {
 	t.Helper()
 	file := writeConfig(t, fmt.Sprintf(`
 database_url: %q
@@ -86,6 +89,9 @@ schedules:
 	cfg.Alerts.Mode = "webhook"
 	cfg.Alerts.Channel = "finance"
 	cfg.Alerts.WebhookURL = "http://127.0.0.1:1/hooks/test"
+	for _, f := range adjust {
+		f(&cfg)
+	}
 	logs := &syncBuffer{}
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, cfg: cfg, clock: time.Now,
 		logger: slog.New(slog.NewJSONHandler(logs, nil))}
@@ -94,7 +100,13 @@ schedules:
 	if err != nil {
 		t.Fatalf("newServer: %v\n%s", err, logs)
 	}
-	return s, logs
+	return &testService{Server: s, store: a.deps.store}, logs
+}
+
+// testService is the service under test with its books.
+type testService struct {
+	*service.Server
+	store ledger.Store
 }
 
 // documentedFamilies are the metric families the docs list; each must be
@@ -179,7 +191,7 @@ func TestMetricsFromStart(t *testing.T) {
 			url := newURL(t)
 			reconcileOneDay(t, url)
 			s, logs := testServer(t, url)
-			fams := scrape(t, s.admin)
+			fams := scrape(t, s.Admin())
 			for _, f := range documentedFamilies {
 				if fams[f] == nil || len(fams[f].GetMetric()) == 0 {
 					t.Errorf("family %s is not exported at start", f)
@@ -214,18 +226,18 @@ func TestMetricsFromStart(t *testing.T) {
 			}
 			for path, want := range map[string]int{"/healthz": 200, "/readyz": 200} {
 				rec := httptest.NewRecorder()
-				s.admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+				s.Admin().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 				if rec.Code != want {
 					t.Errorf("admin %s = %d", path, rec.Code)
 				}
 				rec = httptest.NewRecorder()
-				s.mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+				s.Public().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 				if rec.Code != http.StatusNotFound {
 					t.Errorf("public %s = %d, want 404", path, rec.Code)
 				}
 			}
 			rec := httptest.NewRecorder()
-			s.mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+			s.Public().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 			if rec.Code != http.StatusNotFound {
 				t.Errorf("public /metrics = %d, want 404", rec.Code)
 			}
@@ -243,15 +255,13 @@ func TestOpenAtRiskFollowsTheBooks(t *testing.T) {
 	t.Parallel()
 	url := dbtest.SQLiteURL(t)
 	s, _ := testServer(t, url)
-	if got := sample(t, scrape(t, s.admin), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 0 {
+	if got := sample(t, scrape(t, s.Admin()), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 0 {
 		t.Fatalf("at start = %v", got)
 	}
 	reconcileOneDay(t, url)
-	ctx := context.Background()
-	if err := s.metrics.findings.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := sample(t, scrape(t, s.admin), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 1500 {
+	// A server reads the gauges from the books when it starts.
+	s, _ = testServer(t, url)
+	if got := sample(t, scrape(t, s.Admin()), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 1500 {
 		t.Fatalf("after the run = %v", got)
 	}
 	code, out, errOut := cli(t, "findings", "list", "--database-url", url, "--format", "json")
@@ -262,10 +272,8 @@ func TestOpenAtRiskFollowsTheBooks(t *testing.T) {
 	if code, out, errOut := cli(t, "findings", "resolve", id[1], "--note", "refunded by hand", "--database-url", url); code != 0 {
 		t.Fatalf("resolve: %d %s %s", code, out, errOut)
 	}
-	if err := s.metrics.findings.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := sample(t, scrape(t, s.admin), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 0 || math.IsNaN(got) {
+	s, _ = testServer(t, url)
+	if got := sample(t, scrape(t, s.Admin()), "reconcile_open_at_risk", map[string]string{"provider": "mpesa", "currency": "KES"}); got != 0 || math.IsNaN(got) {
 		t.Fatalf("after resolving = %v, want 0", got)
 	}
 }
@@ -288,9 +296,8 @@ func TestAdminAddressTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	s, _ := testServer(t, dbtest.SQLiteURL(t))
-	s.a.cfg.HTTP.AdminListen = taken.Addr().String()
-	err = s.run(context.Background())
+	s, _ := testServer(t, dbtest.SQLiteURL(t), func(cfg *config.Config) { cfg.HTTP.AdminListen = taken.Addr().String() })
+	err = s.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "http.admin_listen "+taken.Addr().String()) {
 		t.Fatalf("run = %v, want an error naming http.admin_listen", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -33,6 +33,7 @@ type serveMetrics struct {
 	logger *slog.Logger
 }
 
+// newServeMetrics creates the families; providers are the configured ones.
 func newServeMetrics(store ledger.Store, providers []string, logger *slog.Logger) *serveMetrics {
 	return &serveMetrics{runs: reconciler.NewMetrics(), callbacks: intake.NewMetrics(), charges: charge.NewMetrics(),
 		findings: findings.NewMetrics(store, providers, map[string]string{mpesa.Provider: mpesa.Currency}, logger),
