@@ -457,3 +457,33 @@ func contradicts(st *StoredTxn, status TxnStatus, t *ProviderTxn) bool {
 	}
 	return t.Status != TxnPending && status != TxnPending && t.Status != status
 }
+
+// ProbeMode says when a store reads what it holds of a batch's keys (the
+// probe) before writing the batch. Stores probe unless the last batch of
+// the transaction found none of its keys stored; their tests force either
+// way.
+type ProbeMode int
+
+const (
+	// ProbeUnlessNew probes a batch unless the last batch of its
+	// transaction found none of its keys stored.
+	ProbeUnlessNew ProbeMode = iota
+	// ProbeAlways probes every batch.
+	ProbeAlways
+	// ProbeNever writes every batch first as if none of its keys were
+	// stored, and probes it when that fails.
+	ProbeNever
+)
+
+// SkipProbe says whether a batch is first written as all new, without its
+// probe; lastAllNew says the transaction's last batch found none of its
+// keys stored.
+func (m ProbeMode) SkipProbe(lastAllNew bool) bool {
+	switch m {
+	case ProbeAlways:
+		return false
+	case ProbeNever:
+		return true
+	}
+	return lastAllNew
+}

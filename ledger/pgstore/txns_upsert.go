@@ -51,24 +51,10 @@ type upsertMemo struct {
 	allNew bool
 }
 
-// probeMode says when a batch of sightings is probed.
-type probeMode int
-
-const (
-	// probeUnlessNew probes a batch unless the last batch of its
-	// transaction found none of its keys stored.
-	probeUnlessNew probeMode = iota
-	// probeAlways probes every batch.
-	probeAlways
-	// probeNever writes every batch first as if none of its keys were
-	// stored, and probes it when that fails.
-	probeNever
-)
-
 // upsertTest are knobs of UpsertProviderTxns for the package's tests
 // (export_test.go); nil otherwise.
 type upsertTest struct {
-	probe probeMode
+	probe ledger.ProbeMode
 	// beforeWrite, when set, runs after a batch is classified and before
 	// it is written.
 	beforeWrite func(ctx context.Context, batch []ledger.Sighting)
@@ -157,15 +143,9 @@ func (e executor) upsertSightings(ctx context.Context, tx pgx.Tx, batch []ledger
 
 // guessNew says whether the batch is first written without its probe.
 func (e executor) guessNew(memo *upsertMemo) bool {
-	mode := probeUnlessNew
+	mode := ledger.ProbeUnlessNew
 	if e.test != nil {
 		mode = e.test.probe
 	}
-	switch mode {
-	case probeAlways:
-		return false
-	case probeNever:
-		return true
-	}
-	return memo != nil && memo.allNew
+	return mode.SkipProbe(memo != nil && memo.allNew)
 }

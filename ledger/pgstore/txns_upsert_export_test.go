@@ -15,9 +15,9 @@ const CopyAt = copyAt
 
 // Probe modes of UpsertOptions.
 const (
-	ProbeUnlessNew = probeUnlessNew
-	ProbeAlways    = probeAlways
-	ProbeNever     = probeNever
+	ProbeUnlessNew = ledger.ProbeUnlessNew
+	ProbeAlways    = ledger.ProbeAlways
+	ProbeNever     = ledger.ProbeNever
 )
 
 // UpsertOptions are the knobs of UpsertProviderTxns.
@@ -25,7 +25,7 @@ type UpsertOptions struct {
 	// Probe says when a batch is probed: unless the last batch of its
 	// transaction found none of its keys stored (the default), always, or
 	// never before it is written as if its keys were new.
-	Probe probeMode
+	Probe ledger.ProbeMode
 	// BeforeWrite, when set, runs after a batch is classified and before
 	// it is written, every time it is.
 	BeforeWrite func(ctx context.Context, batch []ledger.Sighting)

@@ -44,9 +44,9 @@ func IntegrityCheck(ctx context.Context, s *Store) ([]string, error) {
 
 // Probe modes of UpsertOptions.
 const (
-	ProbeUnlessNew = probeUnlessNew
-	ProbeAlways    = probeAlways
-	ProbeNever     = probeNever
+	ProbeUnlessNew = ledger.ProbeUnlessNew
+	ProbeAlways    = ledger.ProbeAlways
+	ProbeNever     = ledger.ProbeNever
 )
 
 // UpsertOptions are the knobs of UpsertProviderTxns.
@@ -54,7 +54,7 @@ type UpsertOptions struct {
 	// Probe says when a batch is probed: unless the last batch of its
 	// transaction found none of its keys stored (the default), always, or
 	// never before it is written as if its keys were new.
-	Probe probeMode
+	Probe ledger.ProbeMode
 }
 
 // WithUpsertOptions returns a store on the database of s whose

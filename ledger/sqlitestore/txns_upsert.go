@@ -27,24 +27,10 @@ type upsertMemo struct {
 	allNew atomic.Bool
 }
 
-// probeMode says when a batch of sightings is probed.
-type probeMode int
-
-const (
-	// probeUnlessNew probes a batch unless the last batch of its
-	// transaction found none of its keys stored.
-	probeUnlessNew probeMode = iota
-	// probeAlways probes every batch.
-	probeAlways
-	// probeNever writes every batch first as if none of its keys were
-	// stored, and probes it when that fails.
-	probeNever
-)
-
 // upsertTest are knobs of UpsertProviderTxns for the package's tests
 // (export_test.go); nil otherwise.
 type upsertTest struct {
-	probe probeMode
+	probe ledger.ProbeMode
 	// retries counts the batches written as new that met a stored key.
 	retries atomic.Int64
 }
@@ -102,15 +88,9 @@ func (e executor) upsertSightings(ctx context.Context, batch []ledger.Sighting) 
 
 // guessNew says whether the next batch is written without its probe.
 func (e executor) guessNew() bool {
-	mode := probeUnlessNew
+	mode := ledger.ProbeUnlessNew
 	if e.test != nil {
 		mode = e.test.probe
 	}
-	switch mode {
-	case probeAlways:
-		return false
-	case probeNever:
-		return true
-	}
-	return e.txStmts.upsert.allNew.Load()
+	return mode.SkipProbe(e.txStmts.upsert.allNew.Load())
 }
