@@ -55,11 +55,6 @@ func Copy(ctx context.Context, from, to ledger.Store, opt CopyOptions) (*CopyRep
 	if opt.ProgressEvery <= 0 {
 		opt.ProgressEvery = 100_000
 	}
-	progress := func(format string, args ...any) {
-		if opt.Progress != nil {
-			fmt.Fprintf(opt.Progress, format, args...)
-		}
-	}
 	start := opt.Clock()
 	srcB, err := engine.BooksOf(from)
 	if err != nil {
@@ -69,86 +64,17 @@ func Copy(ctx context.Context, from, to ledger.Store, opt CopyOptions) (*CopyRep
 	if err != nil {
 		return nil, fmt.Errorf("books: copy: %w", err)
 	}
-	// Asking goose about a database it never migrated would create its
-	// table there: a source without one is refused first.
-	srcTables, err := srcB.Tables(ctx)
+	plans, version, err := prepareCopy(ctx, from, to, srcB, dstB)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := find(srcTables, "goose_db_version"); !ok {
-		return nil, fmt.Errorf("%w: it holds no books (no migration was ever applied to it)", ErrSourceNotMigrated)
-	}
-	pending, err := database.Pending(ctx, from)
-	if err != nil {
-		return nil, fmt.Errorf("books: copy: the source: %w", err)
-	}
-	if len(pending) > 0 {
-		return nil, fmt.Errorf("%w: %d migration(s) pending (first: %s); run `reconcile migrate` on it first",
-			ErrSourceNotMigrated, len(pending), pending[0])
-	}
-	if err := ensureEmpty(ctx, dstB); err != nil {
-		return nil, err
-	}
-	if _, err := database.Migrate(ctx, to); err != nil {
-		return nil, fmt.Errorf("books: copy: migrate the target: %w", err)
-	}
-	if pending, err := database.Pending(ctx, to); err != nil || len(pending) > 0 {
-		return nil, fmt.Errorf("books: copy: the target is not fully migrated after migrating it: %v %v", pending, err)
-	}
-	if err := ensureEmpty(ctx, dstB); err != nil {
-		return nil, err
-	}
-	dstTables, err := dstB.Tables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	srcVersion, err := ledgerVersion(ctx, srcB, srcTables)
-	if err != nil {
-		return nil, err
-	}
-	dstVersion, err := ledgerVersion(ctx, dstB, dstTables)
-	if err != nil {
-		return nil, err
-	}
-	if srcVersion != dstVersion {
-		return nil, fmt.Errorf("books: copy: the source is at ledger migration %d, the target at %d", srcVersion, dstVersion)
-	}
-	plans, err := plan(srcTables, dstTables)
-	if err != nil {
-		return nil, err
-	}
-	report := &CopyReport{From: string(from.Engine()), To: string(to.Engine()), Version: srcVersion}
-	progress("copying %d tables from %s to %s (ledger migration %d)\n", len(plans), report.From, report.To, srcVersion)
-	source := map[string]*tally{}
-	err = srcB.Read(ctx, func(r engine.Reader) error {
-		ids, err := r.Identities(ctx)
-		if err != nil {
-			return err
-		}
-		return dstB.Write(ctx, func(w engine.Writer) error {
-			for _, p := range plans {
-				began := opt.Clock()
-				t := newTally(p)
-				n, err := copyTable(ctx, r, w, p, t, func(n int64) {
-					if n%opt.ProgressEvery == 0 {
-						progress("  %s: %d rows...\n", p.name, n)
-					}
-				})
-				if err != nil {
-					return err
-				}
-				took := opt.Clock().Sub(began)
-				source[p.name] = t
-				report.Tables = append(report.Tables, TableReport{Table: p.name, Rows: n, Took: took})
-				progress("%-24s %10d rows %8.1fs\n", p.name, n, took.Seconds())
-			}
-			return w.SetIdentities(ctx, ids)
-		})
-	})
+	report := &CopyReport{From: string(from.Engine()), To: string(to.Engine()), Version: version}
+	opt.progress("copying %d tables from %s to %s (ledger migration %d)\n", len(plans), report.From, report.To, version)
+	source, err := copyTables(ctx, srcB, dstB, plans, report, opt)
 	if err != nil {
 		return nil, fmt.Errorf("books: copy: %w", err)
 	}
-	progress("verifying\n")
+	opt.progress("verifying\n")
 	err = dstB.Read(ctx, func(r engine.Reader) error {
 		for i, p := range plans {
 			t, err := tallyTable(ctx, r, p, p.dst)
@@ -167,6 +93,99 @@ func Copy(ctx context.Context, from, to ledger.Store, opt CopyOptions) (*CopyRep
 		return report, ErrMismatch
 	}
 	return report, nil
+}
+
+// progress prints a line of progress when asked to.
+func (opt CopyOptions) progress(format string, args ...any) {
+	if opt.Progress != nil {
+		fmt.Fprintf(opt.Progress, format, args...)
+	}
+}
+
+// prepareCopy checks that the source holds fully migrated books and that
+// the target is empty, migrates the target to the same version, and plans
+// the copy of each table; it returns the plans and the ledger's migration
+// version.
+func prepareCopy(ctx context.Context, from, to ledger.Store, srcB, dstB engine.Books) ([]tablePlan, int64, error) {
+	// Asking goose about a database it never migrated would create its
+	// table there: a source without one is refused first.
+	srcTables, err := srcB.Tables(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, ok := find(srcTables, "goose_db_version"); !ok {
+		return nil, 0, fmt.Errorf("%w: it holds no books (no migration was ever applied to it)", ErrSourceNotMigrated)
+	}
+	pending, err := database.Pending(ctx, from)
+	if err != nil {
+		return nil, 0, fmt.Errorf("books: copy: the source: %w", err)
+	}
+	if len(pending) > 0 {
+		return nil, 0, fmt.Errorf("%w: %d migration(s) pending (first: %s); run `reconcile migrate` on it first",
+			ErrSourceNotMigrated, len(pending), pending[0])
+	}
+	if err := ensureEmpty(ctx, dstB); err != nil {
+		return nil, 0, err
+	}
+	if _, err := database.Migrate(ctx, to); err != nil {
+		return nil, 0, fmt.Errorf("books: copy: migrate the target: %w", err)
+	}
+	if pending, err := database.Pending(ctx, to); err != nil || len(pending) > 0 {
+		return nil, 0, fmt.Errorf("books: copy: the target is not fully migrated after migrating it: %v %v", pending, err)
+	}
+	if err := ensureEmpty(ctx, dstB); err != nil {
+		return nil, 0, err
+	}
+	dstTables, err := dstB.Tables(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	srcVersion, err := ledgerVersion(ctx, srcB, srcTables)
+	if err != nil {
+		return nil, 0, err
+	}
+	dstVersion, err := ledgerVersion(ctx, dstB, dstTables)
+	if err != nil {
+		return nil, 0, err
+	}
+	if srcVersion != dstVersion {
+		return nil, 0, fmt.Errorf("books: copy: the source is at ledger migration %d, the target at %d", srcVersion, dstVersion)
+	}
+	plans, err := plan(srcTables, dstTables)
+	return plans, srcVersion, err
+}
+
+// copyTables copies every planned table from one snapshot of the source in
+// one transaction of the target, then carries the identity sequences on; it
+// returns what it read of each table, for the verification.
+func copyTables(ctx context.Context, srcB, dstB engine.Books, plans []tablePlan, report *CopyReport, opt CopyOptions) (map[string]*tally, error) {
+	source := map[string]*tally{}
+	err := srcB.Read(ctx, func(r engine.Reader) error {
+		ids, err := r.Identities(ctx)
+		if err != nil {
+			return err
+		}
+		return dstB.Write(ctx, func(w engine.Writer) error {
+			for _, p := range plans {
+				began := opt.Clock()
+				t := newTally(p)
+				n, err := copyTable(ctx, r, w, p, t, func(n int64) {
+					if n%opt.ProgressEvery == 0 {
+						opt.progress("  %s: %d rows...\n", p.name, n)
+					}
+				})
+				if err != nil {
+					return err
+				}
+				took := opt.Clock().Sub(began)
+				source[p.name] = t
+				report.Tables = append(report.Tables, TableReport{Table: p.name, Rows: n, Took: took})
+				opt.progress("%-24s %10d rows %8.1fs\n", p.name, n, took.Seconds())
+			}
+			return w.SetIdentities(ctx, ids)
+		})
+	})
+	return source, err
 }
 
 // Verify compares two databases of the books table by table as Copy does
