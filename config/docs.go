@@ -186,8 +186,9 @@ var configDocs = map[string]string{
 	"providers.mpesa.callbacks.max_body_bytes":  "Largest callback body, in bytes.",
 	"providers.mpesa.callbacks.read_timeout":    "Bound to read a callback.",
 	"providers.mpesa.pull": "Pull Transactions API: fills C2B payments whose callbacks never came, for " +
-		"windows younger than 48 hours, before each run.",
-	"providers.mpesa.pull.enabled":          "Pull before each run.",
+		"windows younger than 48 hours, before each run. The short code must be registered for pulling once: " +
+		"serve does it at start, `reconcile providers register mpesa` by hand.",
+	"providers.mpesa.pull.enabled":          "Pull before each run (and register the short code for pulling).",
 	"providers.mpesa.pull.nominated_number": "Pull Transactions API nominated number",
 	"providers.mpesa.pull.max_pages":        "Most pages one pull reads.",
 	"providers.stripe": "Stripe. Charging and pulling need RECONCILE_PROVIDERS_STRIPE_API_KEY; report " +

@@ -80,6 +80,7 @@ or a config file (see config.example.yaml).`,
 		newRunsCmd(a),
 		newConfigCmd(a),
 		newBooksCmd(a),
+		newProvidersCmd(a),
 	)
 	setVersion(root)
 	for _, c := range root.Commands() {

@@ -331,6 +331,11 @@ func (s *server) run(ctx context.Context) error {
 		defer close(booksDone)
 		s.metrics.loop(ctx, time.Minute)
 	}()
+	registered := make(chan struct{})
+	go func() {
+		defer close(registered)
+		s.registerPulls(ctx)
+	}()
 	var failed error
 	select {
 	case <-ctx.Done():
@@ -367,8 +372,32 @@ func (s *server) run(ctx context.Context) error {
 	}
 	<-reprocessDone
 	<-booksDone
+	<-registered
 	s.logger.Info("stopped")
 	return failed
+}
+
+// registerPulls registers for pulling every configured short code the
+// books do not record as registered (M-Pesa's Pull Transactions API serves
+// no pull before). A failure, or a setting it needs that is missing, is
+// logged with its cause and counted, and never stops serve: it is tried
+// again at the next start, or by `reconcile providers register`.
+func (s *server) registerPulls(ctx context.Context) {
+	registrars := map[string]providers.PullRegistrar{}
+	for _, name := range sortedNames(s.d.providers) {
+		p := s.d.providers[name]
+		switch {
+		case p.Registrar == nil:
+		case p.RegistrarSetting != "":
+			s.logger.Warn("registration for pulling not made: pulls fail until it is", "provider", name,
+				"short_code", p.Registrar.PullShortCode(), "missing", p.RegistrarSetting)
+			s.metrics.registrations.Registrations.WithLabelValues(name, providers.RegistrationFailed).Inc()
+		default:
+			registrars[name] = p.Registrar
+		}
+	}
+	host, _ := os.Hostname()
+	providers.RegisterPulls(ctx, s.store, registrars, "serve:"+host, s.metrics.registrations, s.logger)
 }
 
 // riverID names this process among replicas (River's leader table shows it).
