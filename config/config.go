@@ -33,8 +33,16 @@ import (
 // fails until they are current.
 type Config struct {
 	// DatabaseURL is postgres://... or sqlite:PATH; default sqlite:reconcile.db.
-	DatabaseURL string          `mapstructure:"database_url"`
-	Database    DatabaseConfig  `mapstructure:"database"`
+	DatabaseURL string `mapstructure:"database_url"`
+	// DatabaseReadURL is a read replica of database_url (a PostgreSQL
+	// standby) for the reads that can go there: reports, the console's
+	// lists and a run's matching when the replica has caught up; empty
+	// (the default) reads the primary. PostgreSQL only.
+	DatabaseReadURL string `mapstructure:"database_read_url"`
+	// DatabaseReadMaxLag is how far the replica may lag behind the primary
+	// before reads go to the primary instead; default 30s.
+	DatabaseReadMaxLag time.Duration  `mapstructure:"database_read_max_lag"`
+	Database           DatabaseConfig `mapstructure:"database"`
 	Log         LogConfig       `mapstructure:"log"`
 	HTTP        HTTPConfig      `mapstructure:"http"`
 	Roles       RolesConfig     `mapstructure:"roles"`
@@ -211,7 +219,8 @@ func (c LogConfig) LevelOf() slog.Level {
 // two cannot disagree. registerDefaults gives every key of it to viper.
 func Default() Config {
 	return Config{
-		DatabaseURL: database.DefaultURL,
+		DatabaseURL:        database.DefaultURL,
+		DatabaseReadMaxLag: database.DefaultReadMaxLag,
 		Log:         LogConfig{Level: "info", Format: "auto"},
 		HTTP: HTTPConfig{
 			Listen:       ":8080",

@@ -20,6 +20,12 @@ var configDocs = map[string]string{
 	"database_url": "The database: postgres://user@host/db (production; replicas share it) or sqlite:PATH " +
 		"(embedded, one process). Flag --database-url, env RECONCILE_DATABASE_URL.",
 
+	"database_read_url": "A read replica of database_url (a PostgreSQL streaming standby): reports (runs, findings), " +
+		"the console's lists and a run's matching read there while it keeps up. PostgreSQL only. " +
+		"Env RECONCILE_DATABASE_READ_URL.",
+	"database_read_max_lag": "Reads go to the primary while the replica lags more than this " +
+		"(now() - pg_last_xact_replay_timestamp() on the replica).",
+
 	"database":           "The database connection.",
 	"database.max_conns": "PostgreSQL pool size; 0 is pgx's default, max(4, CPUs).",
 
