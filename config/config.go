@@ -41,19 +41,19 @@ type Config struct {
 	DatabaseReadURL string `mapstructure:"database_read_url"`
 	// DatabaseReadMaxLag is how far the replica may lag behind the primary
 	// before reads go to the primary instead; default 30s.
-	DatabaseReadMaxLag time.Duration  `mapstructure:"database_read_max_lag"`
-	Database           DatabaseConfig `mapstructure:"database"`
-	Log         LogConfig       `mapstructure:"log"`
-	HTTP        HTTPConfig      `mapstructure:"http"`
-	Roles       RolesConfig     `mapstructure:"roles"`
-	Workers     WorkersConfig   `mapstructure:"workers"`
-	Queue       QueueConfig     `mapstructure:"queue"`
-	Charges     ChargesConfig   `mapstructure:"charges"`
-	Events      EventsConfig    `mapstructure:"events"`
-	Reconcile   ReconcileConfig `mapstructure:"reconcile"`
-	Alerts      AlertsConfig    `mapstructure:"alerts"`
-	Console     ConsoleConfig   `mapstructure:"console"`
-	Providers   ProvidersConfig `mapstructure:"providers"`
+	DatabaseReadMaxLag time.Duration   `mapstructure:"database_read_max_lag"`
+	Database           DatabaseConfig  `mapstructure:"database"`
+	Log                LogConfig       `mapstructure:"log"`
+	HTTP               HTTPConfig      `mapstructure:"http"`
+	Roles              RolesConfig     `mapstructure:"roles"`
+	Workers            WorkersConfig   `mapstructure:"workers"`
+	Queue              QueueConfig     `mapstructure:"queue"`
+	Charges            ChargesConfig   `mapstructure:"charges"`
+	Events             EventsConfig    `mapstructure:"events"`
+	Reconcile          ReconcileConfig `mapstructure:"reconcile"`
+	Alerts             AlertsConfig    `mapstructure:"alerts"`
+	Console            ConsoleConfig   `mapstructure:"console"`
+	Providers          ProvidersConfig `mapstructure:"providers"`
 	// Statements are generic CSV statement layouts, each a provider of its own.
 	Statements []csvfile.Mapping `mapstructure:"statements"`
 	// Schedules reconcile providers periodically in `reconcile serve`, by
@@ -221,7 +221,7 @@ func Default() Config {
 	return Config{
 		DatabaseURL:        database.DefaultURL,
 		DatabaseReadMaxLag: database.DefaultReadMaxLag,
-		Log:         LogConfig{Level: "info", Format: "auto"},
+		Log:                LogConfig{Level: "info", Format: "auto"},
 		HTTP: HTTPConfig{
 			Listen:       ":8080",
 			AdminListen:  "127.0.0.1:8081",
