@@ -172,7 +172,7 @@ func (a *app) load(cmd *cobra.Command) error {
 
 func (a *app) close() {
 	if a.deps != nil {
-		a.deps.store.Close()
+		a.deps.close()
 		a.deps = nil
 	}
 }
