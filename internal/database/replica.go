@@ -119,6 +119,10 @@ func (r *Replica) Fresh(ctx context.Context) (ledger.Reader, string) {
 	if why := r.checkLag(ctx); why != "" {
 		return nil, why
 	}
+	// A replica that stops answering while the run waits must not hold
+	// the run longer than the wait.
+	ctx, cancel := context.WithTimeout(ctx, r.opts.CatchUp+lagCheckTimeout)
+	defer cancel()
 	pos, err := r.primary.WALPosition(ctx)
 	if err != nil {
 		return nil, "the primary's position is unknown: " + err.Error()
@@ -144,11 +148,18 @@ func (r *Replica) Fresh(ctx context.Context) (ledger.Reader, string) {
 	}
 }
 
+// lagCheckTimeout bounds a lag check, so that a replica that does not
+// answer (a host that drops packets) sends reads to the primary in that
+// time rather than holding them.
+const lagCheckTimeout = 2 * time.Second
+
 // checkLag measures the replica's lag and says why reads must go to the
 // primary, or "" when they may go to the replica. It logs when that
 // changes.
 func (r *Replica) checkLag(ctx context.Context) string {
-	lag, err := r.opts.Lag(ctx)
+	lctx, cancel := context.WithTimeout(ctx, lagCheckTimeout)
+	lag, err := r.opts.Lag(lctx)
+	cancel()
 	why := ""
 	switch {
 	case err != nil:

@@ -199,3 +199,33 @@ func TestReplicaNeedsPostgres(t *testing.T) {
 		t.Errorf("a SQLite replica: %v", err)
 	}
 }
+
+// TestReplicaThatDoesNotAnswer: a lag check that gets no answer gives up
+// in bounded time and reads go to the primary.
+func TestReplicaThatDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.PostgresURL(t)
+	primary, err := database.Open(ctx, url, database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	silent := func(ctx context.Context) (time.Duration, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	rep, err := database.OpenReplica(ctx, url, primary, database.ReplicaOptions{Lag: silent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	start := time.Now()
+	rd, why := rep.Reader(ctx)
+	if rd != primary || !strings.Contains(why, "cannot tell its lag: context deadline exceeded") {
+		t.Errorf("a silent replica: %T (%s), want the primary", rd, why)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the lag check took %s", took)
+	}
+}
