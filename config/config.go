@@ -33,19 +33,27 @@ import (
 // fails until they are current.
 type Config struct {
 	// DatabaseURL is postgres://... or sqlite:PATH; default sqlite:reconcile.db.
-	DatabaseURL string          `mapstructure:"database_url"`
-	Database    DatabaseConfig  `mapstructure:"database"`
-	Log         LogConfig       `mapstructure:"log"`
-	HTTP        HTTPConfig      `mapstructure:"http"`
-	Roles       RolesConfig     `mapstructure:"roles"`
-	Workers     WorkersConfig   `mapstructure:"workers"`
-	Queue       QueueConfig     `mapstructure:"queue"`
-	Charges     ChargesConfig   `mapstructure:"charges"`
-	Events      EventsConfig    `mapstructure:"events"`
-	Reconcile   ReconcileConfig `mapstructure:"reconcile"`
-	Alerts      AlertsConfig    `mapstructure:"alerts"`
-	Console     ConsoleConfig   `mapstructure:"console"`
-	Providers   ProvidersConfig `mapstructure:"providers"`
+	DatabaseURL string `mapstructure:"database_url"`
+	// DatabaseReadURL is a read replica of database_url (a PostgreSQL
+	// standby) for the reads that can go there: reports, the console's
+	// lists and a run's matching when the replica has caught up; empty
+	// (the default) reads the primary. PostgreSQL only.
+	DatabaseReadURL string `mapstructure:"database_read_url"`
+	// DatabaseReadMaxLag is how far the replica may lag behind the primary
+	// before reads go to the primary instead; default 30s.
+	DatabaseReadMaxLag time.Duration   `mapstructure:"database_read_max_lag"`
+	Database           DatabaseConfig  `mapstructure:"database"`
+	Log                LogConfig       `mapstructure:"log"`
+	HTTP               HTTPConfig      `mapstructure:"http"`
+	Roles              RolesConfig     `mapstructure:"roles"`
+	Workers            WorkersConfig   `mapstructure:"workers"`
+	Queue              QueueConfig     `mapstructure:"queue"`
+	Charges            ChargesConfig   `mapstructure:"charges"`
+	Events             EventsConfig    `mapstructure:"events"`
+	Reconcile          ReconcileConfig `mapstructure:"reconcile"`
+	Alerts             AlertsConfig    `mapstructure:"alerts"`
+	Console            ConsoleConfig   `mapstructure:"console"`
+	Providers          ProvidersConfig `mapstructure:"providers"`
 	// Statements are generic CSV statement layouts, each a provider of its own.
 	Statements []csvfile.Mapping `mapstructure:"statements"`
 	// Schedules reconcile providers periodically in `reconcile serve`, by
@@ -211,8 +219,9 @@ func (c LogConfig) LevelOf() slog.Level {
 // two cannot disagree. registerDefaults gives every key of it to viper.
 func Default() Config {
 	return Config{
-		DatabaseURL: database.DefaultURL,
-		Log:         LogConfig{Level: "info", Format: "auto"},
+		DatabaseURL:        database.DefaultURL,
+		DatabaseReadMaxLag: database.DefaultReadMaxLag,
+		Log:                LogConfig{Level: "info", Format: "auto"},
 		HTTP: HTTPConfig{
 			Listen:       ":8080",
 			AdminListen:  "127.0.0.1:8081",

@@ -98,6 +98,8 @@ func TestDefaultsPinned(t *testing.T) {
 	def := Default()
 	for key, c := range map[string]struct{ got, want any }{
 		"database_url":                         {def.DatabaseURL, "sqlite:reconcile.db"},
+		"database_read_url":                    {def.DatabaseReadURL, ""},
+		"database_read_max_lag":                {def.DatabaseReadMaxLag, 30 * time.Second},
 		"http.listen":                          {def.HTTP.Listen, ":8080"},
 		"http.admin_listen":                    {def.HTTP.AdminListen, "127.0.0.1:8081"},
 		"workers.charges":                      {def.Workers.Charges, 8},

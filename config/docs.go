@@ -20,6 +20,12 @@ var configDocs = map[string]string{
 	"database_url": "The database: postgres://user@host/db (production; replicas share it) or sqlite:PATH " +
 		"(embedded, one process). Flag --database-url, env RECONCILE_DATABASE_URL.",
 
+	"database_read_url": "A read replica of database_url (a PostgreSQL streaming standby): reports (runs, findings), " +
+		"the console's lists and a run's matching read there while it keeps up. PostgreSQL only. " +
+		"Env RECONCILE_DATABASE_READ_URL.",
+	"database_read_max_lag": "Reads go to the primary while the replica lags more than this " +
+		"(now() - pg_last_xact_replay_timestamp() on the replica).",
+
 	"database":           "The database connection.",
 	"database.max_conns": "PostgreSQL pool size; 0 is pgx's default, max(4, CPUs).",
 
@@ -186,8 +192,9 @@ var configDocs = map[string]string{
 	"providers.mpesa.callbacks.max_body_bytes":  "Largest callback body, in bytes.",
 	"providers.mpesa.callbacks.read_timeout":    "Bound to read a callback.",
 	"providers.mpesa.pull": "Pull Transactions API: fills C2B payments whose callbacks never came, for " +
-		"windows younger than 48 hours, before each run.",
-	"providers.mpesa.pull.enabled":          "Pull before each run.",
+		"windows younger than 48 hours, before each run. The short code must be registered for pulling once: " +
+		"serve does it at start, `reconcile providers register mpesa` by hand.",
+	"providers.mpesa.pull.enabled":          "Pull before each run (and register the short code for pulling).",
 	"providers.mpesa.pull.nominated_number": "Pull Transactions API nominated number",
 	"providers.mpesa.pull.max_pages":        "Most pages one pull reads.",
 	"providers.stripe": "Stripe. Charging and pulling need RECONCILE_PROVIDERS_STRIPE_API_KEY; report " +

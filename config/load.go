@@ -197,10 +197,12 @@ func collectKeys(t reflect.Type, prefix string, out map[string]bool) {
 // scrubbing error text.
 func (c Config) SecretValues() []string {
 	var out []string
-	if u := c.DatabaseURL; u != "" && database.Redact(u) != u {
-		out = append(out, u)
-		if p := database.Password(u); p != "" {
-			out = append(out, p)
+	for _, u := range []string{c.DatabaseURL, c.DatabaseReadURL} {
+		if u != "" && database.Redact(u) != u {
+			out = append(out, u)
+			if p := database.Password(u); p != "" {
+				out = append(out, p)
+			}
 		}
 	}
 	for _, k := range secretKeys {

@@ -181,6 +181,14 @@ type Provider struct {
 	// set.
 	Charger providers.Charger
 	Puller  providers.Puller
+	// Registrar registers the provider's short code for pulling (M-Pesa
+	// with pull.enabled), built with Puller; nil when the provider needs
+	// no registration or is not pulled.
+	Registrar providers.PullRegistrar
+	// RegistrarSetting names what is not configured that registering for
+	// pulling needs (the nominated number, the public URL), "" when
+	// nothing is missing or the provider needs no registration.
+	RegistrarSetting string
 }
 
 // Quarantiner keeps a record a pull refused, for the source it came from
@@ -249,12 +257,12 @@ func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (
 	}
 	if m.Pull.Enabled {
 		p, err := mpesa.NewPuller(mcfg, mpesa.PullConfig{ShortCode: m.ShortCode, NominatedNumber: m.Pull.NominatedNumber,
-			CallbackURL: hcfg.CallbackURL(m.Callbacks.PublicURL, "c2b/confirmation"), MaxPages: m.Pull.MaxPages,
-			OnReject: quarantine("mpesa_pull")})
+			CallbackURL: hcfg.CallbackURL(m.Callbacks.PublicURL, "c2b/confirmation"), CallbackSecret: m.Callbacks.PathToken,
+			MaxPages: m.Pull.MaxPages, OnReject: quarantine("mpesa_pull")})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.mpesa.pull: %w", err)
 		}
-		mp.Puller = mpesa.RecentOnly(p, clock)
+		mp.Puller, mp.Registrar, mp.RegistrarSetting = mpesa.RecentOnly(p, clock), p, m.registrarSetting()
 	}
 	out[mpesa.Provider] = mp
 
@@ -270,6 +278,20 @@ func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (
 		out[stripe.Provider] = sp
 	}
 	return out, nil
+}
+
+// registrarSetting names what registering the short code for pulling
+// needs and is not set: the nominated number, and the public URL the
+// callback URL is built from.
+func (m MpesaConfig) registrarSetting() string {
+	var missing []string
+	if strings.TrimSpace(m.Pull.NominatedNumber) == "" {
+		missing = append(missing, EnvName("providers.mpesa.pull.nominated_number"))
+	}
+	if strings.TrimSpace(m.Callbacks.PublicURL) == "" {
+		missing = append(missing, "providers.mpesa.callbacks.public_url")
+	}
+	return strings.Join(missing, " and ")
 }
 
 // charges reports whether M-Pesa is configured to charge (STK push): its

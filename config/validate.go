@@ -80,6 +80,19 @@ func (c Config) validateDatabase() []error {
 	if c.Database.MaxConns < 0 {
 		k.bad("database.max_conns", "must not be negative")
 	}
+	if c.DatabaseReadURL != "" {
+		primary, _ := database.Engine(c.DatabaseURL)
+		replica, err := database.Engine(c.DatabaseReadURL)
+		switch {
+		case primary == ledger.EngineSQLite:
+			k.bad("database_read_url", "a read replica needs PostgreSQL: database_url is SQLite, which has none (unset database_read_url)")
+		case err != nil:
+			k.bad("database_read_url", "%v", err)
+		case replica != ledger.EnginePostgres:
+			k.bad("database_read_url", "a read replica is a PostgreSQL standby: want postgres://..., not %s", database.Redact(c.DatabaseReadURL))
+		}
+	}
+	k.positive("database_read_max_lag", c.DatabaseReadMaxLag)
 	return k.errs
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestValidateOrder: several mistakes are reported in the same, sorted
@@ -60,5 +61,29 @@ func TestAdminListenIsValidated(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
 		}
+	}
+}
+
+// TestReadReplicaIsValidated: a read replica is PostgreSQL beside a
+// PostgreSQL primary; SQLite has none. The errors name the key.
+func TestReadReplicaIsValidated(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		"database_read_url: postgres://replica/db\n":                                   "config database_read_url: a read replica needs PostgreSQL: database_url is SQLite",
+		"database_url: postgres://primary/db\ndatabase_read_url: sqlite:replica.db\n":  "config database_read_url: a read replica is a PostgreSQL standby",
+		"database_url: postgres://primary/db\ndatabase_read_url: mysql://replica/db\n": "config database_read_url: database url",
+		"database_url: postgres://primary/db\ndatabase_read_max_lag: 0s\n":             "config database_read_max_lag: must be a positive duration",
+	} {
+		_, err := parse(writeConfig(t, body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+	c, err := parse(writeConfig(t, "database_url: postgres://primary/db\ndatabase_read_url: postgres://u:s3cretpw@replica/db\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseReadMaxLag != 30*time.Second || !slices.Contains(c.SecretValues(), "s3cretpw") {
+		t.Errorf("max lag %s, secrets %q: want 30s and the replica's password scrubbed", c.DatabaseReadMaxLag, c.SecretValues())
 	}
 }

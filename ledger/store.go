@@ -180,6 +180,7 @@ type Executor interface {
 	ManualLinkStore
 	InteractionStore
 	LookupStore
+	PullRegistrationStore
 }
 
 // Tx is an Executor inside one database transaction.

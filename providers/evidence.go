@@ -64,6 +64,18 @@ type Puller interface {
 	Pull(ctx context.Context, from, to time.Time, emit func(Sighting) error) error
 }
 
+// PullRegistrar is implemented by pullers whose provider serves a pull only
+// for what was registered for pulling first (M-Pesa's Pull Transactions
+// API, once per short code).
+type PullRegistrar interface {
+	// EnsureRegistered registers unless book records the registration
+	// already (force registers again), and records it in book. asked says
+	// whether the provider was asked; by says who or what registers.
+	EnsureRegistered(ctx context.Context, book ledger.PullRegistrationStore, by string, force bool) (reg ledger.PullRegistration, asked bool, err error)
+	// PullShortCode names what is registered: the short code pulled for.
+	PullShortCode() string
+}
+
 // StatementParser reads a statement file. It calls emit for each good line and
 // reject for each bad one (with the raw line), and keeps reading after a bad
 // line so that every problem in a file is reported at once. It returns an

@@ -31,5 +31,8 @@ func logAttrs(o *Outcome, d time.Duration) []slog.Attr {
 	if o.PullError != "" {
 		attrs = append(attrs, slog.String("pull_error", o.PullError))
 	}
+	if o.Reads != "" {
+		attrs = append(attrs, slog.String("reads", o.Reads))
+	}
 	return attrs
 }

@@ -85,6 +85,11 @@ type Config struct {
 	Settler Settler
 	// OnFindings, when set, is called in the run's transaction.
 	OnFindings FindingsHook
+	// Replica, when set, is a read replica of the store: a run's matching
+	// reads there when it holds everything the primary had written (the
+	// run's pull included), and the store otherwise; a read on it that
+	// fails makes the run read again from the store.
+	Replica Replica
 }
 
 // Reconciler runs reconciles against one store.
@@ -164,6 +169,9 @@ type Outcome struct {
 	Fuzzy int
 	// Late is what the run looked up beyond its window.
 	Late LateStats
+	// Reads says where the run's matching read, when a replica is
+	// configured: "replica", or "primary: " and why.
+	Reads string
 }
 
 // LateStats counts what a run looked up beyond its window (its leftovers,

@@ -120,29 +120,21 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 			opt.NoMissing = true
 		}
 	}
-	m, err := matcher.New(opt)
+	rr, reads := r.readsFor(ctx)
+	out.Reads = reads
+	mt, err := rr.match(ctx, p, opt, lo, hi, &out.Late)
+	if err != nil && rr != r && ctx.Err() == nil {
+		// A read on the replica failed (a query the standby cancelled
+		// to replay, a lost connection): the primary has it all.
+		r.cfg.Logger.LogAttrs(ctx, slogWarn, "reconcile run: reading the replica failed; reading the primary",
+			slog.String("run", out.Run.Key), slog.String("error", err.Error()))
+		out.Late, out.Reads = LateStats{}, "primary: reading the replica failed: "+err.Error()
+		mt, err = r.match(ctx, p, opt, lo, hi, &out.Late)
+	}
 	if err != nil {
 		return err
 	}
-	disputes, err := r.load(ctx, p, m, lo, hi)
-	if err != nil {
-		return err
-	}
-	sn, err := r.lookLate(ctx, p, m, lo, hi, &out.Late)
-	if err != nil {
-		return err
-	}
-	res, err := m.Result()
-	if err != nil {
-		return err
-	}
-	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res, sn); err != nil {
-		return err
-	}
-	others, err := r.suggestAcross(ctx, p, res)
-	if err != nil {
-		return err
-	}
+	m, res, sn, others := mt.m, mt.res, mt.sn, mt.others
 	out.Summary, out.Fuzzy = res.Summary, res.Fuzzy
 	out.Findings = res.Findings
 	out.Run.Counts = ledger.RunCounts{Intents: res.Summary.Intents, Transactions: res.Summary.Transactions,
@@ -156,6 +148,44 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 		return nil
 	}
 	return r.write(ctx, out, res, m, sn, others)
+}
+
+// matched is what a run's matching found, before anything is written.
+type matched struct {
+	m      *matcher.Matcher
+	res    *matcher.Result
+	sn     *seen
+	others map[string]ledger.Suggestion
+}
+
+// match reads the span and the leftovers' look-ups into a matcher and
+// returns its result, with what it read beyond the span and the
+// suggestions for other windows' findings. It only reads.
+func (r *Reconciler) match(ctx context.Context, p Params, opt matcher.Options, lo, hi time.Time, late *LateStats) (matched, error) {
+	m, err := matcher.New(opt)
+	if err != nil {
+		return matched{}, err
+	}
+	disputes, err := r.load(ctx, p, m, lo, hi)
+	if err != nil {
+		return matched{}, err
+	}
+	sn, err := r.lookLate(ctx, p, m, lo, hi, late)
+	if err != nil {
+		return matched{}, err
+	}
+	res, err := m.Result()
+	if err != nil {
+		return matched{}, err
+	}
+	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res, sn); err != nil {
+		return matched{}, err
+	}
+	others, err := r.suggestAcross(ctx, p, res)
+	if err != nil {
+		return matched{}, err
+	}
+	return matched{m: m, res: res, sn: sn, others: others}, nil
 }
 
 // pullBatch is how many pulled sightings are recorded at once.

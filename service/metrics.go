@@ -12,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/queue"
@@ -29,15 +30,18 @@ type serveMetrics struct {
 	charges   *charge.Metrics
 	// alerts is nil when alerts are off.
 	alerts *alerts.Metrics
-	store  ledger.Store
-	logger *slog.Logger
+	// registrations counts the registrations for pulling made at start.
+	registrations *providers.RegistrationMetrics
+	store         ledger.Store
+	logger        *slog.Logger
 }
 
-// newServeMetrics creates the families; providers are the configured ones.
-func newServeMetrics(store ledger.Store, providers []string, logger *slog.Logger) *serveMetrics {
+// newServeMetrics creates the families; names are the configured
+// providers.
+func newServeMetrics(store ledger.Store, names []string, logger *slog.Logger) *serveMetrics {
 	return &serveMetrics{runs: reconciler.NewMetrics(), callbacks: intake.NewMetrics(), charges: charge.NewMetrics(),
-		findings: findings.NewMetrics(store, providers, map[string]string{mpesa.Provider: mpesa.Currency}, logger),
-		store:    store, logger: logger}
+		findings:      findings.NewMetrics(store, names, map[string]string{mpesa.Provider: mpesa.Currency}, logger),
+		registrations: providers.NewRegistrationMetrics(), store: store, logger: logger}
 }
 
 // register registers every family, the queue's depth and Go's own.
@@ -46,6 +50,7 @@ func (m *serveMetrics) register(r *prometheus.Registry, q *queue.Queue) {
 	r.MustRegister(m.callbacks.Collectors()...)
 	r.MustRegister(m.findings.Collectors()...)
 	r.MustRegister(m.charges.Collectors()...)
+	r.MustRegister(m.registrations.Collectors()...)
 	if m.alerts != nil {
 		r.MustRegister(m.alerts.Collectors()...)
 	}
@@ -84,6 +89,8 @@ func (m *serveMetrics) initialise(k known) {
 		}
 	}
 	m.charges.Init(chargers)
+	// M-Pesa is the provider that registers for pulling.
+	m.registrations.Init([]string{mpesa.Provider})
 	if m.alerts != nil {
 		m.alerts.Init(k.alerts)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -122,12 +123,13 @@ func (s *Server) serve(ls listeners, errc chan<- error) servers {
 	return srvs
 }
 
-// background reprocesses parked callbacks and refreshes the gauges kept
-// from the books every minute until ctx ends; the channel closes when both
+// background registers for pulling what the books do not record as
+// registered, reprocesses parked callbacks and refreshes the gauges kept
+// from the books every minute until ctx ends; the channel closes when all
 // have stopped.
 func (s *Server) background(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
-	reprocessDone, booksDone := make(chan struct{}), make(chan struct{})
+	reprocessDone, booksDone, registered := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(reprocessDone)
 		callbacks := map[string]providers.CallbackParser{}
@@ -143,8 +145,13 @@ func (s *Server) background(ctx context.Context) <-chan struct{} {
 		s.metrics.loop(ctx, time.Minute)
 	}()
 	go func() {
+		defer close(registered)
+		s.registerPulls(ctx)
+	}()
+	go func() {
 		<-reprocessDone
 		<-booksDone
+		<-registered
 		close(done)
 	}()
 	return done
@@ -180,6 +187,29 @@ func (s *Server) shutdown(ctx context.Context, srvs servers) {
 	if err := srvs.admin.Shutdown(soft); err != nil {
 		s.logger.Warn("admin http shutdown", "error", err)
 	}
+}
+
+// registerPulls registers for pulling every configured short code the
+// books do not record as registered (M-Pesa's Pull Transactions API serves
+// no pull before). A failure, or a setting it needs that is missing, is
+// logged with its cause and counted, and never stops serve: it is tried
+// again at the next start, or by `reconcile providers register`.
+func (s *Server) registerPulls(ctx context.Context) {
+	registrars := map[string]providers.PullRegistrar{}
+	for _, name := range names(s.d.Providers) {
+		p := s.d.Providers[name]
+		switch {
+		case p.Registrar == nil:
+		case p.RegistrarSetting != "":
+			s.logger.Warn("registration for pulling not made: pulls fail until it is", "provider", name,
+				"short_code", p.Registrar.PullShortCode(), "missing", p.RegistrarSetting)
+			s.metrics.registrations.Registrations.WithLabelValues(name, providers.RegistrationFailed).Inc()
+		default:
+			registrars[name] = p.Registrar
+		}
+	}
+	host, _ := os.Hostname()
+	providers.RegisterPulls(ctx, s.store, registrars, "serve:"+host, s.metrics.registrations, s.logger)
 }
 
 // riverID names this process among replicas (River's leader table shows it).

@@ -36,6 +36,9 @@ import (
 type Deps struct {
 	Config config.Config
 	Store  ledger.Store
+	// ConsoleStore is what the console reads and acts through: Store, or
+	// Store with its lists read from a replica.
+	ConsoleStore console.Store
 	// Providers are the configured providers with their clients, by name;
 	// Zones their zones.
 	Providers map[string]config.Provider
@@ -86,6 +89,9 @@ type Server struct {
 // metrics, with every series known at start at zero. It starts nothing.
 func New(ctx context.Context, d Deps) (*Server, error) {
 	cfg := d.Config
+	if d.ConsoleStore == nil {
+		d.ConsoleStore = d.Store
+	}
 	k := known{providers: names(d.Providers), chargers: chargers(d.Providers), alerts: alerts.Mode(cfg.Alerts.Mode)}
 	s := &Server{d: d, cfg: cfg, store: d.Store, findings: d.Findings, registry: prometheus.NewRegistry(), mux: newRouteMux(),
 		admin: newRouteMux(), logger: d.Logger, metrics: newServeMetrics(d.Store, k.providers, d.Logger)}
@@ -259,7 +265,7 @@ func (s *Server) consoleRoutes() error {
 	if err != nil || cc == nil {
 		return err
 	}
-	c, err := console.New(*cc, console.Deps{Store: s.store, Jobs: console.QueueJobs(s.queue, s.d.Redact), Replay: s.d.Replay,
+	c, err := console.New(*cc, console.Deps{Store: s.d.ConsoleStore, Jobs: console.QueueJobs(s.queue, s.d.Redact), Replay: s.d.Replay,
 		Findings: s.findings, Providers: s.providers, Clock: s.d.Clock, Logger: s.logger})
 	if err != nil {
 		return err

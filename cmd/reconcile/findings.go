@@ -72,7 +72,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if f.From, f.To, err = listWindow(ctx, d, provider, from, to); err != nil {
 				return err
 			}
-			list, err := d.store.ListFindings(ctx, f)
+			list, err := d.reads(ctx).ListFindings(ctx, f)
 			if err != nil {
 				return err
 			}

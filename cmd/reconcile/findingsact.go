@@ -36,7 +36,7 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 			if err != nil {
 				return err
 			}
-			d, err := findings.Load(ctx, deps.store, args[0])
+			d, err := findings.Load(ctx, deps.reads(ctx), args[0])
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("finding", args[0], "findings list")
 			}

@@ -355,7 +355,7 @@ func (p *pullCounter) register(t *testing.T, shortCode, passKey, key, secret str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pl.Register(context.Background()); err != nil {
+	if _, err := pl.Register(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -41,7 +41,11 @@ const (
 // the insert-only queue and the findings service. Nothing is built later
 // and nothing is looked up from a global.
 type deps struct {
-	store     ledger.Store
+	store ledger.Store
+	// replica is the read replica of the books (database_read_url), or
+	// nil: reports, the console's lists and a run's matching read there
+	// while it keeps up.
+	replica   *database.Replica
 	providers map[string]config.Provider
 	// zones are the providers' zones, by name.
 	zones map[string]*time.Location
@@ -76,8 +80,16 @@ func (a *app) resolve(ctx context.Context, mode storeMode) (*deps, error) {
 		return nil, err
 	}
 	d := &deps{store: store, zones: map[string]*time.Location{}, clock: a.clock, logger: a.logger}
+	if a.cfg.DatabaseReadURL != "" && mode != storeMigrate {
+		d.replica, err = database.OpenReplica(ctx, a.cfg.DatabaseReadURL, store, database.ReplicaOptions{
+			MaxLag: a.cfg.DatabaseReadMaxLag, MaxConns: a.cfg.Database.MaxConns, Logger: a.logger})
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("config database_read_url: %w", err)
+		}
+	}
 	if err := a.wire(d); err != nil {
-		store.Close()
+		d.close()
 		return nil, err
 	}
 	a.deps = d
@@ -118,6 +130,27 @@ func quarantineTo(store ledger.Store, clock func() time.Time) config.Quarantiner
 			return err
 		}
 	}
+}
+
+// close closes the books and their replica.
+func (d *deps) close() {
+	if d.replica != nil {
+		d.replica.Close()
+	}
+	d.store.Close()
+}
+
+// reads returns the books to read a report from: the replica while it
+// lags no more than database_read_max_lag, the primary otherwise or
+// without one. What a report shows may be that much behind what was
+// written; commands that change the books read the primary.
+func (d *deps) reads(ctx context.Context) ledger.Reader {
+	if d.replica == nil {
+		return d.store
+	}
+	rd, why := d.replica.Reader(ctx)
+	d.logger.LogAttrs(ctx, slog.LevelDebug, "books read", slog.String("from", why))
+	return rd
 }
 
 // announcer plans the Slack follow-up of a finding a person resolved, in

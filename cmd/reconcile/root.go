@@ -80,6 +80,7 @@ or a config file (see config.example.yaml).`,
 		newRunsCmd(a),
 		newConfigCmd(a),
 		newBooksCmd(a),
+		newProvidersCmd(a),
 	)
 	setVersion(root)
 	for _, c := range root.Commands() {
@@ -171,7 +172,7 @@ func (a *app) load(cmd *cobra.Command) error {
 
 func (a *app) close() {
 	if a.deps != nil {
-		a.deps.store.Close()
+		a.deps.close()
 		a.deps = nil
 	}
 }

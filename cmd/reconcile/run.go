@@ -155,6 +155,9 @@ func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reco
 		}
 		cfg.OnFindings = planner.Hook(alerts.EnqueueFunc(q, d.alerts))
 	}
+	if d.replica != nil {
+		cfg.Replica = d.replica
+	}
 	return reconciler.New(d.store, cfg), nil
 }
 

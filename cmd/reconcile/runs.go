@@ -49,7 +49,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
-			runs, err := d.store.ListRuns(ctx, provider, limit)
+			runs, err := d.reads(ctx).ListRuns(ctx, provider, limit)
 			if err != nil {
 				return err
 			}
@@ -92,14 +92,15 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := deps.store.GetRun(ctx, id)
+			books := deps.reads(ctx)
+			r, err := books.GetRun(ctx, id)
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("run", args[0], "runs list")
 			}
 			if err != nil {
 				return err
 			}
-			fs, err := deps.store.ListFindings(ctx, ledger.FindingFilter{RunID: id, Limit: 10000})
+			fs, err := books.ListFindings(ctx, ledger.FindingFilter{RunID: id, Limit: 10000})
 			if err != nil {
 				return err
 			}

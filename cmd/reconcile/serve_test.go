@@ -117,7 +117,7 @@ var documentedFamilies = []string{
 	"reconcile_charge_outcomes_total", "reconcile_refund_outcomes_total", "reconcile_event_deliveries_total", "reconcile_callbacks_total",
 	"reconcile_callback_responses_total", "reconcile_alerts_deliveries_total", "reconcile_alerts_possible_duplicates_total",
 	"reconcile_alerts_rate_limit_waits_total", "reconcile_queue_jobs",
-	"reconcile_last_successful_run_timestamp_seconds", "reconcile_open_at_risk",
+	"reconcile_last_successful_run_timestamp_seconds", "reconcile_open_at_risk", "reconcile_pull_registrations_total",
 }
 
 // scrape reads the admin listener's /metrics.

@@ -42,6 +42,12 @@ type Config struct {
 	MaxConns int32
 	// SearchPath, when set, is the schema search path of every connection.
 	SearchPath string
+	// ReadOnly makes every transaction of every connection read-only
+	// (default_transaction_read_only): a store on a read replica.
+	ReadOnly bool
+	// ApplicationName names the connections in pg_stat_activity, unless
+	// the URL names them.
+	ApplicationName string
 }
 
 // Open connects to url and registers the decimal codec on every connection.
@@ -55,6 +61,12 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	}
 	if cfg.SearchPath != "" {
 		pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.SearchPath
+	}
+	if cfg.ReadOnly {
+		pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	if _, named := pcfg.ConnConfig.RuntimeParams["application_name"]; cfg.ApplicationName != "" && !named {
+		pcfg.ConnConfig.RuntimeParams["application_name"] = cfg.ApplicationName
 	}
 	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		pgxdecimal.Register(conn.TypeMap())

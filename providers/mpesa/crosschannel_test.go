@@ -80,11 +80,12 @@ func pullFromFake(t *testing.T, store ledger.Store) {
 		t.Fatal(err)
 	}
 	short, _, key, secret := fake.Credentials()
-	p, err := NewPuller(Config{BaseURL: base, ShortCode: short, ConsumerKey: key, ConsumerSecret: secret, Clock: clock}, PullConfig{})
+	p, err := NewPuller(Config{BaseURL: base, ShortCode: short, ConsumerKey: key, ConsumerSecret: secret, Clock: clock},
+		PullConfig{NominatedNumber: "254708374149", CallbackURL: "https://pay.example.com/daraja/tok/c2b/confirmation"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Register(ctx); err != nil {
+	if _, err := p.Register(ctx); err != nil {
 		t.Fatal(err)
 	}
 	err = store.InTx(ctx, func(tx ledger.Tx) error {

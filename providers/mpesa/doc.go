@@ -16,7 +16,12 @@
 //     the intake before acknowledging it (a C2B validation whose body is
 //     quarantined is answered AckRejected instead).
 //   - StatementParser reads the organisation portal's CSV export.
-//   - Puller reads the Pull Transactions API (the last 48 hours).
+//   - Puller reads the Pull Transactions API (the last 48 hours). Daraja
+//     serves a pull only for a short code registered for pulling:
+//     EnsureRegistered registers it once and records the registration in
+//     the books (the nominated number masked, the callback path token
+//     hidden), and a pull refused for want of it fails with
+//     ErrNotRegistered, naming the command that registers.
 //
 // Charger pushes STK prompts and queries their outcome, and refunds by
 // reversal: Refund sends a Reversal API request (the attempt is known by the

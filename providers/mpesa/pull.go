@@ -31,9 +31,14 @@ var ErrPullWindow = errors.New("outside the Pull Transactions API's 48-hour look
 type PullConfig struct {
 	// ShortCode to pull for; default Config.ShortCode.
 	ShortCode string
-	// NominatedNumber and CallbackURL are sent on registration.
+	// NominatedNumber and CallbackURL are sent on registration (Register).
+	// The nominated number is a phone number: it is masked wherever it is
+	// kept or shown.
 	NominatedNumber string
 	CallbackURL     string
+	// CallbackSecret is the secret part of CallbackURL (the callback path
+	// token), hidden in the registration the books record.
+	CallbackSecret string
 	// MaxPages bounds the pages of one pull; default DefaultPullMaxPages.
 	MaxPages int
 	// OnReject receives a record that cannot be read, with the raw record.
@@ -65,16 +70,23 @@ func NewPuller(cfg Config, pc PullConfig) (*Puller, error) {
 	return &Puller{d: &daraja{cfg: cfg}, pc: pc}, nil
 }
 
-// Register registers the short code for pulling. Already being registered
-// (ResponseStatus 1001) is success.
-func (p *Puller) Register(ctx context.Context) error {
+// Register registers the short code for pulling, with the nominated
+// number and callback URL of PullConfig, and returns Daraja's answer.
+// Already being registered (ResponseStatus 1001) is success. Registering
+// once is enough: EnsureRegistered registers only what the books do not
+// record as registered.
+func (p *Puller) Register(ctx context.Context) (Registration, error) {
+	reg := Registration{ShortCode: p.pc.ShortCode}
+	if strings.TrimSpace(p.pc.NominatedNumber) == "" {
+		return reg, fmt.Errorf("mpesa: pull register %s: no nominated number to register with", p.pc.ShortCode)
+	}
 	rep, err := p.d.post(ctx, "/pulltransactions/v1/register", map[string]string{"ShortCode": p.pc.ShortCode,
 		"RequestType": "Pull", "NominatedNumber": p.pc.NominatedNumber, "CallBackURL": p.pc.CallbackURL})
 	if err != nil {
-		return fmt.Errorf("mpesa: pull register: %w", err)
+		return reg, fmt.Errorf("mpesa: pull register %s: %w", p.pc.ShortCode, err)
 	}
 	if rep.status != http.StatusOK || rep.daraja.present() {
-		return fmt.Errorf("mpesa: pull register: %w", classify(rep, "pull register"))
+		return reg, fmt.Errorf("mpesa: pull register %s: %w", p.pc.ShortCode, classify(rep, "pull register"))
 	}
 	var out struct {
 		ResponseRefID       flex `json:"ResponseRefID"`
@@ -83,16 +95,17 @@ func (p *Puller) Register(ctx context.Context) error {
 		ResponseDescription flex `json:"ResponseDescription"`
 	}
 	if err := json.Unmarshal(rep.body, &out); err != nil {
-		return fmt.Errorf("mpesa: pull register: unreadable answer: %w", err)
+		return reg, fmt.Errorf("mpesa: pull register %s: unreadable answer: %w", p.pc.ShortCode, jsonProblem(err))
 	}
-	status := out.ResponseStatus.String()
-	if status == "" {
-		status = out.ResponseCode.String()
+	reg.RefID, reg.Status, reg.Description = out.ResponseRefID.String(), out.ResponseStatus.String(), out.ResponseDescription.String()
+	if reg.Status == "" {
+		reg.Status = out.ResponseCode.String()
 	}
-	if status != "1000" && status != "1001" && status != "0" {
-		return fmt.Errorf("mpesa: pull register: status %s: %s", status, out.ResponseDescription.String())
+	if reg.Status != RegisteredNew && reg.Status != RegisteredAlready && reg.Status != "0" {
+		return reg, fmt.Errorf("mpesa: pull register %s: status %s: %s", p.pc.ShortCode, ledger.Clip(reg.Status),
+			ledger.Clip(reg.Description))
 	}
-	return nil
+	return reg, nil
 }
 
 // Pull fetches the transactions of [from, to) page by page (OffSetValue)
@@ -163,7 +176,12 @@ func (p *Puller) query(ctx context.Context, from, to time.Time, offset int) ([]j
 		return nil, false, fmt.Errorf("mpesa: pull query at offset %d: %w", offset, err)
 	}
 	if rep.status != http.StatusOK || rep.daraja.present() {
-		return nil, false, fmt.Errorf("mpesa: pull query at offset %d: %w", offset, classify(rep, "pull query"))
+		perr := classify(rep, "pull query")
+		if notRegistered(perr) {
+			return nil, false, fmt.Errorf("mpesa: pull query at offset %d: short code %s %w: register it with `%s --force` (%w)",
+				offset, p.pc.ShortCode, ErrNotRegistered, RegisterCommand, perr)
+		}
+		return nil, false, fmt.Errorf("mpesa: pull query at offset %d: %w", offset, perr)
 	}
 	records, code, err := pullRecords(rep.body)
 	if err != nil {

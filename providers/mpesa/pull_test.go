@@ -34,10 +34,10 @@ func TestPullPages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fake, p, clock := setupPuller(t, 2)
-	if err := p.Register(ctx); err != nil {
+	if _, err := p.Register(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Register(ctx); err != nil {
+	if _, err := p.Register(ctx); err != nil {
 		t.Fatalf("second registration (1001) must succeed: %v", err)
 	}
 	start := clock.Now().Add(-30 * time.Hour)

@@ -1,6 +1,8 @@
 // Package mpesafake is a fake Safaricom Daraja API for tests and for
 // `reconcile demo`: OAuth tokens, STK push and STK push query, the Pull
-// Transactions API with paging, and the Reversal and Transaction Status APIs
+// Transactions API (registration, which it keeps for the test to read, and
+// queries with paging, refused with 400.002.02 Invalid ShortCode until the
+// short code is registered), and the Reversal and Transaction Status APIs
 // with their result callbacks (success, failure, queue timeout, duplicate
 // delivery or none at all), answering with the documented bodies and error
 // codes. Pushes and reversals are settled by the test (Settle,

@@ -165,6 +165,8 @@ type Server struct {
 	faults     map[string][]Fault
 	requests   map[string]int
 	registered map[string]bool
+	// registrations are the registrations for pulling received, in order.
+	registrations []Registration
 	// reversals by OriginatorConversationID, in order; reversed maps a
 	// reversed payment's receipt to its reversal.
 	reversals     map[string]*Reversal
@@ -658,12 +660,39 @@ func (s *Server) AddC2B(ctx context.Context, p C2BPayment, deliver bool) (C2BPay
 	return p, body, nil
 }
 
+// Registration is a registration for pulling as the fake received it.
+type Registration struct {
+	ShortCode       string
+	NominatedNumber string
+	CallbackURL     string
+	At              time.Time
+	// RefID and Status are what the fake answered: 1000 registered, 1001
+	// already registered.
+	RefID, Status string
+}
+
+// nominatedPattern is a Safaricom number, international or local.
+var nominatedPattern = regexp.MustCompile(`^(254|0)[17]\d{8}$`)
+
 func (s *Server) pullRegister(w http.ResponseWriter, body map[string]json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	invalid := func(field string) {
+		s.darajaError(w, http.StatusBadRequest, "400.002.02", "Bad Request - Invalid "+field)
+	}
 	code := text(body, "ShortCode")
-	if code != s.cfg.ShortCode {
-		s.darajaError(w, http.StatusBadRequest, "400.002.02", "Bad Request - Invalid ShortCode")
+	switch {
+	case code != s.cfg.ShortCode:
+		invalid("ShortCode")
+		return
+	case text(body, "RequestType") != "Pull":
+		invalid("RequestType")
+		return
+	case !nominatedPattern.MatchString(text(body, "NominatedNumber")):
+		invalid("NominatedNumber")
+		return
+	case !strings.HasPrefix(text(body, "CallBackURL"), "http"):
+		invalid("CallBackURL")
 		return
 	}
 	status, desc := "1000", "Service request successful"
@@ -671,8 +700,28 @@ func (s *Server) pullRegister(w http.ResponseWriter, body map[string]json.RawMes
 		status, desc = "1001", "Short code already registered"
 	}
 	s.registered[code] = true
-	writeJSON(w, http.StatusOK, map[string]string{"ResponseRefID": s.requestID(), "ResponseStatus": status,
+	reg := Registration{ShortCode: code, NominatedNumber: text(body, "NominatedNumber"), CallbackURL: text(body, "CallBackURL"),
+		At: s.cfg.Clock(), RefID: s.requestID(), Status: status}
+	s.registrations = append(s.registrations, reg)
+	writeJSON(w, http.StatusOK, map[string]string{"ResponseRefID": reg.RefID, "ResponseStatus": status,
 		"ResponseDescription": desc})
+}
+
+// Registrations returns the registrations for pulling received, in order,
+// those answered 1001 (already registered) included.
+func (s *Server) Registrations() []Registration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.registrations)
+}
+
+// Unregister forgets that a short code is registered for pulling, as
+// Safaricom does when a registration is withdrawn: its pull queries are
+// refused with 400.002.02 Invalid ShortCode until it registers again.
+func (s *Server) Unregister(shortCode string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.registered, shortCode)
 }
 
 func (s *Server) pullQuery(w http.ResponseWriter, body map[string]json.RawMessage) {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reconcilehq/reconcile/console"
+	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/fixture"
+	"github.com/reconcilehq/reconcile/ledger"
+)
+
+// TestReadReplica: with database_read_url set, the reports (runs list and
+// show, findings list and show) read the replica and a run's matching
+// reads it too. A replica that holds none of the primary's books (a fresh
+// schema standing in for one) shows that the reports read it; the same
+// database standing in for its own replica shows that what they print is
+// the primary's. SQLite has no replica: the error names the key.
+func TestReadReplica(t *testing.T) {
+	t.Parallel()
+	primary := dbtest.NewSchemaURL(t)
+	sd := fixture.Books(t, primary)
+	empty := dbtest.PostgresURL(t)
+	self := primary + "&application_name=reconcile-test-replica"
+	if !strings.Contains(primary, "?") {
+		self = primary + "?application_name=reconcile-test-replica"
+	}
+	with := func(replica string) string {
+		return writeConfig(t, "database_url: "+primary+"\ndatabase_read_url: "+replica+"\n")
+	}
+	cliOK := func(args ...string) (string, string) {
+		t.Helper()
+		code, out, errOut := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		return out, errOut
+	}
+
+	reports := [][]string{{"runs", "list"}, {"runs", "show", "1"}, {"findings", "show", sd.Dup},
+		{"findings", "list", "--provider", "mpesa", "--status", "all"}}
+	for _, args := range reports {
+		want, _ := cliOK(append(args, "--database-url", primary)...)
+		got, _ := cliOK(append(args, "--config", with(self))...)
+		if got != want {
+			t.Errorf("%v through the database standing in for its replica:\n%s\nwant:\n%s", args, got, want)
+		}
+	}
+	if out, _ := cliOK("runs", "list", "--config", with(empty)); strings.Contains(out, "mpesa") {
+		t.Errorf("runs list did not read the replica, which holds no run:\n%s", out)
+	}
+	if out, _ := cliOK("findings", "list", "--status", "all", "--config", with(empty)); strings.Contains(out, sd.Dup) {
+		t.Errorf("findings list did not read the replica, which holds no finding:\n%s", out)
+	}
+	if code, _, errOut := cli(t, "findings", "show", sd.Dup, "--config", with(empty)); code == 0 || !strings.Contains(errOut, "no such finding") {
+		t.Errorf("findings show on a replica without the finding: exit %d: %s", code, errOut)
+	}
+
+	// A run's matching reads the replica once it holds what the primary
+	// wrote (a database not in recovery holds it all); the run writes the
+	// primary.
+	_, errOut := cliOK("run", "--provider", "mpesa", "--from", "2026-11-02", "--to", "2026-11-03", "--no-pull",
+		"--config", with(self))
+	if !strings.Contains(errOut, "reads=replica") && !strings.Contains(errOut, `"reads":"replica"`) {
+		t.Errorf("the run's summary does not say it read the replica:\n%s", errOut)
+	}
+	if out, _ := cliOK("runs", "show", "1", "--database-url", primary); !strings.Contains(out, "finished") {
+		t.Errorf("the run was not recorded on the primary:\n%s", out)
+	}
+
+	lite := "sqlite:" + filepath.Join(t.TempDir(), "r.db")
+	cfg := writeConfig(t, "database_url: "+lite+"\ndatabase_read_url: "+primary+"\n")
+	code, _, errOut := cli(t, "runs", "list", "--config", cfg)
+	if code == 0 || !strings.Contains(errOut, "database_read_url") || !strings.Contains(errOut, "SQLite") {
+		t.Errorf("a replica of SQLite: exit %d: %s", code, errOut)
+	}
+}
+
+// TestConsoleListsReadReplica: the console's lists (findings, runs) read
+// the replica; a finding's page and the quarantine read the primary.
+func TestConsoleListsReadReplica(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	primaryURL := dbtest.NewSchemaURL(t)
+	sd := fixture.Books(t, primaryURL)
+	primary, err := database.Open(ctx, primaryURL, database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	d := &deps{store: primary, logger: slog.New(slog.DiscardHandler)}
+	if consoleBooks(d) != console.Store(primary) {
+		t.Fatal("without a replica the console does not read the primary alone")
+	}
+	// A replica that holds none of the primary's books shows what reads it.
+	d.replica, err = database.OpenReplica(ctx, dbtest.PostgresURL(t), primary, database.ReplicaOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.replica.Close()
+	books := consoleBooks(d)
+	if runs, err := books.ListRuns(ctx, "", 10); err != nil || len(runs) != 0 {
+		t.Errorf("runs list read the primary: %d runs (%v)", len(runs), err)
+	}
+	if fs, err := books.ListFindings(ctx, ledger.FindingFilter{}); err != nil || len(fs) != 0 {
+		t.Errorf("findings list read the primary: %d findings (%v)", len(fs), err)
+	}
+	if f, err := books.GetFinding(ctx, sd.Dup); err != nil || f.ID != sd.Dup {
+		t.Errorf("a finding's page did not read the primary: %+v (%v)", f, err)
+	}
+	if _, err := books.ListQuarantine(ctx, "", 10); err != nil {
+		t.Errorf("quarantine: %v", err)
+	}
+}
