@@ -177,6 +177,8 @@ type Executor interface {
 	ManualLinkStore
 	InteractionStore
 	LookupStore
+	RemedyStore
+	RefundWaitStore
 }
 
 // Tx is an Executor inside one database transaction.
