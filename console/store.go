@@ -17,6 +17,8 @@ type Store interface {
 	ListAttempts(ctx context.Context, intentKey string) ([]ledger.Attempt, error)
 	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error)
 	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
+	ListRemedies(ctx context.Context, f ledger.RemedyFilter) ([]ledger.Remedy, error)
+	GetRefundWait(ctx context.Context, intentKey string) (ledger.RefundWait, error)
 
 	// Runs and the quarantine.
 	ListRuns(ctx context.Context, provider string, limit int) ([]ledger.Run, error)

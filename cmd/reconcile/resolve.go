@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/database"
@@ -50,7 +51,10 @@ type deps struct {
 	alerts   alerts.Config
 	alertsOn bool
 	// queue inserts and lists jobs and works none.
-	queue    *queue.Queue
+	queue *queue.Queue
+	// charges creates the refunds people ask for and retries or cancels
+	// stuck intents, queueing on queue (serve's workers send them).
+	charges  *charge.Service
 	findings *findings.Service
 	clock    func() time.Time
 	logger   *slog.Logger
@@ -104,7 +108,14 @@ func (a *app) wire(d *deps) error {
 	if err != nil {
 		return err
 	}
-	d.findings = findings.NewService(d.store, findings.Options{Announce: announce, Clock: a.clock})
+	rules, err := a.cfg.Approvals.Rules()
+	if err != nil {
+		return fmt.Errorf("config approvals: %w", err)
+	}
+	d.charges = a.chargeService(d, charge.NewMetrics())
+	d.charges.UseQueue(d.queue)
+	d.findings = findings.NewService(d.store, findings.Options{Announce: announce, Payments: d.charges, Approvals: rules,
+		Clock: a.clock})
 	return nil
 }
 
