@@ -131,8 +131,9 @@ func New(cfg Config, d Deps) (*Console, error) {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Console{cfg: cfg, deps: d, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
-	for _, p := range []string{"findings", "finding", "runs", "quarantine", "jobs", "error"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html")
+	for _, p := range pageNames {
+		files := append([]string{"templates/layout.html", "templates/" + p + ".html"}, partials[p]...)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("console: page %s: %w", p, err)
 		}
@@ -308,4 +309,7 @@ var funcs = template.FuncMap{
 		return t.In(zone).Format("2006-01-02 15:04:05 MST")
 	},
 	"amount": func(a interface{ String() string }) string { return a.String() },
+	// remediable says whether a verb (refund, writeoff, retry, cancel)
+	// applies to a finding's kind.
+	"remediable": func(verb string, kind ledger.Kind) bool { return findings.Remediable(findings.Verb(verb), kind) },
 }

@@ -30,6 +30,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /console/quarantine/{id}/{action}", c.operator(c.quarantineAct))
 	c.mux.HandleFunc("GET /console/jobs", c.jobs)
 	c.mux.HandleFunc("POST /console/jobs/{id}/retry", c.operator(c.retryJob))
+	c.remedyRoutes()
 }
 
 // operator lets only operators through.
@@ -199,6 +200,7 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 	if d.Link != nil {
 		data["Link"] = *d.Link
 	}
+	data["Remedies"] = d.Remedies
 	c.render(w, r, status, "finding", data)
 }
 
@@ -211,8 +213,19 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such action.")
 		return
 	}
-	_, err := c.deps.Findings.Decide(r.Context(), findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r),
-		Note: r.PostFormValue("note"), IntentKey: r.PostFormValue("intent")})
+	d := findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r), Note: r.PostFormValue("note"), IntentKey: r.PostFormValue("intent"),
+		Amount: r.PostFormValue("amount"), TxnID: r.PostFormValue("txn")}
+	if v := r.PostFormValue("request"); v != "" {
+		if d.Remedy, _ = strconv.ParseInt(v, 10, 64); d.Remedy <= 0 {
+			c.showFinding(w, r, http.StatusUnprocessableEntity, "There is no such request.")
+			return
+		}
+	}
+	_, err := c.deps.Findings.Decide(r.Context(), d)
+	if status, msg, ok := remedyProblem(verb, err); ok {
+		c.showFinding(w, r, status, msg)
+		return
+	}
 	var fe *ledger.FieldError
 	switch {
 	case errors.Is(err, findings.ErrNoteRequired):
@@ -337,6 +350,12 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) {
 		}
 		data["Jobs"], data["Queue"] = jobs, true
 	}
+	waits, err := c.deps.Store.ListRefundWaits(r.Context(), 200)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	data["Waits"] = waits
 	c.render(w, r, http.StatusOK, "jobs", data)
 }
 

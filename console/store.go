@@ -19,6 +19,8 @@ type Store interface {
 	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
 	ListRemedies(ctx context.Context, f ledger.RemedyFilter) ([]ledger.Remedy, error)
 	GetRefundWait(ctx context.Context, intentKey string) (ledger.RefundWait, error)
+	// The refunds that wait for evidence before they can be sent.
+	ListRefundWaits(ctx context.Context, limit int) ([]ledger.RefundWait, error)
 
 	// Runs and the quarantine.
 	ListRuns(ctx context.Context, provider string, limit int) ([]ledger.Run, error)

@@ -314,7 +314,7 @@ func (s *Service) resolveBy(ctx context.Context, tx ledger.Tx, id string, who le
 // event appends a history event about finding id.
 func (s *Service) event(ctx context.Context, tx ledger.Tx, id string, a ledger.Action, who ledger.Actor, now time.Time, note string) error {
 	return tx.AddFindingEvent(ctx, ledger.HistoryEvent{SubjectKind: ledger.SubjectFinding, SubjectID: id, Action: a,
-		Actor: who.Name, Surface: who.Surface, Note: ledger.Clip(note), At: now})
+		Actor: who.Name, Surface: who.Surface, Note: note, At: now})
 }
 
 func (s *Service) announceRemedy(ctx context.Context, tx ledger.Tx, r ledger.Remedy, f ledger.Finding) error {
@@ -349,6 +349,15 @@ func RefundKey(findingID, txnID string) string { return "refund:" + findingID + 
 func (s *Service) refundPlan(ctx context.Context, tx ledger.Tx, f ledger.Finding, d Decision) (string, money.Amount, error) {
 	if f.IntentKey == "" {
 		return "", money.Amount{}, &ledger.FieldError{Field: "intent", Err: errors.New("the finding names no intent")}
+	}
+	ch, err := tx.GetIntent(ctx, f.IntentKey)
+	if err != nil {
+		return "", money.Amount{}, err
+	}
+	if ch.State != ledger.StateSucceeded && !ch.IsExpected() {
+		// A worker still holds it, or it failed: the money it took is
+		// another finding's (status_mismatch) to give back.
+		return "", money.Amount{}, &ledger.FieldError{Field: "state", Err: fmt.Errorf("the charge %s is %s: only a succeeded charge is refunded", ch.Key, ch.State)}
 	}
 	txns, err := tx.GetProviderTxns(ctx, f.Provider, f.ProviderTxnIDs)
 	if err != nil {

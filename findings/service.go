@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,10 @@ var verbs = []Verb{Acknowledge, Resolve, Reopen, Note, Match, Unmatch, Refund, W
 
 // remedies are the verbs that fix a finding through a remedy.
 var remedies = []Verb{Refund, WriteOff, Retry, Cancel}
+
+// IsRemedy reports whether v fixes a finding through a remedy (refund,
+// writeoff, retry, cancel).
+func IsRemedy(v Verb) bool { return slices.Contains(remedies, v) }
 
 // ParseVerb validates s as a Verb.
 func ParseVerb(s string) (Verb, bool) {
