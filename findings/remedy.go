@@ -226,7 +226,10 @@ func (s *Service) decideRequest(ctx context.Context, tx ledger.Tx, d Decision, n
 	}
 	// It is carried out as the requester asked, with the approver as who
 	// carried it out.
-	return s.execute(ctx, tx, r, f, d.Actor, now, out)
+	if err := s.execute(ctx, tx, r, f, d.Actor, now, out); err != nil {
+		return err
+	}
+	return s.announceRemedy(ctx, tx, *out.Remedy, out.Finding)
 }
 
 // samePerson reports whether two actors' names are one person's.

@@ -224,7 +224,7 @@ func TestRefundDuplicate(t *testing.T) {
 			if got := actions(t, b.store, b.dup); !slices.Equal(got, want) {
 				t.Fatalf("history %q, want %q", got, want)
 			}
-			if !slices.Equal(*announced, []string{"awaiting_approval refund " + b.dup}) {
+			if !slices.Equal(*announced, []string{"awaiting_approval refund " + b.dup, "applied refund " + b.dup}) {
 				t.Fatalf("announced %q", *announced)
 			}
 			// Approving twice changes nothing.
