@@ -496,9 +496,17 @@ func (s *Service) createRefund(ctx context.Context, tx ledger.Tx, r ledger.Remed
 	if f.Kind == ledger.KindOverpaid {
 		reason = "overpaid"
 	}
+	// A refund its provider's charger sends is pending, for its job; one
+	// made at the provider by hand is unknown here until the evidence
+	// shows it (which settles it), and a stuck_intent says when it does
+	// not come.
+	state := ledger.StatePending
+	if !s.payments.CanRefund(ch.Provider) {
+		state = ledger.StateUnknown
+	}
 	in, _, err := s.payments.CreateIntentTx(ctx, tx, ledger.NewIntent{IntentParams: ledger.IntentParams{
 		Key: RefundKey(f.ID, r.TxnID), Kind: ledger.IntentRefund, RefundOf: ch.Key, Provider: ch.Provider, Amount: r.Amount,
 		Customer: ch.Customer, Metadata: map[string]string{ledger.MetaChargeTxn: r.TxnID, ledger.MetaFinding: f.ID, ledger.MetaReason: reason}},
-		State: ledger.StatePending, CreatedAt: now})
+		State: state, CreatedAt: now})
 	return in, err
 }

@@ -43,7 +43,13 @@ func (r *Reconciler) Run(ctx context.Context, p Params) (*Outcome, error) {
 	if lost := stop(); lost != nil && err != nil {
 		err = lost
 	}
-	return r.finished(ctx, p, out, start, err)
+	if out, err = r.finished(ctx, p, out, start, err); err != nil || p.confirming {
+		return out, err
+	}
+	if out.Confirmed, err = r.rerunForRefunds(ctx, p); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // keepLease renews the run's lease every third of it while the run works,
