@@ -179,6 +179,7 @@ type Executor interface {
 	LookupStore
 	RemedyStore
 	RefundWaitStore
+	IntentChangeStore
 }
 
 // Tx is an Executor inside one database transaction.

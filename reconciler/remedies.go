@@ -8,10 +8,13 @@ import (
 	"slices"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/matcher"
 )
 
-// RemedyStore is what confirming refunds reads; a ledger.Store has it.
+// RemedyStore is what confirming refunds and leaving voided intents alone
+// read; a ledger.Store has it.
 type RemedyStore interface {
+	VoidedIntents(ctx context.Context, keys []string) ([]string, error)
 	ListRemedies(ctx context.Context, f ledger.RemedyFilter) ([]ledger.Remedy, error)
 	GetIntent(ctx context.Context, key string) (ledger.Intent, error)
 	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
@@ -95,4 +98,42 @@ func (r *Reconciler) rerunForRefunds(ctx context.Context, p Params) ([]*Outcome,
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// voidedKinds are the findings a voided intent does not get: it was never
+// to be paid, so it is neither missing nor stuck. Money that moved for it
+// all the same is still reported (a status mismatch, a duplicate).
+var voidedKinds = []ledger.Kind{ledger.KindMissingAtProvider, ledger.KindStuckIntent}
+
+// dropVoided leaves out of res the missing and stuck findings of intents a
+// person voided (ledger.IntentVoided): the run then resolves those it had
+// raised, as no longer seen.
+func (r *Reconciler) dropVoided(ctx context.Context, res *matcher.Result) error {
+	rs, ok := r.store.(RemedyStore)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, f := range res.Findings {
+		if f.IntentKey != "" && slices.Contains(voidedKinds, f.Kind) {
+			keys = append(keys, f.IntentKey)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	voided, err := rs.VoidedIntents(ctx, uniq(keys))
+	if err != nil || len(voided) == 0 {
+		return err
+	}
+	kept := res.Findings[:0]
+	for _, f := range res.Findings {
+		if slices.Contains(voidedKinds, f.Kind) && slices.Contains(voided, f.IntentKey) {
+			res.Summary.Findings--
+			continue
+		}
+		kept = append(kept, f)
+	}
+	res.Findings = kept
+	return nil
 }

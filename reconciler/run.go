@@ -145,6 +145,9 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res, sn); err != nil {
 		return err
 	}
+	if err := r.dropVoided(ctx, res); err != nil {
+		return err
+	}
 	others, err := r.suggestAcross(ctx, p, res)
 	if err != nil {
 		return err

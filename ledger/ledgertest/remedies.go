@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
 )
 
 // exerciseRemedies covers remedies: recording one applied or awaiting
@@ -190,6 +191,6 @@ func sameRemedy(a, b ledger.Remedy) bool {
 	if !a.Amount.Equal(b.Amount) {
 		return false
 	}
-	a.Amount, b.Amount = b.Amount, b.Amount
+	a.Amount, b.Amount = money.Amount{}, money.Amount{}
 	return a == b
 }
