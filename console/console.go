@@ -312,4 +312,13 @@ var funcs = template.FuncMap{
 	// remediable says whether a verb (refund, writeoff, retry, cancel)
 	// applies to a finding's kind.
 	"remediable": func(verb string, kind ledger.Kind) bool { return findings.Remediable(findings.Verb(verb), kind) },
+	// dict pairs titles with lists for a template to range over, in the
+	// titles' order.
+	"dict": func(pairs ...any) map[string]any {
+		out := map[string]any{}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			out[fmt.Sprint(pairs[i])] = pairs[i+1]
+		}
+		return out
+	},
 }

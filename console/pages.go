@@ -201,6 +201,14 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 		data["Link"] = *d.Link
 	}
 	data["Remedies"] = d.Remedies
+	closes, err := c.deps.Store.ListCloses(ctx)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	if cl, ok := ledger.ClosedBefore(f, closes, zones[f.Provider]); ok {
+		data["LateFor"] = cl
+	}
 	c.render(w, r, status, "finding", data)
 }
 

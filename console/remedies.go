@@ -12,9 +12,9 @@ import (
 // pageNames are the console's pages; partials are the templates a page
 // includes besides the layout and its own.
 var (
-	pageNames = []string{"findings", "finding", "runs", "quarantine", "jobs", "error", "requests"}
+	pageNames = []string{"findings", "finding", "runs", "quarantine", "jobs", "error", "requests", "close"}
 	partials  = map[string][]string{
-		"finding": {"templates/remedies.html"},
+		"finding": {"templates/remedies.html", "templates/flags.html"},
 		"jobs":    {"templates/waits.html"},
 	}
 )
@@ -27,6 +27,7 @@ var (
 // findings service like every other form.
 func (c *Console) remedyRoutes() {
 	c.mux.HandleFunc("GET /console/requests", c.requests)
+	c.closeRoutes()
 }
 
 // requestView is a request as the requests page shows it.

@@ -180,6 +180,7 @@ type Executor interface {
 	RemedyStore
 	RefundWaitStore
 	IntentChangeStore
+	CloseStore
 }
 
 // Tx is an Executor inside one database transaction.

@@ -31,7 +31,7 @@ import (
 // refused; a second operator approves it from the requests page; the
 // refund job sends the reversal once and its result callback settles it;
 // the next run sees the reversal and resolves the finding, saying the
-// refund is confirmed.
+// refund is confirmed; and the month's close report shows the refund.
 func TestRefundInBrowser(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat(chromiumPath); err != nil {
@@ -258,6 +258,13 @@ providers:
 	}
 	if rv := daraja.Reversals(); len(rv) != 1 {
 		t.Fatalf("%d reversals after the run", len(rv))
+	}
+
+	// The month's close report shows the refund, who asked and who approved.
+	out = cmd("report", "close", "--period", paid.Format("2006-01"), "--provider", "mpesa")
+	if !strings.Contains(out, "refunded from findings              1  KES 2,300.00") ||
+		!strings.Contains(out, dup.ID+"  duplicate_charge: KES 2,300.00 of SDU2EF4GH6, confirmed; asked by ops@example.com, approved by lead@example.com") {
+		t.Fatalf("close report:\n%s", out)
 	}
 	srv.term()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/golden"
 )
 
 // dupOfExamples is the duplicate charge the quickstart's files raise
@@ -112,6 +113,42 @@ func TestRefundFromTheCommandLine(t *testing.T) {
 			// day changes nothing.
 			if out := do(next, 0, "run", "--provider", "mpesa", "--from", "2026-03-16", "--fail-on-findings"); !strings.Contains(out, "No findings.") {
 				t.Fatalf("again:\n%s", out)
+			}
+
+			// The month's other findings: one written off, one resolved by
+			// hand, and the month's close.
+			do(next, 0, "findings", "writeoff", "f_c2604d2ca0fc6a6004f4", "--note", "short payment accepted", "--actor", "ops@example.com")
+			do(next, 0, "findings", "resolve", "f_d35f4827c5fa91ba2c46", "--note", "order reinstated by the shop", "--actor", "ops@example.com")
+			april := time.Date(2026, 4, 2, 6, 0, 0, 0, time.UTC)
+			for _, f := range []string{"text", "json", "csv"} {
+				out := do(april, 0, "report", "close", "--period", "2026-03", "--provider", "mpesa", "--format", f)
+				golden.Assert(t, "testdata/close_2026-03."+f+".golden", out)
+			}
+			if out := do(april, 2, "report", "close", "--period", "2026-03", "--close", "--note", "March reviewed", "--actor", "lead@example.com"); !strings.Contains(out, "day(s) not run") {
+				t.Fatalf("closing a month not run:\n%s", out)
+			}
+			out = do(april, 0, "report", "close", "--period", "2026-03", "--provider", "mpesa", "--close", "--force", "--note", "March reviewed",
+				"--actor", "lead@example.com")
+			if !strings.Contains(out, "closed by lead@example.com (cli) on 2026-04-02T06:00:00Z: March reviewed") {
+				t.Fatalf("close:\n%s", out)
+			}
+			do(april, 1, "report", "close", "--period", "2026-03", "--provider", "mpesa", "--close", "--force", "--note", "again")
+
+			// A payment of March that a statement brings in April: raised
+			// after the close, and said so.
+			late := filepath.Join(t.TempDir(), "mpesa-20.csv")
+			if err := os.WriteFile(late, []byte("Receipt No.,Completion Time,Initiation Time,Details,Transaction Status,Paid In,Withdrawn,Balance,"+
+				"Balance Confirmed,Reason Type,Other Party Info,Linked Transaction ID,A/C No.\n"+
+				`SCG9LT0001,20-03-2026 10:00:00,20-03-2026 10:00:00,Pay Bill from 2547****0777 - ZAWADI Acc. GIFT,Completed,400.00,,"5,877.60",TRUE,Pay Bill Online,2547****0777 - ZAWADI,,GIFT
+`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			later := april.Add(24 * time.Hour)
+			do(later, 0, "import", "statement", "--provider", "mpesa", late)
+			do(later, 0, "run", "--provider", "mpesa", "--from", "2026-03-20")
+			out = do(later, 0, "report", "close", "--period", "2026-03", "--provider", "mpesa")
+			if !strings.Contains(out, "Raised after the month was closed") || !strings.Contains(out, "unknown_charge of 2026-03, KES 400.00 at risk: raised after the close") {
+				t.Fatalf("after a late finding:\n%s", out)
 			}
 		})
 	}

@@ -79,6 +79,7 @@ or a config file (see config.example.yaml).`,
 		newQuarantineCmd(a),
 		newVersionCmd(a),
 		newRunsCmd(a),
+		newReportCmd(a),
 		newConfigCmd(a),
 	)
 	setVersion(root)

@@ -147,3 +147,49 @@ func exerciseChanges(t *testing.T, newStore NewStore) {
 func containsText(err error, s string) bool {
 	return err != nil && strings.Contains(err.Error(), s)
 }
+
+// exerciseCloses covers month-end closes: recorded once per period and
+// provider (or all), listed in order, and a finding raised after its
+// month's close told apart.
+func exerciseCloses(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	s := newStore(t)
+	c := ledger.PeriodClose{Period: "2026-11", Provider: "mpesa", ClosedBy: "ops@example.com", ClosedVia: ledger.SurfaceWeb,
+		ClosedAt: T0.Add(30 * 24 * time.Hour), Note: "November done", Summary: `{"period":"2026-11"}`}
+	got, err := s.ClosePeriod(ctx, c)
+	if err != nil || got != c {
+		t.Fatalf("closed %+v, %v; want %+v", got, err, c)
+	}
+	if _, err := s.ClosePeriod(ctx, c); !errors.Is(err, ledger.ErrConflict) {
+		t.Fatalf("closing twice: %v", err)
+	}
+	all := c
+	all.Provider = ""
+	if _, err := s.ClosePeriod(ctx, all); err != nil {
+		t.Fatalf("closing every provider: %v", err)
+	}
+	oct := c
+	oct.Period = "2026-10"
+	if _, err := s.ClosePeriod(ctx, oct); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []ledger.PeriodClose{{Period: "2026-13", ClosedBy: "x", ClosedAt: T0}, {Period: "2026-11-01", ClosedBy: "x", ClosedAt: T0},
+		{Period: "2026-09", ClosedAt: T0}} {
+		var fe *ledger.FieldError
+		if _, err := s.ClosePeriod(ctx, bad); !errors.As(err, &fe) {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+	list, err := s.ListCloses(ctx)
+	if err != nil || len(list) != 3 || list[0].Period != "2026-10" || list[1].Provider != "" || list[2].Provider != "mpesa" {
+		t.Fatalf("closes %+v, %v", list, err)
+	}
+	late := ledger.Finding{Provider: "mpesa", OccurredAt: T0, FirstSeenAt: c.ClosedAt.Add(time.Hour)}
+	if got, ok := ledger.ClosedBefore(late, list, time.UTC); !ok || got.Period != "2026-11" {
+		t.Fatalf("a finding raised after the close: %+v, %v", got, ok)
+	}
+	late.FirstSeenAt = c.ClosedAt.Add(-time.Hour)
+	if _, ok := ledger.ClosedBefore(late, list, time.UTC); ok {
+		t.Fatal("a finding raised before the close is flagged")
+	}
+}

@@ -75,3 +75,31 @@ func (e executor) VoidedIntents(ctx context.Context, keys []string) ([]string, e
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return out, ledger.Wrap("voided intents", "", translate(err))
 }
+
+const closeCols = `period, provider, closed_by, closed_via, closed_at, note, summary`
+
+func scanClose(row pgx.Row) (ledger.PeriodClose, error) {
+	var c ledger.PeriodClose
+	err := row.Scan(&c.Period, &c.Provider, &c.ClosedBy, &c.ClosedVia, &c.ClosedAt, &c.Note, &c.Summary)
+	c.ClosedAt = c.ClosedAt.UTC()
+	return c, err
+}
+
+func (e executor) ClosePeriod(ctx context.Context, c ledger.PeriodClose) (ledger.PeriodClose, error) {
+	if err := ledger.CheckClose(c); err != nil {
+		return ledger.PeriodClose{}, ledger.Wrap("close period", c.Period, err)
+	}
+	out, err := scanClose(e.db.QueryRow(ctx, `
+		INSERT INTO period_closes (`+closeCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+closeCols,
+		c.Period, c.Provider, c.ClosedBy, string(c.ClosedVia), utc(c.ClosedAt), c.Note, c.Summary))
+	return out, ledger.Wrap("close period", c.Period, translate(err))
+}
+
+func (e executor) ListCloses(ctx context.Context) ([]ledger.PeriodClose, error) {
+	rows, err := e.db.Query(ctx, `SELECT `+closeCols+` FROM period_closes ORDER BY period, provider`)
+	if err != nil {
+		return nil, ledger.Wrap("list closes", "", translate(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.PeriodClose, error) { return scanClose(r) })
+	return out, ledger.Wrap("list closes", "", translate(err))
+}

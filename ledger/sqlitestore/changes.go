@@ -113,3 +113,45 @@ func (e executor) VoidedIntents(ctx context.Context, keys []string) ([]string, e
 	}
 	return out, ledger.Wrap("voided intents", "", translate(rows.Err()))
 }
+
+const closeCols = `period, provider, closed_by, closed_via, closed_at, note, summary`
+
+func scanClose(row scanner) (ledger.PeriodClose, error) {
+	var (
+		c  ledger.PeriodClose
+		at string
+	)
+	if err := row.Scan(&c.Period, &c.Provider, &c.ClosedBy, &c.ClosedVia, &at, &c.Note, &c.Summary); err != nil {
+		return c, err
+	}
+	var err error
+	c.ClosedAt, err = parseTS(at)
+	return c, err
+}
+
+func (e executor) ClosePeriod(ctx context.Context, c ledger.PeriodClose) (ledger.PeriodClose, error) {
+	if err := ledger.CheckClose(c); err != nil {
+		return ledger.PeriodClose{}, ledger.Wrap("close period", c.Period, err)
+	}
+	out, err := scanClose(e.queryRow(ctx, `
+		INSERT INTO period_closes (`+closeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING `+closeCols,
+		c.Period, c.Provider, c.ClosedBy, string(c.ClosedVia), ts(c.ClosedAt), c.Note, c.Summary))
+	return out, ledger.Wrap("close period", c.Period, translate(err))
+}
+
+func (e executor) ListCloses(ctx context.Context) ([]ledger.PeriodClose, error) {
+	rows, err := e.query(ctx, `SELECT `+closeCols+` FROM period_closes ORDER BY period, provider`)
+	if err != nil {
+		return nil, ledger.Wrap("list closes", "", translate(err))
+	}
+	defer rows.Close()
+	var out []ledger.PeriodClose
+	for rows.Next() {
+		c, err := scanClose(rows)
+		if err != nil {
+			return nil, ledger.Wrap("list closes", "", translate(err))
+		}
+		out = append(out, c)
+	}
+	return out, ledger.Wrap("list closes", "", translate(rows.Err()))
+}
