@@ -20,8 +20,8 @@ import (
 
 	"github.com/reconcilehq/reconcile/api"
 	"github.com/reconcilehq/reconcile/charge"
-	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/ledgertest"

@@ -54,8 +54,8 @@ func TestJSONBodiesRefuseRepeatedKeys(t *testing.T) {
 			return e.serve(req)
 		}
 		type answer struct {
-			Error  string         `json:"error"`
-			Field  string         `json:"field"`
+			Error  string                            `json:"error"`
+			Field  string                            `json:"field"`
 			Fields []struct{ Field, Message string } `json:"fields"`
 		}
 		for _, tc := range []struct{ name, path, key, body, field string }{
