@@ -14,8 +14,9 @@ import (
 var (
 	pageNames = []string{"findings", "finding", "runs", "quarantine", "jobs", "error", "requests", "close"}
 	partials  = map[string][]string{
-		"finding": {"templates/remedies.html", "templates/flags.html"},
-		"jobs":    {"templates/waits.html"},
+		"finding":  {"templates/remedies.html", "templates/flags.html"},
+		"jobs":     {"templates/waits.html"},
+		"findings": {"templates/charts.html"},
 	}
 )
 

@@ -23,6 +23,9 @@ type Store interface {
 	// The refunds that wait for evidence before they can be sent.
 	ListRefundWaits(ctx context.Context, limit int) ([]ledger.RefundWait, error)
 
+	// What the findings search reads besides the findings.
+	SearchStore
+
 	// The month-end close: what its report reads, and the closes.
 	report.CloseStore
 	ClosePeriod(ctx context.Context, c ledger.PeriodClose) (ledger.PeriodClose, error)
