@@ -95,6 +95,9 @@ type Console struct {
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	oidc  *oidcSignIn
+	// formToken names one rendering of a form whose action is applied
+	// once (the bulk decisions); randomToken, fixed in tests.
+	formToken func() string
 }
 
 // New checks the configuration and parses the pages.
@@ -130,7 +133,7 @@ func New(cfg Config, d Deps) (*Console, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Console{cfg: cfg, deps: d, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
+	c := &Console{cfg: cfg, deps: d, pages: map[string]*template.Template{}, mux: http.NewServeMux(), formToken: randomToken}
 	for _, p := range pageNames {
 		files := append([]string{"templates/layout.html", "templates/" + p + ".html"}, partials[p]...)
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, files...)

@@ -186,7 +186,7 @@ func (c *Console) showFindings(w http.ResponseWriter, r *http.Request, q url.Val
 		"Findings": list, "Totals": totals(list), "Zones": zones, "Providers": slices.Sorted(maps.Keys(zones)),
 		"Kinds": ledger.Kinds, "Statuses": []string{"open", "acknowledged", "resolved", "all"}, "Query": filterQuery(form),
 		"Export": exportURL(form),
-		"Charts": charts, "Done": done, "Refused": refused})
+		"Charts": charts, "Done": done, "Refused": refused, "Once": c.formToken()})
 }
 
 // filterQuery is the form as a query string, for the export link and the
@@ -241,9 +241,28 @@ func (c *Console) findingsCSV(w http.ResponseWriter, r *http.Request) {
 // maxBulk bounds the findings one bulk action decides.
 const maxBulk = 200
 
+// bulkOnce is the apply-once identity of a bulk decision on one finding:
+// the form's token (one per rendering of the list) and the finding. A
+// form sent again (reloaded, resubmitted) changes nothing more.
+func bulkOnce(token, id string) string { return "web-bulk:" + token + ":" + id }
+
+// validFormToken reports whether s can be a token of randomToken's.
+func validFormToken(s string) bool {
+	if len(s) < 16 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // bulk acknowledges or resolves the findings checked on the list with one
-// note, each through the findings service in a transaction of its own; it
-// shows the list again with what was done and what was refused.
+// note, each through the findings service in a transaction of its own and
+// once per form (bulkOnce); it shows the list again with what was done and
+// what was refused.
 func (c *Console) bulk(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		c.fail(w, r, userOf(r), http.StatusBadRequest, "The form could not be read.")
@@ -264,6 +283,11 @@ func (c *Console) bulk(w http.ResponseWriter, r *http.Request) {
 		c.showFindings(w, r, back, http.StatusUnprocessableEntity, "", []string{fmt.Sprintf("At most %d findings at once.", maxBulk)})
 		return
 	}
+	token := r.PostFormValue("once")
+	if !validFormToken(token) {
+		c.showFindings(w, r, back, http.StatusUnprocessableEntity, "", []string{"The form is out of date: check the findings again and send it."})
+		return
+	}
 	note := r.PostFormValue("note")
 	if err := (findings.Decision{Verb: verb, FindingID: ids[0], Actor: c.actor(r), Note: note}).Check(); err != nil {
 		msg := "Refused: " + err.Error() + "."
@@ -274,10 +298,13 @@ func (c *Console) bulk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var refused []string
-	n := 0
+	n, repeats := 0, 0
 	for _, id := range ids {
-		out, err := c.deps.Findings.Decide(r.Context(), findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r), Note: note})
+		out, err := c.deps.Findings.Decide(r.Context(), findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r), Note: note,
+			Once: bulkOnce(token, id)})
 		switch {
+		case err == nil && out.Repeat:
+			repeats++
 		case err == nil:
 			n++
 		case errors.Is(err, ledger.ErrNotFound):
@@ -294,5 +321,9 @@ func (c *Console) bulk(w http.ResponseWriter, r *http.Request) {
 	if len(refused) > 0 {
 		status = http.StatusConflict
 	}
-	c.showFindings(w, r, back, status, fmt.Sprintf("%d finding(s) %s.", n, what), refused)
+	done := fmt.Sprintf("%d finding(s) %s.", n, what)
+	if repeats > 0 {
+		done += fmt.Sprintf(" %d already %s by this form before: sent again, it changes nothing.", repeats, what)
+	}
+	c.showFindings(w, r, back, status, done, refused)
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -104,8 +105,11 @@ func TestBulkDecisions(t *testing.T) {
 			ids := func(v ...string) url.Values {
 				return url.Values{"id": v}
 			}
+			sent := 0
 			form := func(action, note, back string, id ...string) url.Values {
+				sent++
 				f := ids(id...)
+				f.Set("once", fmt.Sprintf("form-token-%010d", sent)) // one rendering of the list each
 				f.Set("action", action)
 				f.Set("note", note)
 				f.Set("back", back)
@@ -137,6 +141,19 @@ func TestBulkDecisions(t *testing.T) {
 			}
 			if !strings.Contains(p.body, `<option value="all" selected>`) {
 				t.Errorf("bulk ack did not show the list it came from")
+			}
+			// The same form sent again (a reload) changes nothing more.
+			again := form("ack", "looking into the 2 Nov batch", "status=all", b.unknown, b.dup)
+			again.Set("once", fmt.Sprintf("form-token-%010d", sent-1))
+			p = b.post(t, ops, "/console/findings/bulk", again, nil)
+			if p.status != http.StatusOK || !strings.Contains(p.body, "0 finding(s) acknowledged. 2 already acknowledged by this form before") {
+				t.Fatalf("bulk ack sent again: %d\n%s", p.status, p.body[strings.Index(p.body, "<main"):])
+			}
+			noToken := form("ack", "", "", b.unknown)
+			noToken.Del("once")
+			if p := b.post(t, ops, "/console/findings/bulk", noToken, nil); p.status != http.StatusUnprocessableEntity ||
+				!strings.Contains(p.body, "The form is out of date") {
+				t.Fatalf("bulk without its token: %d", p.status)
 			}
 			p = b.post(t, ops, "/console/findings/bulk", form("resolve", "refunded and written off in the Nov close", "status=all", b.unknown, b.dup), nil)
 			if p.status != http.StatusOK || !strings.Contains(p.body, "2 finding(s) resolved.") {
