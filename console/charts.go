@@ -55,25 +55,64 @@ func riskCharts(fs []ledger.Finding, now time.Time, zone *time.Location) []templ
 	y, m, d := now.In(zone).Date()
 	last := time.Date(y, m, d, 0, 0, 0, 0, zone)
 	first := last.AddDate(0, 0, -(chartDays - 1))
-	byCur := map[string][]ledger.Finding{}
-	for _, f := range fs {
+	ends := make([]time.Time, chartDays) // the end of each day
+	for i := range ends {
+		ends[i] = first.AddDate(0, 0, i+1)
+	}
+	// A finding is at risk at the end of the days [from, to): from the
+	// first day that ends after it was first seen, to the first that ends
+	// after it was resolved. Its amount is added on its first day and taken
+	// off after its last, per currency and kind; the days are then summed
+	// in order.
+	after := func(t time.Time) int {
+		i, _ := slices.BinarySearchFunc(ends, t, func(end, t time.Time) int {
+			if t.Before(end) {
+				return 1
+			}
+			return -1
+		})
+		return i
+	}
+	steps := map[string]map[ledger.Kind][]decimal.Decimal{}
+	for i := range fs {
+		f := &fs[i]
 		if f.AtRisk.IsZero() || !f.AtRisk.Value.IsPositive() {
 			continue
 		}
-		byCur[f.AtRisk.Currency] = append(byCur[f.AtRisk.Currency], f)
+		from, to := after(f.FirstSeenAt), chartDays
+		if f.Status == ledger.FindingResolved {
+			to = after(f.ResolvedAt)
+		}
+		if from >= to {
+			continue
+		}
+		byKind := steps[f.AtRisk.Currency]
+		if byKind == nil {
+			byKind = map[ledger.Kind][]decimal.Decimal{}
+			steps[f.AtRisk.Currency] = byKind
+		}
+		st := byKind[f.Kind]
+		if st == nil {
+			st = make([]decimal.Decimal, chartDays+1)
+			byKind[f.Kind] = st
+		}
+		st[from] = st[from].Add(f.AtRisk.Value)
+		st[to] = st[to].Sub(f.AtRisk.Value)
 	}
 	var out []template.HTML
-	for _, cur := range slices.Sorted(maps.Keys(byCur)) {
+	for _, cur := range slices.Sorted(maps.Keys(steps)) {
 		days := make([]dayRisk, chartDays)
-		totals := map[ledger.Kind]decimal.Decimal{}
 		for i := range days {
 			days[i] = dayRisk{}
-			end := first.AddDate(0, 0, i+1)
-			for _, f := range byCur[cur] {
-				open := f.FirstSeenAt.Before(end) && (f.Status != ledger.FindingResolved || !f.ResolvedAt.Before(end))
-				if open {
-					days[i][f.Kind] = days[i][f.Kind].Add(f.AtRisk.Value)
-					totals[f.Kind] = totals[f.Kind].Add(f.AtRisk.Value)
+		}
+		totals := map[ledger.Kind]decimal.Decimal{}
+		for k, st := range steps[cur] {
+			run := decimal.Zero
+			for i := range days {
+				run = run.Add(st[i])
+				if run.IsPositive() {
+					days[i][k] = run
+					totals[k] = totals[k].Add(run)
 				}
 			}
 		}
