@@ -24,21 +24,31 @@ import (
 
 // TestRefundInBrowser drives a duplicate charge from its finding to its
 // refund's confirmation, in headless chromium against a real `reconcile
-// serve` on PostgreSQL, with M-Pesa's Reversal API faked: an order paid
+// serve`, with M-Pesa's Reversal API faked: an order paid
 // twice by paybill is reconciled, and an operator asks
 // for the refund of the duplicate from the finding's page (above the
 // KES 1,000 threshold, so it waits, and Slack is told); her own approval is
 // refused; a second operator approves it from the requests page; the
 // refund job sends the reversal once and its result callback settles it;
 // the next run sees the reversal and resolves the finding, saying the
-// refund is confirmed; and the month's close report shows the refund.
+// refund is confirmed; and the month's close report shows the refund. On
+// both engines, one after the other (one browser at a time).
 func TestRefundInBrowser(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("chromium is needed (Debian: apt-get install chromium; .ci/run installs it): %v", err)
 	}
+	for _, e := range []struct {
+		name string
+		url  func(testing.TB) string
+	}{{"postgres", dbtest.PostgresURL}, {"sqlite", dbtest.SQLiteURL}} {
+		t.Run(e.name, func(t *testing.T) { refundInBrowser(t, e.url(t)) })
+	}
+}
+
+// refundInBrowser is TestRefundInBrowser on the database at dbURL.
+func refundInBrowser(t *testing.T, dbURL string) {
 	ctx := context.Background()
-	dbURL := dbtest.PostgresURL(t)
 	bot := alertstest.NewBot(t, time.Now)
 	idp, err := mockoidc.Run()
 	if err != nil {
