@@ -50,6 +50,11 @@ type buttonRef struct {
 	Intent string `json:"i,omitempty"`
 	Txn    string `json:"x,omitempty"`
 	Pair   string `json:"p,omitempty"`
+	// Verb is, on a remedy button and in its dialog, the remedy (refund,
+	// writeoff, retry, cancel; reject in a rejection's dialog).
+	Verb string `json:"v,omitempty"`
+	// Request is, on Approve and Reject, the request they decide.
+	Request int64 `json:"r,omitempty"`
 }
 
 func (r buttonRef) encode() string {
@@ -77,8 +82,8 @@ func findingPage(cfg Config, id string) string {
 // findingActions are the blocks a finding message shows above its footer
 // when buttons are on: who acknowledged it, and the buttons that still
 // apply (Accept suggestion while it suggests a match, Acknowledge while
-// open, Resolve while not resolved, and the console's page). A resolved
-// finding has none.
+// open, Resolve while not resolved, the remedies of its kind, and the
+// console's page). A resolved finding has none.
 func findingActions(cfg Config, a ledger.Alert, f ledger.Finding) []slack.Block {
 	if !cfg.Buttons || cfg.Mode != ModeBot || f.Status == ledger.FindingResolved {
 		return nil
@@ -102,6 +107,7 @@ func findingActions(cfg Config, a ledger.Alert, f ledger.Finding) []slack.Block 
 		els = append(els, ack)
 	}
 	els = append(els, slack.NewButtonBlockElement(actionResolve, value, plainText("Resolve…")))
+	els = append(els, remedyButtons(a, f)...)
 	if page := findingPage(cfg, f.ID); page != "" {
 		els = append(els, slack.NewButtonBlockElement(actionOpen, "", plainText("Open in console")).WithURL(page))
 	}

@@ -25,6 +25,8 @@ type DeliveryStore interface {
 	FirstDelivered(ctx context.Context, subject string) (ledger.Alert, error)
 	MarkAlertDelivered(ctx context.Context, d ledger.AlertDelivery) (ledger.Alert, error)
 	MarkAlertFailed(ctx context.Context, f ledger.AlertFailure) (ledger.Alert, error)
+	// GetRemedy reads the request a request or decided alert is about.
+	GetRemedy(ctx context.Context, id int64) (ledger.Remedy, error)
 }
 
 // Options are a Deliverer's collaborators. All are optional.
@@ -334,6 +336,9 @@ func newerSummary(a ledger.Alert, siblings []ledger.Alert) int64 {
 
 // build loads what the alert is about and renders its message.
 func (d *Deliverer) build(ctx context.Context, a ledger.Alert, r reason) (message, error) {
+	if r.Kind == reasonRequest || r.Kind == reasonDecided {
+		return d.buildRemedy(ctx, a, r)
+	}
 	if r.Kind == reasonSummary {
 		run, err := d.store.GetRun(ctx, a.RunID)
 		if err != nil {

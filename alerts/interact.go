@@ -63,6 +63,7 @@ type InteractionStore interface {
 	GetFinding(ctx context.Context, id string) (ledger.Finding, error)
 	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
 	FindingHistory(ctx context.Context, findingID string) ([]ledger.HistoryEvent, error)
+	GetRemedy(ctx context.Context, id int64) (ledger.Remedy, error)
 }
 
 // Interactions serves POST /slack/interactions: the Acknowledge and Resolve
@@ -171,10 +172,14 @@ func (h *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case slack.InteractionTypeBlockActions:
 		h.blockActions(ctx, &cb)
 	case slack.InteractionTypeViewSubmission:
-		if cb.View.CallbackID != resolveCallbackID {
-			break
+		var resp *slack.ViewSubmissionResponse
+		switch cb.View.CallbackID {
+		case resolveCallbackID:
+			resp = h.resolveSubmitted(ctx, &cb)
+		case remedyCallbackID, rejectCallbackID:
+			resp = h.remedySubmitted(ctx, &cb)
 		}
-		if resp := h.resolveSubmitted(ctx, &cb); resp != nil {
+		if resp != nil {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(resp)
 			return
@@ -227,7 +232,7 @@ const refusal = "You are not among the people who may act on findings from Slack
 func (h *Interactions) blockActions(ctx context.Context, cb *slack.InteractionCallback) {
 	var act *slack.BlockAction
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a.ActionID == actionAck || a.ActionID == actionResolve || a.ActionID == actionAccept {
+		if slices.Contains([]string{actionAck, actionResolve, actionAccept, actionRemedy, actionApprove, actionReject}, a.ActionID) {
 			act = a
 			break
 		}
@@ -254,6 +259,10 @@ func (h *Interactions) blockActions(ctx context.Context, cb *slack.InteractionCa
 	key := strings.Join([]string{"slack", "block_actions", cb.Team.ID, channel, ts, act.ActionID, act.ActionTs, cb.User.ID}, ":")
 	if act.ActionID == actionAccept {
 		h.accept(ctx, key, ref, channel, ts, cb.User)
+		return
+	}
+	if act.ActionID == actionRemedy || act.ActionID == actionApprove || act.ActionID == actionReject {
+		h.remedyPressed(ctx, cb, act, ref, key, channel, ts)
 		return
 	}
 	if act.ActionID == actionResolve {

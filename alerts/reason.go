@@ -24,6 +24,10 @@ import (
 //	resolved:2024-05-03T06:00:00Z   it was resolved at that time (a follow-up)
 //	summary:3f9a0c1d2e4b5a69:a2     a run summary of these open findings, planned
 //	                                by the run's second attempt
+//	request:7                       remedy 7 (a refund, a write-off) awaits a
+//	                                second person (subject remedy:7)
+//	decided:7:applied               what became of it: applied, rejected or
+//	                                expired (a follow-up in its thread)
 type reasonKind string
 
 const (
@@ -32,6 +36,8 @@ const (
 	reasonReopened  reasonKind = "reopened"
 	reasonResolved  reasonKind = "resolved"
 	reasonSummary   reasonKind = "summary"
+	reasonRequest   reasonKind = "request"
+	reasonDecided   reasonKind = "decided"
 )
 
 // reason is a parsed alert reason.
@@ -45,6 +51,10 @@ type reason struct {
 	// Fingerprint and Attempt identify a run summary.
 	Fingerprint string
 	Attempt     int
+	// Remedy is the request a request or decided alert is about, and
+	// Status what became of it.
+	Remedy int64
+	Status ledger.RemedyStatus
 }
 
 func (r reason) String() string {
@@ -58,6 +68,10 @@ func (r reason) String() string {
 		return string(r.Kind) + ":" + r.At.UTC().Format(time.RFC3339Nano)
 	case reasonSummary:
 		return fmt.Sprintf("summary:%s:a%d", r.Fingerprint, r.Attempt)
+	case reasonRequest:
+		return fmt.Sprintf("request:%d", r.Remedy)
+	case reasonDecided:
+		return fmt.Sprintf("decided:%d:%s", r.Remedy, r.Status)
 	}
 	return string(r.Kind)
 }
@@ -107,9 +121,32 @@ func parseReason(s string) (reason, error) {
 			return bad()
 		}
 		return reason{Kind: k, Fingerprint: parts[1], Attempt: n}, nil
+	case reasonRequest, reasonDecided:
+		want := map[reasonKind]int{reasonRequest: 2, reasonDecided: 3}[k]
+		if len(parts) != want {
+			return bad()
+		}
+		id, err := strconv.ParseInt(parts[1], 10, 64)
+		if err != nil || id <= 0 {
+			return bad()
+		}
+		r := reason{Kind: k, Remedy: id}
+		if k == reasonDecided {
+			r.Status = ledger.RemedyStatus(parts[2])
+			switch r.Status {
+			case ledger.RemedyApplied, ledger.RemedyRejected, ledger.RemedyExpired:
+			default:
+				return bad()
+			}
+		}
+		return r, nil
 	}
 	return bad()
 }
+
+// remedySubject is the subject of the alerts about remedy id: its request
+// message starts the thread its follow-up goes to.
+func remedySubject(id int64) string { return "remedy:" + strconv.FormatInt(id, 10) }
 
 // fingerprint identifies a set of open findings by what a summary shows of
 // them: ids, severities and amounts. Acknowledging a finding or seeing it

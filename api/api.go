@@ -89,6 +89,12 @@ func (a *API) Routes(mux Mux) {
 		{"POST /v1/findings/{id}/notes", a.action(findings.Note)},
 		{"POST /v1/findings/{id}/match", a.match},
 		{"POST /v1/findings/{id}/unmatch", a.unmatch},
+		{"POST /v1/findings/{id}/refund", a.remedy(findings.Refund)},
+		{"POST /v1/findings/{id}/writeoff", a.remedy(findings.WriteOff)},
+		{"POST /v1/findings/{id}/retry", a.remedy(findings.Retry)},
+		{"POST /v1/findings/{id}/cancel", a.remedy(findings.Cancel)},
+		{"POST /v1/findings/{id}/requests/{request}/approve", a.request(findings.Approve)},
+		{"POST /v1/findings/{id}/requests/{request}/reject", a.request(findings.Reject)},
 	} {
 		mux.Handle(r.pattern, BearerAuth(a.cfg.Token, r.h))
 	}

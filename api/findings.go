@@ -7,17 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/jsonbody"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/schedule"
 )
 
@@ -36,7 +32,8 @@ const (
 // findingsList is the answer of GET /v1/findings.
 type findingsList struct {
 	Findings []findings.FindingView `json:"findings"`
-	// AtRisk totals the listed findings' money at risk per currency.
+	// AtRisk totals the listed unresolved findings' money at risk per
+	// currency.
 	AtRisk []riskTotal `json:"at_risk"`
 }
 
@@ -46,22 +43,15 @@ type riskTotal struct {
 	Findings int    `json:"findings"`
 }
 
-// totalsAtRisk sums the money at risk per currency, currencies sorted.
+// totalsAtRisk sums the money at risk of the unresolved findings per
+// currency, currencies sorted (findings.TotalsAtRisk, as the console and the
+// metric count it).
 func totalsAtRisk(fs []ledger.Finding) []riskTotal {
-	sums := map[string]decimal.Decimal{}
-	counts := map[string]int{}
-	for _, f := range fs {
-		if f.AtRisk.IsZero() {
-			continue
-		}
-		sums[f.AtRisk.Currency] = sums[f.AtRisk.Currency].Add(f.AtRisk.Value)
-		counts[f.AtRisk.Currency]++
+	ts := findings.TotalsAtRisk(fs)
+	out := make([]riskTotal, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, riskTotal{Currency: t.Amount.Currency, Amount: t.Amount.Text(), Findings: t.Findings})
 	}
-	out := make([]riskTotal, 0, len(sums))
-	for cur, v := range sums {
-		out = append(out, riskTotal{Currency: cur, Amount: money.Amount{Value: v, Currency: cur}.Text(), Findings: counts[cur]})
-	}
-	slices.SortFunc(out, func(a, b riskTotal) int { return strings.Compare(a.Currency, b.Currency) })
 	return out
 }
 

@@ -123,6 +123,12 @@ func TestFindingsAPI(t *testing.T) {
 			if fs := out["findings"].([]any); code != 200 || len(fs) != 1 || fs[0].(map[string]any)["id"] != sd.Dup {
 				t.Fatalf("window list: %d %v", code, out)
 			}
+			// The resolved duplicate (KES 1,500) is listed but puts nothing at risk.
+			code, out = c.do("GET", "/v1/findings?status=open,resolved", "", "")
+			if risk := out["at_risk"].([]any); code != 200 || len(out["findings"].([]any)) != 2 || len(risk) != 1 ||
+				risk[0].(map[string]any)["amount"] != "250.00" || risk[0].(map[string]any)["findings"] != float64(1) {
+				t.Fatalf("at risk of resolved and open: %d %v", code, out)
+			}
 			for q, field := range map[string]string{"provider=paypal": "provider", "status=closed": "status", "from=yesterday": "from",
 				"kind=theft": "kind", "limit=0": "limit", "run=x": "run"} {
 				if code, out := c.do("GET", "/v1/findings?"+q, "", ""); code != http.StatusUnprocessableEntity || fieldOf(out) != field {

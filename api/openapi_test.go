@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/database"
@@ -45,6 +47,7 @@ func TestOpenAPI(t *testing.T) {
 			exerciseRefundsAPI(t, c, base, store)
 			exerciseFindings(t, c, base, seed)
 			exerciseFindingsMatch(t, c, base, store)
+			exerciseRemedies(t, c, base, store)
 			c.Covered("/v1/")
 		})
 	}
@@ -65,7 +68,8 @@ func openapiServer(t *testing.T, store ledger.Store) string {
 	}
 	svc.UseQueue(q)
 	mux := http.NewServeMux()
-	New(Config{Token: testAPIToken, Store: store, Charges: svc, Findings: findings.NewService(store, findings.Options{}),
+	rules := findings.Approvals{Thresholds: map[string]decimal.Decimal{"KES": decimal.NewFromInt(2000)}}
+	New(Config{Token: testAPIToken, Store: store, Charges: svc, Findings: findings.NewService(store, findings.Options{Payments: svc, Approvals: rules}),
 		Providers: func(ctx context.Context) (map[string]*time.Location, error) {
 			return findings.Providers(ctx, store, map[string]*time.Location{"mpesa": time.UTC, "stripe": time.UTC})
 		}}).Routes(mux)

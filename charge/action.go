@@ -120,15 +120,36 @@ func (s *Service) RefundRequest(ctx context.Context, in ledger.Intent) (provider
 	if err != nil {
 		return providers.RefundRequest{}, fmt.Errorf("refund %s: charge %s: %w", in.Key, in.RefundOf, err)
 	}
-	if ch.State != ledger.StateSucceeded {
+	if !refundable(ch, in) {
 		return providers.RefundRequest{}, &refundRefused{msg: fmt.Sprintf("charge %s is %s: only a succeeded charge can be refunded", ch.Key, ch.State)}
 	}
-	ref, txnID, err := s.chargeIDs(ctx, ch)
-	if err != nil {
+	req := providers.RefundRequest{RefundKey: in.Key, ChargeKey: ch.Key, Amount: in.Amount, Reason: in.Metadata[ledger.MetaReason],
+		Metadata: in.Metadata, Attempt: 1}
+	if id := in.Metadata[ledger.MetaChargeTxn]; id != "" {
+		// The refund names the payment it gives back (a duplicate, an
+		// overpayment's last part): it is sent for that one, as the
+		// provider knows it, not for the charge's first.
+		t, err := s.store.GetProviderTxn(ctx, in.Provider, id)
+		if err != nil {
+			return providers.RefundRequest{}, fmt.Errorf("refund %s: charge transaction %s: %w", in.Key, id, err)
+		}
+		if t.Type != ledger.TxnCharge || t.Status != ledger.TxnSucceeded {
+			return providers.RefundRequest{}, &refundRefused{msg: fmt.Sprintf("transaction %s is a %s %s, not a successful charge", id, t.Status, t.Type)}
+		}
+		req.ChargeRef, req.ChargeTxnID = t.ProviderRef, t.ID
+		return req, nil
+	}
+	if req.ChargeRef, req.ChargeTxnID, err = s.chargeIDs(ctx, ch); err != nil {
 		return providers.RefundRequest{}, err
 	}
-	return providers.RefundRequest{RefundKey: in.Key, ChargeKey: ch.Key, ChargeRef: ref, ChargeTxnID: txnID,
-		Amount: in.Amount, Reason: in.Metadata["reason"], Metadata: in.Metadata, Attempt: 1}, nil
+	return req, nil
+}
+
+// refundable reports whether refund may be sent for charge ch: the charge
+// succeeded, or it is an expected payment (whose state does not say whether
+// it was paid) and the refund names the payment it gives back.
+func refundable(ch, refund ledger.Intent) bool {
+	return ch.State == ledger.StateSucceeded || (ch.IsExpected() && refund.Metadata[ledger.MetaChargeTxn] != "")
 }
 
 // chargeIDs returns how the provider knows the succeeded charge ch: the

@@ -10,6 +10,10 @@ import (
 // ChargeArgs is the job that charges one intent.
 type ChargeArgs struct {
 	IntentKey string `json:"intent_key"`
+	// Retry numbers a person's retry of a stuck intent (the remedy's id),
+	// so that its job is a new one even while River keeps the intent's
+	// earlier job; zero for the job queued with the intent.
+	Retry int64 `json:"retry,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -18,6 +22,8 @@ func (ChargeArgs) Kind() string { return "charge" }
 // RefundArgs is the job that sends one refund intent to its provider.
 type RefundArgs struct {
 	IntentKey string `json:"intent_key"`
+	// Retry is ChargeArgs.Retry for refunds.
+	Retry int64 `json:"retry,omitempty"`
 }
 
 // Kind implements river.JobArgs.

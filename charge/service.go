@@ -24,6 +24,12 @@ const (
 	DefaultLease         = 2 * time.Minute
 	DefaultPendingPoll   = 30 * time.Second
 	DefaultPendingGiveUp = 10 * time.Minute
+	// DefaultReceiptPoll and DefaultReceiptWait are how often a refund that
+	// waits for evidence looks again, and for how long before it fails:
+	// an M-Pesa receipt lost with its callback comes back with the next
+	// pull, or with the month's statement.
+	DefaultReceiptPoll = 5 * time.Minute
+	DefaultReceiptWait = 35 * 24 * time.Hour
 )
 
 // Config tunes charging.
@@ -41,6 +47,13 @@ type Config struct {
 	// intent is marked unknown for the reconciler to settle; default
 	// DefaultPendingGiveUp.
 	PendingGiveUp time.Duration
+	// ReceiptPoll is how often a refund that cannot be sent yet, because
+	// the books lack what its provider needs (providers.ErrAwaitingEvidence:
+	// the charge's M-Pesa receipt), looks again; default DefaultReceiptPoll.
+	ReceiptPoll time.Duration
+	// ReceiptWait is how long such a refund waits before it fails, nothing
+	// sent; default DefaultReceiptWait.
+	ReceiptWait time.Duration
 	// Owner names this process in claims; default "worker".
 	Owner string
 	// Endpoints receive the outgoing events.
@@ -61,6 +74,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PendingGiveUp <= 0 {
 		c.PendingGiveUp = DefaultPendingGiveUp
+	}
+	if c.ReceiptPoll <= 0 {
+		c.ReceiptPoll = DefaultReceiptPoll
+	}
+	if c.ReceiptWait <= 0 {
+		c.ReceiptWait = DefaultReceiptWait
 	}
 	if c.Owner == "" {
 		c.Owner = "worker"
@@ -163,7 +182,7 @@ func (s *Service) refundCreatedTx(ctx context.Context, tx ledger.Tx, in ledger.I
 	if err != nil {
 		return ledger.Intent{}, false, fmt.Errorf("charge: refund %s: charge %s: %w", in.Key, in.RefundOf, err)
 	}
-	if ch.State != ledger.StateSucceeded {
+	if !refundable(ch, in) {
 		return ledger.Intent{}, false, ledger.Wrap("create refund", in.Key, &ledger.FieldError{Field: "refund_of",
 			Err: fmt.Errorf("charge %q is %s: only a succeeded charge can be refunded", ch.Key, ch.State)})
 	}

@@ -18,6 +18,12 @@ type Store interface {
 	// back for (its provider reference and money-level id).
 	GetIntent(ctx context.Context, key string) (ledger.Intent, error)
 	ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn func(ledger.ProviderTxn) error) error
+	// GetProviderTxn reads the transaction a refund names (MetaChargeTxn).
+	GetProviderTxn(ctx context.Context, provider, id string) (ledger.ProviderTxn, error)
+	// The refunds that wait for evidence before they can be sent.
+	WaitRefund(ctx context.Context, w ledger.RefundWait) (ledger.RefundWait, error)
+	EndRefundWait(ctx context.Context, intentKey string) error
+	GetRefundWait(ctx context.Context, intentKey string) (ledger.RefundWait, error)
 	// GetEvent reads an outgoing event to deliver.
 	GetEvent(ctx context.Context, id string) (ledger.Event, error)
 	ledger.Transactor

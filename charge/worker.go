@@ -47,6 +47,19 @@ type jobRef struct {
 
 func (s *Service) work(ctx context.Context, job jobRef) error {
 	key, kind := job.args.intentKey(), job.args.intentKind()
+	var giveUp string
+	if kind == ledger.IntentRefund {
+		// A refund its provider cannot send yet waits, unclaimed.
+		v, d, reason, err := s.awaitEvidence(ctx, key)
+		switch {
+		case err != nil:
+			return err
+		case v == waiting:
+			return snoozeWaiting(d)
+		case v == givenUp:
+			giveUp = reason
+		}
+	}
 	now := s.clock()
 	owner := fmt.Sprintf("%s/job-%d/try-%d", s.cfg.Owner, job.id, job.try)
 	// The claim and, on an intent's first claim, its first attempt commit
@@ -107,6 +120,9 @@ func (s *Service) work(ctx context.Context, job jobRef) error {
 			return c.giveBack(ctx, first, err)
 		}
 		c.act = act
+		if giveUp != "" {
+			return c.giveUpWaiting(ctx, first, giveUp)
+		}
 	} else {
 		c.act = s.chargeAction(in, charger)
 	}

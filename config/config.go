@@ -1,8 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,8 +14,10 @@ import (
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/console"
+	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
@@ -62,6 +67,8 @@ type Config struct {
 	// Limits bound what input may bring in.
 	Limits LimitsConfig `mapstructure:"limits"`
 	Books  BooksConfig  `mapstructure:"books"`
+	// Approvals say which refunds and write-offs need a second person.
+	Approvals ApprovalsConfig `mapstructure:"approvals"`
 }
 
 // BooksConfig configures work on the books as a whole (`reconcile books`).
@@ -74,6 +81,40 @@ type BooksConfig struct {
 	// bytes; keep it the same, so that a person erased twice gets one
 	// token): RECONCILE_BOOKS_ERASE_KEY.
 	EraseKey string `mapstructure:"erase_key" secret:"env"`
+}
+
+// ApprovalsConfig is the two-person rule for money: a refund or a write-off
+// from a finding above its currency's threshold waits for another operator
+// to approve it.
+type ApprovalsConfig struct {
+	// Thresholds by currency, in major units as decimal text ({KES:
+	// "10000", USD: "100"}); a currency not listed needs no approval.
+	Thresholds map[string]string `mapstructure:"thresholds"`
+	// ExpireAfter is how long a request waits for its approval; default 24h.
+	ExpireAfter time.Duration `mapstructure:"expire_after"`
+}
+
+// Rules parses the section into the findings service's approval rules.
+func (a ApprovalsConfig) Rules() (findings.Approvals, error) {
+	out := findings.Approvals{Thresholds: make(map[string]decimal.Decimal, len(a.Thresholds)), ExpireAfter: a.ExpireAfter}
+	var errs []error
+	for _, cur := range slices.Sorted(maps.Keys(a.Thresholds)) {
+		code, err := money.NormalizeCurrency(cur)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", cur, err))
+			continue
+		}
+		d, err := decimal.NewFromString(strings.TrimSpace(a.Thresholds[cur]))
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %q is not a decimal amount", cur, a.Thresholds[cur]))
+		case d.IsNegative():
+			errs = append(errs, fmt.Errorf("%s: %s is negative", cur, a.Thresholds[cur]))
+		default:
+			out.Thresholds[code] = d
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // LimitsConfig sets the limits at the edge that are configurable.
@@ -180,6 +221,13 @@ type ChargesConfig struct {
 	PendingPoll time.Duration `mapstructure:"pending_poll"`
 	// PendingGiveUp is when a still-pending attempt is marked unknown; default 10m.
 	PendingGiveUp time.Duration `mapstructure:"pending_give_up"`
+	// ReceiptPoll is how often a refund that waits for the charge's
+	// receipt (an M-Pesa reversal of a charge whose callback was lost)
+	// looks again; default 5m.
+	ReceiptPoll time.Duration `mapstructure:"receipt_poll"`
+	// ReceiptWait is how long such a refund waits before it fails, nothing
+	// sent; default 840h (35 days).
+	ReceiptWait time.Duration `mapstructure:"receipt_wait"`
 }
 
 // EventsConfig is where outgoing events go.
@@ -243,7 +291,10 @@ func Default() Config {
 			MaxAttempts:   charge.DefaultMaxAttempts,
 			PendingPoll:   charge.DefaultPendingPoll,
 			PendingGiveUp: charge.DefaultPendingGiveUp,
+			ReceiptPoll:   charge.DefaultReceiptPoll,
+			ReceiptWait:   charge.DefaultReceiptWait,
 		},
+		Approvals: ApprovalsConfig{Thresholds: map[string]string{}, ExpireAfter: findings.DefaultApprovalExpiry},
 		Reconcile: ReconcileConfig{
 			Tolerance:      reconciler.DefaultTolerance,
 			Lease:          reconciler.DefaultLease,

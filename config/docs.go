@@ -72,6 +72,10 @@ var configDocs = map[string]string{
 		"M-Pesa reversal awaiting its result) is asked about.",
 	"charges.pending_give_up": "When a still-pending charge or refund is given up as unknown, for the " +
 		"reconciler to settle.",
+	"charges.receipt_poll": "How often a refund that cannot be sent yet looks again: an M-Pesa reversal names " +
+		"the charge's receipt, which a lost callback never brought; the refund waits (shown in the console) " +
+		"and is sent as soon as a pull, a callback or a statement brings it.",
+	"charges.receipt_wait": "How long such a refund waits for the receipt before it fails, nothing sent.",
 
 	"events": "Outgoing events (charge.succeeded, charge.failed, charge.unknown, and refund.succeeded, " +
 		"refund.failed, refund.unknown for refund intents), POSTed as JSON to every " +
@@ -226,6 +230,13 @@ var configDocs = map[string]string{
 
 	"schedules": "Periodic reconcile runs in `reconcile serve`, by provider. Only the leader among " +
 		"replicas schedules; each window is run once (the run claim is the last defence).",
+
+	"approvals": "The two-person rule for money: a refund or a write-off from a finding above its " +
+		"currency's threshold waits for another operator to approve it (console, Slack, command line or API); " +
+		"the person who asked cannot approve it, and a rejected or expired request changes nothing.",
+	"approvals.thresholds": "Amount above which a refund or write-off needs a second person, per currency, " +
+		"in major units, e.g. {KES: \"10000\", USD: \"100\"}. A currency not listed needs none.",
+	"approvals.expire_after": "How long a request waits for its approval; after it, it is expired and does nothing.",
 
 	"limits": "Limits at the edge: input beyond them is refused with its field named and kept in the " +
 		"quarantine (docs/security.md lists them all).",

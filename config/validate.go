@@ -25,7 +25,7 @@ func (c Config) Validate() error {
 	for _, section := range []func() []error{
 		c.validateDatabase, c.Log.validate, c.HTTP.validate, c.validateConsole, c.validateWorkers, c.validateQueue,
 		c.Charges.validate, c.Events.validate, c.Reconcile.validate, c.validateAlerts, c.validateProviders,
-		c.Providers.validate, c.validateSchedules, c.Limits.validate,
+		c.Providers.validate, c.validateSchedules, c.Limits.validate, c.Approvals.validate,
 	} {
 		errs = append(errs, section()...)
 	}
@@ -194,6 +194,8 @@ func (ch ChargesConfig) validate() []error {
 	k.positive("charges.lease", ch.Lease)
 	k.positive("charges.pending_poll", ch.PendingPoll)
 	k.positive("charges.pending_give_up", ch.PendingGiveUp)
+	k.positive("charges.receipt_poll", ch.ReceiptPoll)
+	k.positive("charges.receipt_wait", ch.ReceiptWait)
 	if ch.MaxAttempts < 1 {
 		k.bad("charges.max_attempts", "must be at least 1")
 	}
@@ -293,5 +295,14 @@ func (l LimitsConfig) validate() []error {
 	if _, err := l.Amounts(); err != nil {
 		k.bad("limits.max_amounts", "%v", err)
 	}
+	return k.errs
+}
+
+func (a ApprovalsConfig) validate() []error {
+	var k checker
+	if _, err := a.Rules(); err != nil {
+		k.bad("approvals.thresholds", "%v", err)
+	}
+	k.positive("approvals.expire_after", a.ExpireAfter)
 	return k.errs
 }

@@ -97,6 +97,9 @@ type Console struct {
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	oidc  *oidcSignIn
+	// formToken names one rendering of a form whose action is applied
+	// once (the bulk decisions); randomToken, fixed in tests.
+	formToken func() string
 }
 
 // New checks the configuration and parses the pages.
@@ -132,9 +135,10 @@ func New(cfg Config, d Deps) (*Console, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Console{cfg: cfg, deps: d, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
-	for _, p := range []string{"findings", "finding", "runs", "quarantine", "jobs", "error"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html")
+	c := &Console{cfg: cfg, deps: d, pages: map[string]*template.Template{}, mux: http.NewServeMux(), formToken: randomToken}
+	for _, p := range pageNames {
+		files := append([]string{"templates/layout.html", "templates/" + p + ".html"}, partials[p]...)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("console: page %s: %w", p, err)
 		}
@@ -302,4 +306,16 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, err error) {
 var funcs = template.FuncMap{
 	"when":   report.LocalTime,
 	"amount": money.Amount.Display,
+	// remediable says whether a verb (refund, writeoff, retry, cancel)
+	// applies to a finding's kind.
+	"remediable": func(verb string, kind ledger.Kind) bool { return findings.Remediable(findings.Verb(verb), kind) },
+	// dict pairs titles with lists for a template to range over, in the
+	// titles' order.
+	"dict": func(pairs ...any) map[string]any {
+		out := map[string]any{}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			out[fmt.Sprint(pairs[i])] = pairs[i+1]
+		}
+		return out
+	},
 }

@@ -133,6 +133,7 @@ func setup(t *testing.T, newStore func(testing.TB) ledger.Store) *bundle {
 				return "stk callback, 1 new transaction(s)", nil
 			}})
 	must(err)
+	c.formToken = func() string { return "form-token-0123456789" }
 	b.console = c
 	b.srv = httptest.NewServer(c.Handler())
 	t.Cleanup(b.srv.Close)

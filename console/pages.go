@@ -3,19 +3,14 @@ package console
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/money"
 )
 
 func (c *Console) routes() {
@@ -30,6 +25,8 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /console/quarantine/{id}/{action}", c.operator(c.quarantineAct))
 	c.mux.HandleFunc("GET /console/jobs", c.jobs)
 	c.mux.HandleFunc("POST /console/jobs/{id}/retry", c.operator(c.retryJob))
+	c.remedyRoutes()
+	c.listRoutes()
 }
 
 // operator lets only operators through.
@@ -47,9 +44,10 @@ func (c *Console) actor(r *http.Request) ledger.Actor {
 	return ledger.Actor{Name: userOf(r).Name, Surface: ledger.SurfaceWeb}
 }
 
-// filterForm is the findings filter as the form shows it.
+// filterForm is the findings filter as the form shows it; Q searches
+// (findingsSearch).
 type filterForm struct {
-	Status, Provider, Kind, From, To, Run string
+	Status, Provider, Kind, From, To, Run, Q string
 }
 
 var statusChoices = map[string][]ledger.FindingStatus{
@@ -60,94 +58,13 @@ var statusChoices = map[string][]ledger.FindingStatus{
 	"all":          nil,
 }
 
-type riskTotal struct {
-	Amount   money.Amount
-	Findings int
-}
-
 func (c *Console) findings(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	q := r.URL.Query()
-	form := filterForm{Status: q.Get("status"), Provider: q.Get("provider"), Kind: q.Get("kind"), From: q.Get("from"), To: q.Get("to"), Run: q.Get("run")}
-	zones, err := c.deps.Providers(ctx)
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	var problems []string
-	f := ledger.FindingFilter{Limit: 1000}
-	statuses, ok := statusChoices[form.Status]
-	if !ok {
-		problems = append(problems, fmt.Sprintf("status %q: choose one from the list", form.Status))
-	}
-	f.Statuses = statuses
-	zone := time.UTC
-	if form.Provider != "" {
-		z, ok := zones[form.Provider]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("provider %q: unknown provider", form.Provider))
-		} else {
-			f.Provider, zone = form.Provider, z
-		}
-	}
-	if form.Kind != "" {
-		if !slices.Contains(ledger.Kinds, ledger.Kind(form.Kind)) {
-			problems = append(problems, fmt.Sprintf("kind %q: unknown kind", form.Kind))
-		} else {
-			f.Kinds = []ledger.Kind{ledger.Kind(form.Kind)}
-		}
-	}
-	for _, d := range []struct {
-		name, v string
-		dst     *time.Time
-	}{{"from", form.From, &f.From}, {"to", form.To, &f.To}} {
-		if d.v == "" {
-			continue
-		}
-		t, err := time.ParseInLocation("2006-01-02", d.v, zone)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s %q: want a date, YYYY-MM-DD", d.name, d.v))
-			continue
-		}
-		*d.dst = t
-	}
-	if form.Run != "" {
-		n, err := strconv.ParseInt(form.Run, 10, 64)
-		if err != nil || n <= 0 {
-			problems = append(problems, fmt.Sprintf("run %q: want a run number", form.Run))
-		}
-		f.RunID = n
-	}
-	var list []ledger.Finding
-	status := http.StatusOK
-	if len(problems) > 0 {
-		status = http.StatusUnprocessableEntity
-	} else if list, err = c.deps.Store.ListFindings(ctx, f); err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	c.render(w, r, status, "findings", map[string]any{"Title": "Findings", "Form": form, "Problems": problems,
-		"Findings": list, "Totals": totals(list), "Zones": zones, "Providers": slices.Sorted(maps.Keys(zones)),
-		"Kinds": ledger.Kinds, "Statuses": []string{"open", "acknowledged", "resolved", "all"}})
+	c.showFindings(w, r, r.URL.Query(), http.StatusOK, "", nil)
 }
 
-// totals sums the money at risk per currency, currencies sorted.
-func totals(fs []ledger.Finding) []riskTotal {
-	sums := map[string]decimal.Decimal{}
-	n := map[string]int{}
-	for _, f := range fs {
-		if f.AtRisk.IsZero() {
-			continue
-		}
-		sums[f.AtRisk.Currency] = sums[f.AtRisk.Currency].Add(f.AtRisk.Value)
-		n[f.AtRisk.Currency]++
-	}
-	out := make([]riskTotal, 0, len(sums))
-	for _, cur := range slices.Sorted(maps.Keys(sums)) {
-		out = append(out, riskTotal{Amount: money.Amount{Value: sums[cur], Currency: cur}, Findings: n[cur]})
-	}
-	return out
-}
+// totals sums the money at risk of the unresolved findings per currency,
+// as the API and the metric do (findings.TotalsAtRisk).
+func totals(fs []ledger.Finding) []findings.RiskTotal { return findings.TotalsAtRisk(fs) }
 
 type sourceView struct {
 	ledger.Source
@@ -199,6 +116,15 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 	if d.Link != nil {
 		data["Link"] = *d.Link
 	}
+	data["Remedies"] = d.Remedies
+	closes, err := c.deps.Store.ListCloses(ctx)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	if cl, ok := ledger.ClosedBefore(f, closes, zones[f.Provider]); ok {
+		data["LateFor"] = cl
+	}
 	c.render(w, r, status, "finding", data)
 }
 
@@ -211,8 +137,19 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, userOf(r), http.StatusNotFound, "There is no such action.")
 		return
 	}
-	_, err := c.deps.Findings.Decide(r.Context(), findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r),
-		Note: r.PostFormValue("note"), IntentKey: r.PostFormValue("intent")})
+	d := findings.Decision{Verb: verb, FindingID: id, Actor: c.actor(r), Note: r.PostFormValue("note"), IntentKey: r.PostFormValue("intent"),
+		Amount: r.PostFormValue("amount"), TxnID: r.PostFormValue("txn")}
+	if v := r.PostFormValue("request"); v != "" {
+		if d.Remedy, _ = strconv.ParseInt(v, 10, 64); d.Remedy <= 0 {
+			c.showFinding(w, r, http.StatusUnprocessableEntity, "There is no such request.")
+			return
+		}
+	}
+	_, err := c.deps.Findings.Decide(r.Context(), d)
+	if status, msg, ok := remedyProblem(verb, err); ok {
+		c.showFinding(w, r, status, msg)
+		return
+	}
 	var fe *ledger.FieldError
 	switch {
 	case errors.Is(err, findings.ErrNoteRequired):
@@ -337,6 +274,12 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) {
 		}
 		data["Jobs"], data["Queue"] = jobs, true
 	}
+	waits, err := c.deps.Store.ListRefundWaits(r.Context(), 200)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	data["Waits"] = waits
 	c.render(w, r, http.StatusOK, "jobs", data)
 }
 

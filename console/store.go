@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 // Store is what the console reads and acts through; a ledger.Store has it.
@@ -17,6 +18,17 @@ type Store interface {
 	ListAttempts(ctx context.Context, intentKey string) ([]ledger.Attempt, error)
 	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error)
 	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
+	ListRemedies(ctx context.Context, f ledger.RemedyFilter) ([]ledger.Remedy, error)
+	GetRefundWait(ctx context.Context, intentKey string) (ledger.RefundWait, error)
+	// The refunds that wait for evidence before they can be sent.
+	ListRefundWaits(ctx context.Context, limit int) ([]ledger.RefundWait, error)
+
+	// What the findings search reads besides the findings.
+	SearchStore
+
+	// The month-end close: what its report reads, and the closes.
+	report.CloseStore
+	ClosePeriod(ctx context.Context, c ledger.PeriodClose) (ledger.PeriodClose, error)
 
 	// Runs and the quarantine.
 	ListRuns(ctx context.Context, provider string, limit int) ([]ledger.Run, error)

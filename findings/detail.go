@@ -17,6 +17,9 @@ type DetailReader interface {
 	GetProviderTxns(ctx context.Context, provider string, ids []string) ([]ledger.ProviderTxn, error)
 	FindingHistory(ctx context.Context, id string) ([]ledger.HistoryEvent, error)
 	GetManualLink(ctx context.Context, provider, txnID string) (ledger.ManualLink, error)
+	// The remedies people asked for, and the wait of a refund one created.
+	ListRemedies(ctx context.Context, f ledger.RemedyFilter) ([]ledger.Remedy, error)
+	GetRefundWait(ctx context.Context, intentKey string) (ledger.RefundWait, error)
 }
 
 // Detail is a finding with its evidence and history, as read from the
@@ -36,6 +39,17 @@ type Detail struct {
 	// Link is the manual link of an unknown_charge's transaction, when a
 	// person made one.
 	Link *ledger.ManualLink
+	// Remedies are the refunds, write-offs, retries and cancels people
+	// asked for, oldest first, each with the refund it created.
+	Remedies []Remedied
+}
+
+// Remedied is a remedy with the refund intent it created (nil for none, or
+// not in the books) and what that refund waits for, if it waits.
+type Remedied struct {
+	ledger.Remedy
+	Refund *ledger.Intent
+	Wait   *ledger.RefundWait
 }
 
 // Load reads the detail of finding id; an error wrapping ledger.ErrNotFound
@@ -83,7 +97,40 @@ func Load(ctx context.Context, r DetailReader, id string) (Detail, error) {
 			return Detail{}, err
 		}
 	}
+	if d.Remedies, err = loadRemedies(ctx, r, id); err != nil {
+		return Detail{}, err
+	}
 	return d, nil
+}
+
+// loadRemedies reads the remedies of finding id with their refunds.
+func loadRemedies(ctx context.Context, r DetailReader, id string) ([]Remedied, error) {
+	rs, err := r.ListRemedies(ctx, ledger.RemedyFilter{FindingIDs: []string{id}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Remedied, 0, len(rs))
+	for _, x := range rs {
+		m := Remedied{Remedy: x}
+		if x.RefundKey != "" {
+			in, err := r.GetIntent(ctx, x.RefundKey)
+			switch {
+			case err == nil:
+				m.Refund = &in
+			case !errors.Is(err, ledger.ErrNotFound):
+				return nil, err
+			}
+			w, err := r.GetRefundWait(ctx, x.RefundKey)
+			switch {
+			case err == nil:
+				m.Wait = &w
+			case !errors.Is(err, ledger.ErrNotFound):
+				return nil, err
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // View is the JSON shape of d.
@@ -95,6 +142,9 @@ func (d Detail) View() DetailView {
 	}
 	for _, t := range d.Txns {
 		v.Transactions = append(v.Transactions, ViewTxn(t))
+	}
+	for _, m := range d.Remedies {
+		v.Remedies = append(v.Remedies, ViewRemedy(m))
 	}
 	return v
 }

@@ -20,7 +20,7 @@ type MetricsStore interface {
 
 // Metrics are the findings' metric families: reconcile_findings, by
 // provider, kind and status, read from the books at scrape time, and
-// reconcile_open_at_risk, the money at risk in open findings by provider
+// reconcile_open_at_risk, the money at risk in unresolved findings by provider
 // and currency, read by Refresh. Register Collectors() with a Prometheus
 // registry to export them.
 type Metrics struct {
@@ -43,7 +43,7 @@ const atRiskScanLimit = 100_000
 func NewMetrics(store MetricsStore, providers []string, currencies map[string]string, logger *slog.Logger) *Metrics {
 	m := &Metrics{store: store, logger: logger, providers: providers, riskKeys: map[[2]string]bool{},
 		AtRisk: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "reconcile_open_at_risk",
-			Help: "Money at risk in open findings, by provider and currency, in major units (approximate: for alerting only; the books hold exact decimals)."},
+			Help: "Money at risk in unresolved (open and acknowledged) findings, by provider and currency, in major units (approximate: for alerting only; the books hold exact decimals)."},
 			[]string{"provider", "currency"}),
 	}
 	for _, p := range providers {
@@ -60,12 +60,13 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.AtRisk, &countCollector{store: m.store, providers: m.providers}}
 }
 
-// Refresh sums the money at risk in open findings from the books. A
+// Refresh sums the money at risk in unresolved findings (AtRiskStatuses,
+// as the console and the API total them) from the books. A
 // currency once exported stays, at zero when nothing is at risk.
 func (m *Metrics) Refresh(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	open, err := m.store.ListFindings(ctx, ledger.FindingFilter{Statuses: []ledger.FindingStatus{ledger.FindingOpen}, Limit: atRiskScanLimit})
+	open, err := m.store.ListFindings(ctx, ledger.FindingFilter{Statuses: AtRiskStatuses, Limit: atRiskScanLimit})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (m *Metrics) Refresh(ctx context.Context) error {
 	}
 	sums := map[[2]string]decimal.Decimal{}
 	for _, f := range open {
-		if f.AtRisk.Currency == "" {
+		if !CountsAtRisk(f) {
 			continue
 		}
 		k := [2]string{f.Provider, f.AtRisk.Currency}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +14,7 @@ import (
 // Verb is a decision a person takes on a finding.
 type Verb string
 
-// Verbs. To add one (a refund of a duplicate, a write-off, a second
-// person's approval): a constant here, its rule in Check, its write in
+// Verbs. To add one: a constant here, its rule in Check, its write in
 // Decide, and each surface maps its button, route or command to it.
 const (
 	// Acknowledge: someone is looking at it (open or acknowledged).
@@ -30,9 +30,35 @@ const (
 	Match Verb = "match"
 	// Unmatch undoes a manual match, reopening both findings.
 	Unmatch Verb = "unmatch"
+	// Refund gives back the excess of a duplicate_charge or an overpaid: a
+	// refund intent for the payment that is too many (the duplicate, not
+	// the original; the last payment of an overpayment), sent by the refund
+	// jobs. The finding stays open until a run sees the money go back.
+	Refund Verb = "refund"
+	// WriteOff resolves an amount_mismatch, an underpaid or a fee finding
+	// with the difference written off (at most its money at risk).
+	WriteOff Verb = "writeoff"
+	// Retry queues a stuck_intent's charge again, where its provider
+	// allows it.
+	Retry Verb = "retry"
+	// Cancel fails a stuck_intent that never reached its provider and
+	// resolves the finding.
+	Cancel Verb = "cancel"
+	// Approve carries out a request awaiting a second person (a refund or a
+	// write-off above its currency's threshold); never its requester's.
+	Approve Verb = "approve"
+	// Reject refuses such a request: nothing is done.
+	Reject Verb = "reject"
 )
 
-var verbs = []Verb{Acknowledge, Resolve, Reopen, Note, Match, Unmatch}
+var verbs = []Verb{Acknowledge, Resolve, Reopen, Note, Match, Unmatch, Refund, WriteOff, Retry, Cancel, Approve, Reject}
+
+// remedies are the verbs that fix a finding through a remedy.
+var remedies = []Verb{Refund, WriteOff, Retry, Cancel}
+
+// IsRemedy reports whether v fixes a finding through a remedy (refund,
+// writeoff, retry, cancel).
+func IsRemedy(v Verb) bool { return slices.Contains(remedies, v) }
 
 // ParseVerb validates s as a Verb.
 func ParseVerb(s string) (Verb, bool) {
@@ -71,6 +97,14 @@ type Decision struct {
 	// claimed in the transaction that applies the decision, so a repeat of
 	// it, on any replica, changes nothing and says so (Outcome.Repeat).
 	Once string
+	// Amount is how much a Refund or a WriteOff moves, in the finding's
+	// currency ("20.00"); empty for the default (the duplicate's amount,
+	// the excess, the money at risk).
+	Amount string
+	// TxnID is the payment a Refund gives back; empty for the default.
+	TxnID string
+	// Remedy is the request an Approve or a Reject decides.
+	Remedy int64
 }
 
 // Outcome is what a decision did: what the surface shows, and what the
@@ -90,6 +124,18 @@ type Outcome struct {
 	Link *ledger.ManualLink
 	// Repeat is true when Once had been claimed before: nothing changed.
 	Repeat bool
+	// Remedy is the remedy a remedy verb recorded (awaiting approval, or
+	// applied), or the request an Approve or a Reject decided.
+	Remedy *ledger.Remedy
+	// Intent is the intent a remedy acted on: the refund intent created,
+	// the intent retried or cancelled.
+	Intent *ledger.Intent
+}
+
+// Waiting reports whether the decision left a request awaiting a second
+// person's approval.
+func (out Outcome) Waiting() bool {
+	return out.Remedy != nil && out.Remedy.Status == ledger.RemedyAwaitingApproval
 }
 
 // Announcer plans the follow-up of a finding a person resolved, in the
@@ -101,9 +147,12 @@ type Announcer func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error
 // rules are the same everywhere and each decision writes its change and
 // its history event in one transaction.
 type Service struct {
-	store    ledger.Transactor
-	announce Announcer
-	clock    func() time.Time
+	store       ledger.Transactor
+	announce    Announcer
+	announceReq RemedyAnnouncer
+	payments    Payments
+	approvals   Approvals
+	clock       func() time.Time
 }
 
 // Options tune a Service.
@@ -111,6 +160,14 @@ type Options struct {
 	// Announce, when set, plans the follow-up of every finding a decision
 	// resolves.
 	Announce Announcer
+	// AnnounceRemedy, when set, plans what people hear of a request
+	// awaiting approval and of its approval, rejection or expiry.
+	AnnounceRemedy RemedyAnnouncer
+	// Payments creates refunds and retries or cancels stuck intents; nil
+	// refuses those verbs (ErrNoPayments).
+	Payments Payments
+	// Approvals say which refunds and write-offs need a second person.
+	Approvals Approvals
 	// Clock stamps the history (nil: time.Now).
 	Clock func() time.Time
 }
@@ -120,8 +177,15 @@ func NewService(store ledger.Transactor, opt Options) *Service {
 	if opt.Clock == nil {
 		opt.Clock = time.Now
 	}
-	return &Service{store: store, announce: opt.Announce, clock: opt.Clock}
+	if opt.Approvals.ExpireAfter <= 0 {
+		opt.Approvals.ExpireAfter = DefaultApprovalExpiry
+	}
+	return &Service{store: store, announce: opt.Announce, announceReq: opt.AnnounceRemedy, payments: opt.Payments,
+		approvals: opt.Approvals, clock: opt.Clock}
 }
+
+// Approvals returns the service's approval rules.
+func (s *Service) Approvals() Approvals { return s.approvals }
 
 // Decide applies d: it checks the rules, then in one transaction claims
 // d.Once (when set), writes the change with its history event and
@@ -138,8 +202,11 @@ func (s *Service) Decide(ctx context.Context, d Decision) (Outcome, error) {
 		return out, err
 	}
 	now := s.clock().UTC()
+	// A refusal recorded in the books (an expired request marked so) is
+	// returned after its transaction commits.
+	var after error
 	err = s.store.InTx(ctx, func(tx ledger.Tx) error {
-		out = Outcome{}
+		out, after = Outcome{}, nil
 		if d.Once != "" {
 			fresh, err := tx.ClaimInteraction(ctx, d.Once, now)
 			if err != nil {
@@ -151,13 +218,16 @@ func (s *Service) Decide(ctx context.Context, d Decision) (Outcome, error) {
 				return err
 			}
 		}
-		return s.apply(ctx, tx, d, now, &out)
+		return s.apply(ctx, tx, d, now, &out, &after)
 	})
+	if err == nil {
+		err = after
+	}
 	return out, err
 }
 
 // apply writes d in tx.
-func (s *Service) apply(ctx context.Context, tx ledger.Tx, d Decision, now time.Time, out *Outcome) error {
+func (s *Service) apply(ctx context.Context, tx ledger.Tx, d Decision, now time.Time, out *Outcome, after *error) error {
 	resolved := func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
 		out.Resolved = append(out.Resolved, f)
 		if s.announce == nil {
@@ -209,6 +279,10 @@ func (s *Service) apply(ctx context.Context, tx ledger.Tx, d Decision, now time.
 		}
 		out.took(d.FindingID, m)
 		return nil
+	case Refund, WriteOff, Retry, Cancel:
+		return s.remedy(ctx, tx, d, now, out)
+	case Approve, Reject:
+		return s.decideRequest(ctx, tx, d, now, out, after)
 	}
 	return fmt.Errorf("findings: %s: no such decision", d.Verb)
 }

@@ -140,8 +140,44 @@ func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 		}
 	}
 
+	if len(d.Remedies) > 0 {
+		fmt.Fprintln(w, "\nRemedies")
+	}
+	for _, r := range d.Remedies {
+		fmt.Fprintf(w, "  request %d: %s", r.ID, r.Kind)
+		if r.Amount != nil {
+			fmt.Fprintf(w, " of %s", amountText(r.Amount))
+		}
+		if r.TxnID != "" {
+			fmt.Fprintf(w, " for %s", r.TxnID)
+		}
+		fmt.Fprintf(w, ", %s; asked by %s via %s at %s", r.Status, r.RequestedBy, r.RequestedVia, ts(r.RequestedAt))
+		if r.ExpiresAt != nil && r.Status == string(ledger.RemedyAwaitingApproval) {
+			fmt.Fprintf(w, ", expires %s", ts(*r.ExpiresAt))
+		}
+		if r.DecidedBy != "" {
+			fmt.Fprintf(w, "; %s by %s via %s at %s", decidedWord(r.Status), r.DecidedBy, r.DecidedVia, ts(*r.DecidedAt))
+		}
+		fmt.Fprintln(w)
+		if r.RefundKey != "" {
+			fmt.Fprintf(w, "    refund %s: %s", r.RefundKey, orDash(r.RefundState))
+			if r.WaitingFor != "" {
+				fmt.Fprintf(w, ", waiting since %s for %s", ts(*r.Waiting), r.WaitingFor)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+
 	fmt.Fprintln(w, "\nHistory")
 	return WriteHistoryText(w, d.History, loc)
+}
+
+// decidedWord is what the second person did to a request now in status.
+func decidedWord(status string) string {
+	if status == string(ledger.RemedyRejected) {
+		return "rejected"
+	}
+	return "approved"
 }
 
 // WriteHistoryText renders a history for a person, one event a line, times

@@ -219,4 +219,53 @@ type DetailView struct {
 	Intent       *IntentView `json:"intent,omitempty"`
 	Transactions []TxnView   `json:"transactions"`
 	History      []EventView `json:"history"`
+	// Remedies are the refunds, write-offs, retries and cancels asked for,
+	// oldest first; left out when there are none.
+	Remedies []RemedyView `json:"remedies,omitempty"`
+}
+
+// RemedyView is a remedy (a request awaiting approval, or applied), with
+// the refund it created and what that refund waits for.
+type RemedyView struct {
+	ID           int64       `json:"id"`
+	Kind         string      `json:"kind"`
+	Status       string      `json:"status"`
+	Amount       *AmountView `json:"amount,omitempty"`
+	TxnID        string      `json:"txn_id,omitempty"`
+	IntentKey    string      `json:"intent_key,omitempty"`
+	Note         string      `json:"note"`
+	RequestedBy  string      `json:"requested_by"`
+	RequestedVia string      `json:"requested_via"`
+	RequestedAt  time.Time   `json:"requested_at"`
+	ExpiresAt    *time.Time  `json:"expires_at,omitempty"`
+	DecidedBy    string      `json:"decided_by,omitempty"`
+	DecidedVia   string      `json:"decided_via,omitempty"`
+	DecidedAt    *time.Time  `json:"decided_at,omitempty"`
+	DecisionNote string      `json:"decision_note,omitempty"`
+	AppliedAt    *time.Time  `json:"applied_at,omitempty"`
+	ConfirmedAt  *time.Time  `json:"confirmed_at,omitempty"`
+	// RefundKey and RefundState are the refund intent a refund created.
+	RefundKey   string `json:"refund_key,omitempty"`
+	RefundState string `json:"refund_state,omitempty"`
+	// WaitingFor says what the refund waits for before it can be sent
+	// (the charge's receipt), and Waiting since when.
+	WaitingFor string     `json:"waiting_for,omitempty"`
+	Waiting    *time.Time `json:"waiting_since,omitempty"`
+}
+
+// ViewRemedy is the view of m.
+func ViewRemedy(m Remedied) RemedyView {
+	r := m.Remedy
+	v := RemedyView{ID: r.ID, Kind: string(r.Kind), Status: string(r.Status), Amount: ViewAmount(r.Amount), TxnID: r.TxnID,
+		IntentKey: r.IntentKey, Note: r.Note, RequestedBy: r.RequestedBy, RequestedVia: string(r.RequestedVia), RequestedAt: r.RequestedAt,
+		ExpiresAt: OptTime(r.ExpiresAt), DecidedBy: r.DecidedBy, DecidedVia: string(r.DecidedVia), DecidedAt: OptTime(r.DecidedAt),
+		DecisionNote: r.DecisionNote, AppliedAt: OptTime(r.AppliedAt), ConfirmedAt: OptTime(r.ConfirmedAt), RefundKey: r.RefundKey}
+	if m.Refund != nil {
+		v.RefundState = string(m.Refund.State)
+	}
+	if m.Wait != nil {
+		v.WaitingFor = m.Wait.Reason
+		v.Waiting = OptTime(m.Wait.Since)
+	}
+	return v
 }

@@ -23,6 +23,8 @@ type Reader interface {
 	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)
 	CountFindings(ctx context.Context) ([]FindingCount, error)
 	FindingHistory(ctx context.Context, id string) ([]HistoryEvent, error)
+	ListRemedies(ctx context.Context, f RemedyFilter) ([]Remedy, error)
+	GetRefundWait(ctx context.Context, intentKey string) (RefundWait, error)
 }
 
 var _ Reader = Store(nil)

@@ -23,6 +23,20 @@ const (
 	IntentExpected IntentKind = "expected"
 )
 
+// Metadata a refund intent may carry.
+const (
+	// MetaChargeTxn names the provider transaction a refund gives money
+	// back for, when it is not the charge's own (the duplicate of a
+	// duplicate charge, the last payment of an overpayment): the refund is
+	// sent for that transaction.
+	MetaChargeTxn = "charge_txn"
+	// MetaFinding names the finding a refund was made to fix.
+	MetaFinding = "finding"
+	// MetaReason is the reason sent with the refund (Stripe's refund
+	// reason, M-Pesa's remarks).
+	MetaReason = "reason"
+)
+
 // ParseIntentKind validates s as an IntentKind; empty is a charge.
 func ParseIntentKind(s string) (IntentKind, error) {
 	switch k := IntentKind(strings.ToLower(strings.TrimSpace(s))); k {

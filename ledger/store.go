@@ -181,6 +181,10 @@ type Executor interface {
 	InteractionStore
 	LookupStore
 	PullRegistrationStore
+	RemedyStore
+	RefundWaitStore
+	IntentChangeStore
+	CloseStore
 }
 
 // Tx is an Executor inside one database transaction.

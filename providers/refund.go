@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/reconcilehq/reconcile/money"
 )
@@ -59,3 +60,17 @@ type RefundStatusQuerier interface {
 type RefundSwitch interface {
 	RefundsEnabled() bool
 }
+
+// RefundChecker says, before anything is sent, whether a refund request
+// could be sent: the checks the provider's Refund makes first. An error
+// wrapping ErrAwaitingEvidence says it cannot be sent yet, not never.
+type RefundChecker interface {
+	CheckRefund(req RefundRequest) error
+}
+
+// ErrAwaitingEvidence marks a refund that cannot be sent yet because the
+// books lack what the provider needs to send it (M-Pesa: the charge's
+// receipt, when the charge's callback never came): its job waits and looks
+// again rather than failing, and sends it once a pull, a callback or a
+// statement brings what was missing.
+var ErrAwaitingEvidence = errors.New("waiting for evidence")

@@ -141,6 +141,9 @@ type Params struct {
 	NoPull bool
 	// Progress, when set, is told how many rows were read so far.
 	Progress func(stage string, rows int)
+	// confirming marks the run of a window run again to confirm refunds:
+	// it runs no other window again.
+	confirming bool
 }
 
 // Outcome is what a run did.
@@ -160,6 +163,10 @@ type Outcome struct {
 	Resolved []ledger.Finding
 	// Settled lists the unknown intents this run settled.
 	Settled []matcher.Settlement
+	// Confirmed are the runs of other windows this run ran again because
+	// refunds people asked for on their findings are now given back: their
+	// Resolved say what they resolved.
+	Confirmed []*Outcome
 	// PullError says why pulling the provider's evidence failed, if it did;
 	// missing_at_provider findings are then not raised.
 	PullError string

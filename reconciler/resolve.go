@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/matcher"
@@ -102,6 +103,71 @@ func (r *Reconciler) resolveUnseen(ctx context.Context, tx ledger.Tx, out *Outco
 		}
 		res = append(res, ledger.Resolution{ID: f.ID, Note: note})
 	}
-	return tx.ResolveFindings(ctx, ledger.ResolveFindingsParams{Resolutions: res, SeenSince: run.StartedAt,
-		Now: r.cfg.Clock().UTC(), RunID: run.ID})
+	refunds, err := r.refundsAsked(ctx, tx, res)
+	if err != nil {
+		return nil, err
+	}
+	now := r.cfg.Clock().UTC()
+	done, err := tx.ResolveFindings(ctx, ledger.ResolveFindingsParams{Resolutions: res, SeenSince: run.StartedAt,
+		Now: now, RunID: run.ID})
+	if err != nil {
+		return nil, err
+	}
+	return done, r.confirmRefunds(ctx, tx, run, done, refunds, now)
+}
+
+// refundsAsked finds the refunds people asked for on the findings res
+// resolves, and says in each resolution's note that the evidence confirms
+// them.
+func (r *Reconciler) refundsAsked(ctx context.Context, tx ledger.Tx, res []ledger.Resolution) (map[string][]ledger.Remedy, error) {
+	if len(res) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(res))
+	for i, x := range res {
+		ids[i] = x.ID
+	}
+	rs, err := tx.ListRemedies(ctx, ledger.RemedyFilter{FindingIDs: ids, Kinds: []ledger.RemedyKind{ledger.RemedyRefund},
+		Statuses: []ledger.RemedyStatus{ledger.RemedyApplied}})
+	if err != nil || len(rs) == 0 {
+		return nil, err
+	}
+	by := map[string][]ledger.Remedy{}
+	for _, x := range rs {
+		by[x.FindingID] = append(by[x.FindingID], x)
+	}
+	for i := range res {
+		for _, x := range by[res[i].ID] {
+			res[i].Note += "; " + refundConfirmed(x)
+		}
+	}
+	return by, nil
+}
+
+// refundConfirmed says that the evidence confirms refund x.
+func refundConfirmed(x ledger.Remedy) string {
+	who := "asked by " + x.RequestedBy
+	if x.DecidedBy != "" {
+		who += ", approved by " + x.DecidedBy
+	}
+	return fmt.Sprintf("refund %s of %s (%s) confirmed by the evidence", x.RefundKey, ledger.ShowAmount(x.Amount), who)
+}
+
+// confirmRefunds marks the refunds asked on the findings the run resolved
+// as confirmed, each with a refund_confirmed event in its finding's history.
+func (r *Reconciler) confirmRefunds(ctx context.Context, tx ledger.Tx, run ledger.Run, done []ledger.Finding, refunds map[string][]ledger.Remedy, now time.Time) error {
+	for _, f := range done {
+		for _, x := range refunds[f.ID] {
+			if _, err := tx.UpdateRemedy(ctx, ledger.RemedyUpdate{ID: x.ID, From: []ledger.RemedyStatus{ledger.RemedyApplied},
+				To: ledger.RemedyConfirmed, Now: now}); err != nil {
+				return err
+			}
+			if err := tx.AddFindingEvent(ctx, ledger.HistoryEvent{SubjectKind: ledger.SubjectFinding, SubjectID: f.ID,
+				Action: ledger.ActionRefundConfirmed, Actor: ledger.ActorRun, Surface: ledger.SurfaceRun, RunID: run.ID,
+				Note: refundConfirmed(x), At: now}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

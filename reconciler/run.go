@@ -43,7 +43,13 @@ func (r *Reconciler) Run(ctx context.Context, p Params) (*Outcome, error) {
 	if lost := stop(); lost != nil && err != nil {
 		err = lost
 	}
-	return r.finished(ctx, p, out, start, err)
+	if out, err = r.finished(ctx, p, out, start, err); err != nil || p.confirming {
+		return out, err
+	}
+	if out.Confirmed, err = r.rerunForRefunds(ctx, p); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // keepLease renews the run's lease every third of it while the run works,
@@ -179,6 +185,9 @@ func (r *Reconciler) match(ctx context.Context, p Params, opt matcher.Options, l
 		return matched{}, err
 	}
 	if err := r.lateDisputes(ctx, p, opt, lo, hi, disputes, res, sn); err != nil {
+		return matched{}, err
+	}
+	if err := r.dropVoided(ctx, res); err != nil {
 		return matched{}, err
 	}
 	others, err := r.suggestAcross(ctx, p, res)

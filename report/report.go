@@ -46,6 +46,9 @@ type Run struct {
 	// ResolvedFindings are the findings of the window this run no longer
 	// saw (and so resolved).
 	ResolvedFindings []ledger.Finding
+	// Confirmed are the other windows run again after this run to confirm
+	// refunds asked for on their findings, with what each resolved.
+	Confirmed []Confirmation
 	// Evidence says where the run's evidence came from (pulled, or stored
 	// only and why), when the caller knows; shown when set.
 	Evidence  string
@@ -59,12 +62,23 @@ type Run struct {
 	Duration  time.Duration
 }
 
+// Confirmation is the run of another window run again to confirm refunds:
+// its window and what it resolved.
+type Confirmation struct {
+	RunID    int64
+	From, To time.Time
+	Resolved []ledger.Finding
+}
+
 // FromOutcome takes a run report from a reconciler outcome.
 func FromOutcome(o *reconciler.Outcome) Run {
 	r := Run{Provider: o.Run.Provider, From: o.Run.From, To: o.Run.To, Summary: o.Summary, Findings: o.Findings,
 		ResolvedFindings: o.Resolved, RunID: o.Run.ID, Attempt: o.Run.Attempt, DryRun: o.DryRun, New: o.Run.Counts.New,
 		Resolved: len(o.Resolved), Settled: len(o.Settled), PullError: o.PullError,
 		Duration: time.Duration(o.Run.Counts.DurationMS) * time.Millisecond, Changes: map[string]string{}}
+	for _, c := range o.Confirmed {
+		r.Confirmed = append(r.Confirmed, Confirmation{RunID: c.Run.ID, From: c.Run.From, To: c.Run.To, Resolved: c.Resolved})
+	}
 	for _, c := range o.Changes {
 		switch {
 		case c.New:

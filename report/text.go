@@ -72,7 +72,10 @@ func runText(w io.Writer, r Run) error {
 		if _, err := io.WriteString(w, "\nNo findings.\n"); err != nil {
 			return err
 		}
-		return resolvedText(w, r.ResolvedFindings)
+		if err := resolvedText(w, r.ResolvedFindings); err != nil {
+			return err
+		}
+		return confirmedText(w, r)
 	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
@@ -80,7 +83,27 @@ func runText(w io.Writer, r Run) error {
 	if err := table(w, ordered(r.Findings), false, func(string) *time.Location { return r.zone() }); err != nil {
 		return err
 	}
-	return resolvedText(w, r.ResolvedFindings)
+	if err := resolvedText(w, r.ResolvedFindings); err != nil {
+		return err
+	}
+	return confirmedText(w, r)
+}
+
+// confirmedText lists the windows run again to confirm refunds, with what
+// each resolved.
+func confirmedText(w io.Writer, r Run) error {
+	if len(r.Confirmed) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, c := range r.Confirmed {
+		fmt.Fprintf(&b, "\nRun again to confirm refunds: %s (run %d), %d resolved\n", LocalWindow(c.From, c.To, r.zone()), c.RunID, len(c.Resolved))
+		for _, f := range ordered(c.Resolved) {
+			fmt.Fprintf(&b, "  %s  %s %s: %s\n", f.ID, f.Kind, ledger.SafeLine(f.IntentKey, 80), ledger.SafeText(f.Note, 400))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // resolvedText lists the findings a run resolved, each with the reason it

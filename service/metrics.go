@@ -97,7 +97,7 @@ func (m *serveMetrics) initialise(k known) {
 }
 
 // refresh reads the gauges kept from the books (the last run of each
-// provider, the money at risk in open findings) and logs a failure; they
+// provider, the money at risk in unresolved findings) and logs a failure; they
 // keep their values.
 func (m *serveMetrics) refresh(ctx context.Context) {
 	err := m.runs.Refresh(ctx, m.store)

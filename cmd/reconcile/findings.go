@@ -21,6 +21,7 @@ longer sees; a person resolves the rest with a note.`,
 	}
 	cmd.AddCommand(newFindingsListCmd(a), newFindingsShowCmd(a))
 	cmd.AddCommand(decisionCmds(a)...)
+	cmd.AddCommand(remedyCmds(a)...)
 	return cmd
 }
 

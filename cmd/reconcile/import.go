@@ -29,6 +29,7 @@ func newImportCmd(a *app) *cobra.Command {
 
 func newImportStatementCmd(a *app) *cobra.Command {
 	var provider string
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "statement --provider P FILE",
 		Short: "Import a provider statement file (M-Pesa portal CSV, Stripe itemized report CSV, a configured CSV layout)",
@@ -45,7 +46,11 @@ export) add a source, never a second transaction; importing the same file again 
 A row that contradicts the books (another amount, type, final status or day for a known
 transaction id) is quarantined and counted; the transaction first recorded is kept. The file is
 read as a stream in batches, so memory does not grow with its size; on a terminal, progress
-(lines, lines/s, share of the file read) is shown on stderr.`,
+(lines, lines/s, share of the file read) is shown on stderr.
+
+--dry-run reads the file as the import would and writes nothing: it prints the lines read and
+refused, how many transactions the books hold already (or hold with another amount), counts by
+type and status, the totals per currency and the largest amounts.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			setup, err := a.setup(provider)
@@ -57,6 +62,9 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 				return usagef("--provider %s has no statement format", provider)
 			}
 			ctx := cmd.Context()
+			if dryRun {
+				return a.dryRunStatement(ctx, provider, setup, args[0])
+			}
 			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
@@ -86,6 +94,8 @@ read as a stream in batches, so memory does not grow with its size; on a termina
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa, stripe or a configured statement layout (required)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and check the file against the books, print counts, totals per currency "+
+		"and the largest amounts, and write nothing")
 	_ = cmd.MarkFlagRequired("provider")
 	return cmd
 }
@@ -156,7 +166,7 @@ func (a *app) processor(d *deps) *intake.Processor {
 }
 
 func newImportIntentsCmd(a *app) *cobra.Command {
-	var chargeThem bool
+	var chargeThem, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "intents [--charge] FILE.csv",
 		Short: "Import intents from another system (backfill, tests); charges nothing unless --charge",
@@ -181,10 +191,22 @@ many. With --charge, every pending intent of the file that is still pending gets
 in the same transaction, as if created through the API; its provider must have a charger
 configured. A pending refund (kind refund) likewise gets its refund job with --charge only,
 and its provider must be able to send refunds. Importing the same file again with --charge
-charges (and refunds) those imported without it.`,
+charges (and refunds) those imported without it.
+
+--dry-run reads the file as the import would and writes nothing: it prints the rows read and
+refused, how many intents are new, already in the books or there with other parameters (refused
+on import), counts by kind and state, the totals per currency and the largest amounts. An import
+in the wrong unit (cents for shillings) shows in its totals; see docs/operations.md to undo one
+that went in.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if dryRun {
+				if chargeThem {
+					return usagef("--dry-run charges nothing: leave --charge out")
+				}
+				return a.dryRunIntents(ctx, args[0])
+			}
 			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
@@ -278,6 +300,8 @@ charges (and refunds) those imported without it.`,
 		},
 	}
 	cmd.Flags().BoolVar(&chargeThem, "charge", false, "enqueue the charge of every pending intent of the file (sends real payment requests)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and check the file against the books, print counts, totals per currency "+
+		"and the largest amounts, and write nothing")
 	return cmd
 }
 

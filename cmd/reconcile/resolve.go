@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/database"
@@ -54,7 +55,10 @@ type deps struct {
 	alerts   alerts.Config
 	alertsOn bool
 	// queue inserts and lists jobs and works none.
-	queue    *queue.Queue
+	queue *queue.Queue
+	// charges creates the refunds people ask for and retries or cancels
+	// stuck intents, queueing on queue (serve's workers send them).
+	charges  *charge.Service
 	findings *findings.Service
 	clock    func() time.Time
 	logger   *slog.Logger
@@ -112,11 +116,18 @@ func (a *app) wire(d *deps) error {
 	if d.queue, err = queue.New(d.store, queue.Config{Logger: a.logger}); err != nil {
 		return err
 	}
-	announce, err := d.announcer()
+	announce, announceRemedy, err := d.announcer()
 	if err != nil {
 		return err
 	}
-	d.findings = findings.NewService(d.store, findings.Options{Announce: announce, Clock: a.clock})
+	rules, err := a.cfg.Approvals.Rules()
+	if err != nil {
+		return fmt.Errorf("config approvals: %w", err)
+	}
+	d.charges = a.chargeService(d, charge.NewMetrics())
+	d.charges.UseQueue(d.queue)
+	d.findings = findings.NewService(d.store, findings.Options{Announce: announce, AnnounceRemedy: announceRemedy,
+		Payments: d.charges, Approvals: rules, Clock: a.clock})
 	return nil
 }
 
@@ -153,24 +164,31 @@ func (d *deps) reads(ctx context.Context) ledger.Reader {
 	return rd
 }
 
-// announcer plans the Slack follow-up of a finding a person resolved, in
-// the resolving transaction, when alerts are on.
-func (d *deps) announcer() (findings.Announcer, error) {
+// announcer plans, when alerts are on, the Slack follow-up of a finding a
+// person resolved and the messages of a request awaiting a second person
+// and of its decision, each in the deciding transaction.
+func (d *deps) announcer() (findings.Announcer, findings.RemedyAnnouncer, error) {
 	if !d.alertsOn {
-		return nil, nil
+		return nil, nil, nil
 	}
 	planner, err := alerts.NewPlanner(d.alerts, d.clock)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	enqueue := alerts.EnqueueFunc(d.queue, d.alerts)
 	return func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
-		planned, err := planner.PlanResolution(ctx, tx, f)
-		if err != nil {
-			return err
-		}
-		return enqueue(ctx, tx, planned)
-	}, nil
+			planned, err := planner.PlanResolution(ctx, tx, f)
+			if err != nil {
+				return err
+			}
+			return enqueue(ctx, tx, planned)
+		}, func(ctx context.Context, tx ledger.Tx, r ledger.Remedy, f ledger.Finding) error {
+			planned, err := planner.PlanRemedy(ctx, tx, r, f)
+			if err != nil {
+				return err
+			}
+			return enqueue(ctx, tx, planned)
+		}, nil
 }
 
 // chargers returns the configured chargers by provider name.

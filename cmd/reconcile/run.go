@@ -168,7 +168,8 @@ func (a *app) chargeService(d *deps, m *charge.Metrics) *charge.Service {
 	host, _ := os.Hostname()
 	return charge.New(charge.Deps{Store: d.store, Chargers: d.chargers(), Clock: a.clock, Logger: a.logger, Metrics: m},
 		charge.Config{Lease: cfg.Charges.Lease, MaxAttempts: cfg.Charges.MaxAttempts, PendingPoll: cfg.Charges.PendingPoll,
-			PendingGiveUp: cfg.Charges.PendingGiveUp, Owner: fmt.Sprintf("%s-%d", host, os.Getpid()),
+			PendingGiveUp: cfg.Charges.PendingGiveUp, ReceiptPoll: cfg.Charges.ReceiptPoll, ReceiptWait: cfg.Charges.ReceiptWait,
+			Owner:     fmt.Sprintf("%s-%d", host, os.Getpid()),
 			Endpoints: cfg.Events.Endpoints, SigningSecret: cfg.Events.SigningSecret})
 }
 

@@ -41,6 +41,9 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Lookups", func(t *testing.T) { t.Parallel(); exerciseLookups(t, newStore) })
 	t.Run("Unseen", func(t *testing.T) { t.Parallel(); exerciseUnseen(t, newStore) })
 	t.Run("PullRegistrations", func(t *testing.T) { t.Parallel(); exercisePullRegistrations(t, newStore) })
+	t.Run("Remedies", func(t *testing.T) { t.Parallel(); exerciseRemedies(t, newStore) })
+	t.Run("Changes", func(t *testing.T) { t.Parallel(); exerciseChanges(t, newStore) })
+	t.Run("Closes", func(t *testing.T) { t.Parallel(); exerciseCloses(t, newStore) })
 }
 
 // T0 is the suite's fixed clock origin.

@@ -29,6 +29,7 @@ import (
 var (
 	_ providers.Refunder            = (*Charger)(nil)
 	_ providers.RefundStatusQuerier = (*Charger)(nil)
+	_ providers.RefundChecker       = (*Charger)(nil)
 )
 
 // Daraja paths of the refund APIs.
@@ -152,7 +153,8 @@ func (c *Charger) reversalFields(req providers.RefundRequest) (refundFields, err
 		// the job tries again later.
 		return refundFields{}, &providers.Error{Provider: Provider, Kind: providers.Retryable, Code: "receipt_unknown",
 			Message: "reversal: charge_txn_id: the charge's M-Pesa receipt is not in the books yet (import the statement or wait for the pull)",
-			Err:     &ledger.FieldError{Field: "charge_txn_id", Err: errors.New("the charge's M-Pesa receipt is not known yet")}}
+			Err: fmt.Errorf("%w: %w", providers.ErrAwaitingEvidence,
+				&ledger.FieldError{Field: "charge_txn_id", Err: errors.New("the charge's M-Pesa receipt is not known yet")})}
 	}
 	rcpt, err := receipt(req.ChargeTxnID)
 	if err != nil {

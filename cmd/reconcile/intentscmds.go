@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
+)
+
+// newIntentsCmd corrects imported intents: amend an amount, void an intent,
+// show one with its corrections.
+func newIntentsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "intents",
+		Short: "Correct imported intents (amend an amount, void one) and show their corrections",
+		Long: `Undo a bad import without touching the database by hand. An intent is corrected only while
+nothing depends on it: a charge or an expected payment (not a refund) that reconcile never sent to
+its provider (its only attempts are imported ones), that no person matched a transaction to by
+hand, and that no refund gives money back for. Each correction is kept with who made it, when and
+why (intents show), and the findings it explains are resolved by the next run of their window: an
+amount_mismatch once the amount is right, a missing_at_provider or stuck_intent once the intent is
+void. docs/operations.md tells the whole recovery of a file imported in cents instead of shillings.`,
+	}
+	cmd.AddCommand(newIntentsAmendCmd(a), newIntentsVoidCmd(a), newIntentsShowCmd(a))
+	return cmd
+}
+
+func newIntentsAmendCmd(a *app) *cobra.Command {
+	var amount, note, actor string
+	cmd := &cobra.Command{
+		Use:   "amend KEY --amount A --note TEXT",
+		Short: "Correct the amount of an imported intent",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if amount == "" {
+				return usagef("intents amend %s: --amount is required", args[0])
+			}
+			return a.changeIntent(cmd, ledger.ChangeParams{Key: args[0], Action: ledger.IntentAmended, Note: note}, amount, actor)
+		},
+	}
+	cmd.Flags().StringVar(&amount, "amount", "", "the right amount, in the intent's currency, in major units (required)")
+	cmd.Flags().StringVar(&note, "note", "", "what was wrong (required)")
+	addActorFlag(cmd, &actor)
+	return cmd
+}
+
+func newIntentsVoidCmd(a *app) *cobra.Command {
+	var note, actor string
+	cmd := &cobra.Command{
+		Use:   "void KEY --note TEXT",
+		Short: "Void an intent that should never have been imported",
+		Long: `Void an intent: it becomes failed (it announces nothing), and runs call it neither missing nor
+stuck; money that moves for it all the same is still reported.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.changeIntent(cmd, ledger.ChangeParams{Key: args[0], Action: ledger.IntentVoided, Note: note}, "", actor)
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "why it should not exist (required)")
+	addActorFlag(cmd, &actor)
+	return cmd
+}
+
+// changeIntent applies a correction for the command line's actor and says
+// what it did.
+func (a *app) changeIntent(cmd *cobra.Command, p ledger.ChangeParams, amount, actor string) error {
+	who, err := cliActor(actor)
+	if err != nil {
+		return err
+	}
+	verb := map[ledger.IntentChangeAction]string{ledger.IntentAmended: "amend", ledger.IntentVoided: "void"}[p.Action]
+	ctx := cmd.Context()
+	d, err := a.resolve(ctx, storeExisting)
+	if err != nil {
+		return err
+	}
+	p.Actor, p.Now = who, a.clock()
+	var (
+		in ledger.Intent
+		c  ledger.IntentChange
+	)
+	err = d.store.InTx(ctx, func(tx ledger.Tx) error {
+		if amount != "" {
+			cur, err := tx.GetIntent(ctx, p.Key)
+			if err != nil {
+				return err
+			}
+			if p.Amount, err = money.Parse(amount, cur.Amount.Currency); err != nil {
+				return &ledger.FieldError{Field: "amount", Err: err}
+			}
+		}
+		var err error
+		in, c, err = ledger.ChangeIntentInTx(ctx, tx, p)
+		return err
+	})
+	var fe *ledger.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return usagef("intents %s %s: --%s %v", verb, p.Key, map[string]string{"amount": "amount", "note": "note", "actor": "actor"}[fe.Field], fe.Err)
+	case errors.Is(err, ledger.ErrNotFound):
+		return notFound("intent", p.Key, "findings list")
+	case err != nil:
+		return fmt.Errorf("intents %s %s: %w", verb, p.Key, err)
+	}
+	switch c.Action {
+	case ledger.IntentAmended:
+		fmt.Fprintf(a.stdout, "intent %s amended: %s (was %s); the next run of its window judges it again\n",
+			ledger.SafeLine(in.Key, 200), ledger.ShowAmount(in.Amount), ledger.ShowAmount(c.OldAmount))
+	default:
+		fmt.Fprintf(a.stdout, "intent %s voided: %s (was %s); runs no longer call it missing or stuck\n",
+			ledger.SafeLine(in.Key, 200), in.State, c.OldState)
+	}
+	return nil
+}
+
+func newIntentsShowCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show KEY",
+		Short: "Show an intent and the corrections made to it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			d, err := a.resolve(ctx, storeExisting)
+			if err != nil {
+				return err
+			}
+			in, err := d.store.GetIntent(ctx, args[0])
+			if errors.Is(err, ledger.ErrNotFound) {
+				return notFound("intent", args[0], "findings list")
+			}
+			if err != nil {
+				return err
+			}
+			changes, err := d.store.IntentChanges(ctx, in.Key)
+			if err != nil {
+				return err
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "Intent   %s (%s)\n", ledger.SafeLine(in.Key, 200), in.Kind)
+			fmt.Fprintf(w, "Amount   %s\n", ledger.ShowAmount(in.Amount))
+			fmt.Fprintf(w, "State    %s\n", in.State)
+			fmt.Fprintf(w, "Provider %s, reference %s\n", in.Provider, ledger.SafeLine(in.Reference, 64))
+			fmt.Fprintf(w, "Created  %s, updated %s\n", in.CreatedAt.UTC().Format(time.RFC3339), in.UpdatedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintln(w, "\nCorrections")
+			if len(changes) == 0 {
+				fmt.Fprintln(w, "  none")
+			}
+			for _, c := range changes {
+				what := fmt.Sprintf("amount %s -> %s", ledger.ShowAmount(c.OldAmount), ledger.ShowAmount(c.NewAmount))
+				if c.Action == ledger.IntentVoided {
+					what = fmt.Sprintf("state %s -> %s", c.OldState, c.NewState)
+				}
+				fmt.Fprintf(w, "  %s  %s by %s via %s: %s: %s\n", c.At.UTC().Format(time.RFC3339), c.Action, ledger.SafeLine(c.Actor, 200),
+					c.Surface, what, ledger.SafeLine(c.Note, 400))
+			}
+			return nil
+		},
+	}
+}

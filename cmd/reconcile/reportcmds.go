@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/findings"
+	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/report"
+)
+
+func newReportCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Reports over the books: the month-end close",
+	}
+	cmd.AddCommand(newReportCloseCmd(a))
+	return cmd
+}
+
+func newReportCloseCmd(a *app) *cobra.Command {
+	var period, provider, format, note, actor string
+	var closeIt, force bool
+	cmd := &cobra.Command{
+		Use:   "close --period YYYY-MM [--provider P] [--format text|json|csv] [--close --note TEXT]",
+		Short: "The month-end close report; --close records who closed the month and when",
+		Long: `Print the close report of a month (each provider's month in its own zone): per provider and
+currency, the intents created and the evidence of the month, counted and summed; how many
+transactions the month's runs matched; the findings still open, by kind, with the money at risk;
+what people did about the month's findings (resolved by hand, written off, refunded) and the
+transactions they matched by hand, each with who; the findings of earlier closed months raised or
+resolved since the previous close; and whether every day of the month that is over was run.
+
+--close records the close with who (--actor, or the operating system user), when, the note and
+the report as it stands. It is refused while a day of the month is not over or was not run,
+unless --force. A finding raised later for a closed month is flagged as such in the report and
+in the console.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := ledger.ParsePeriod(period); err != nil {
+				return usagef("--period %q: want a month, YYYY-MM", period)
+			}
+			f, err := report.ParseFormat(format)
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			if provider != "" {
+				if _, err := a.setup(provider); err != nil {
+					return err
+				}
+			}
+			var who ledger.Actor
+			if closeIt {
+				if who, err = cliActor(actor); err != nil {
+					return err
+				}
+				if strings.TrimSpace(note) == "" {
+					return usagef("report close --close: --note is required: say what was checked")
+				}
+			}
+			ctx := cmd.Context()
+			d, err := a.resolve(ctx, storeExisting)
+			if err != nil {
+				return err
+			}
+			zones, err := findings.Providers(ctx, d.store, d.zones)
+			if err != nil {
+				return err
+			}
+			if provider != "" {
+				zones = map[string]*time.Location{provider: zones[provider]}
+			}
+			c, err := report.BuildClose(ctx, d.store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
+			if err != nil {
+				return err
+			}
+			if closeIt {
+				if c, err = recordClose(cmd, d, c, who, note, force); err != nil {
+					return err
+				}
+			}
+			return report.WriteClose(a.stdout, f, c)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&period, "period", "", "the month, YYYY-MM (required)")
+	fl.StringVar(&provider, "provider", "", "only this provider (default: every provider)")
+	fl.StringVar(&format, "format", "text", "text, json or csv")
+	fl.BoolVar(&closeIt, "close", false, "record that the month is closed, by --actor, with --note")
+	fl.BoolVar(&force, "force", false, "with --close: close although a day of the month is not over or was not run")
+	fl.StringVar(&note, "note", "", "with --close: what was checked (required)")
+	addActorFlag(cmd, &actor)
+	_ = cmd.MarkFlagRequired("period")
+	return cmd
+}
+
+// recordClose records c as closed by who and returns the report with its
+// close.
+func recordClose(cmd *cobra.Command, d *deps, c report.Close, who ledger.Actor, note string, force bool) (report.Close, error) {
+	c, err := report.RecordClose(cmd.Context(), d.store, c, report.CloseBy{Actor: who, Note: note, Force: force, Now: d.clock()})
+	var nr *report.NotReadyError
+	switch {
+	case errors.As(err, &nr):
+		return c, usagef("report close --close: %v; run those days, or close with --force", err)
+	case err != nil:
+		return c, fmt.Errorf("report close: %w", err)
+	}
+	return c, nil
+}
