@@ -177,6 +177,7 @@ type Executor interface {
 	ManualLinkStore
 	InteractionStore
 	LookupStore
+	PayoutStore
 }
 
 // Tx is an Executor inside one database transaction.

@@ -40,6 +40,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Expected", func(t *testing.T) { t.Parallel(); exerciseExpected(t, newStore) })
 	t.Run("Lookups", func(t *testing.T) { t.Parallel(); exerciseLookups(t, newStore) })
 	t.Run("Unseen", func(t *testing.T) { t.Parallel(); exerciseUnseen(t, newStore) })
+	t.Run("Payouts", func(t *testing.T) { t.Parallel(); exercisePayouts(t, newStore) })
 }
 
 // T0 is the suite's fixed clock origin.
