@@ -9,6 +9,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/bankaccount"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
@@ -181,6 +182,12 @@ type Provider struct {
 	// set.
 	Charger providers.Charger
 	Puller  providers.Puller
+	// PayoutPuller pulls the payouts the provider makes to bank accounts
+	// (Stripe with its API key), for the runs of those accounts.
+	PayoutPuller providers.PayoutPuller
+	// Bank is the bank account a bank:<name> provider is; nil for the
+	// others.
+	Bank *bankaccount.Account
 }
 
 // Quarantiner keeps a record a pull refused, for the source it came from
@@ -219,6 +226,9 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 		z, _ := LoadZone(mapping.Zone)
 		out[statementName(mapping)] = Provider{Zone: z, Grace: c.Reconcile.StatementGrace, Statement: p,
 			Horizon: DefaultHorizon, IntentKind: ledger.IntentCharge}
+	}
+	if err := c.describeBanks(out, clock); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -331,13 +341,16 @@ func (c Config) validateProviders() []error {
 		if names[name] || name == "" {
 			bad(key+".provider", "%q is empty or already a provider", mapping.Provider)
 		}
+		if ledger.IsBankProvider(name) {
+			bad(key+".provider", "%q: bank:<name> is a bank account's (banks)", mapping.Provider)
+		}
 		names[name] = true
 		if err := mapping.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("config %s: %w", key, err))
 		}
 		zone(key+".zone", mapping.Zone)
 	}
-	return errs
+	return append(errs, c.validateBanks()...)
 }
 
 // HandlerConfig is the configuration of the M-Pesa callback handler: its
