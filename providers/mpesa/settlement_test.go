@@ -20,7 +20,9 @@ var week = []string{
 	"SCB1AA0006,10-03-2026 18:00:00,,Funds Transfer to Bank,Completed,,-1900.00,100.00,TRUE,Organization Settle to Bank,Equity Bank - 0100012345678,,",
 }
 
-func statementOf(rows ...string) []byte { return []byte(balanceHeader + strings.Join(rows, "\n") + "\n") }
+func statementOf(rows ...string) []byte {
+	return []byte(balanceHeader + strings.Join(rows, "\n") + "\n")
+}
 
 func reversed(rows []string) []string {
 	out := slices.Clone(rows)
