@@ -276,7 +276,7 @@ func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
-		sp.Charger, sp.Puller = cl, cl
+		sp.Charger, sp.Puller, sp.PayoutPuller = cl, cl, cl
 		out[stripe.Provider] = sp
 	}
 	return out, nil
