@@ -380,6 +380,10 @@ func LoadZone(name string) (*time.Location, error) {
 // evidence from, so that a run that pulled nothing says so.
 func (setup Provider) Evidence(provider string, dryRun, noPull bool) string {
 	switch {
+	case setup.Bank != nil && (dryRun || noPull):
+		return "stored only: imported bank statements and payouts (no payout pull)"
+	case setup.Bank != nil:
+		return "imported bank statements, and payouts: stored, and pulled from the providers that can be"
 	case dryRun && setup.Pulled:
 		return "stored only (--dry-run never pulls)"
 	case noPull && setup.Pulled:

@@ -106,6 +106,9 @@ func (r *Reconciler) finished(ctx context.Context, p Params, out *Outcome, start
 var reversalsRefund = map[string]bool{"mpesa": true}
 
 func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
+	if a := r.cfg.Banks[p.Provider]; a != nil {
+		return r.runBank(ctx, p, a, out)
+	}
 	opt := matcher.Options{Provider: p.Provider, From: p.From, To: p.To, Now: out.Run.StartedAt,
 		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy,
 		ExactReferences:     slices.Contains(r.cfg.ExactReferences, p.Provider),
