@@ -36,6 +36,9 @@ type Detail struct {
 	// Link is the manual link of an unknown_charge's transaction, when a
 	// person made one.
 	Link *ledger.ManualLink
+	// Payout is what a bank account's finding names: its payouts with what
+	// they carry, and the account's lines (payout.go); nil for the others.
+	Payout *PayoutDetail
 }
 
 // Load reads the detail of finding id; an error wrapping ledger.ErrNotFound
@@ -74,6 +77,11 @@ func Load(ctx context.Context, r DetailReader, id string) (Detail, error) {
 	if d.History, err = r.FindingHistory(ctx, id); err != nil {
 		return Detail{}, err
 	}
+	if pr, ok := r.(PayoutReader); ok && ledger.IsBankProvider(f.Provider) {
+		if d.Payout, err = LoadPayout(ctx, pr, f); err != nil {
+			return Detail{}, err
+		}
+	}
 	if f.Kind == ledger.KindUnknownCharge && len(f.ProviderTxnIDs) == 1 {
 		l, err := r.GetManualLink(ctx, f.Provider, f.ProviderTxnIDs[0])
 		switch {
@@ -96,5 +104,6 @@ func (d Detail) View() DetailView {
 	for _, t := range d.Txns {
 		v.Transactions = append(v.Transactions, ViewTxn(t))
 	}
+	v.Payout = d.Payout.View()
 	return v
 }

@@ -219,4 +219,7 @@ type DetailView struct {
 	Intent       *IntentView `json:"intent,omitempty"`
 	Transactions []TxnView   `json:"transactions"`
 	History      []EventView `json:"history"`
+	// Payout is, for a bank account's finding, its payouts with what they
+	// carry and the account's lines.
+	Payout *PayoutDetailView `json:"payout,omitempty"`
 }
