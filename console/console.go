@@ -132,7 +132,11 @@ func New(cfg Config, d Deps) (*Console, error) {
 	}
 	c := &Console{cfg: cfg, deps: d, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
 	for _, p := range []string{"findings", "finding", "runs", "quarantine", "jobs", "error"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html")
+		files := []string{"templates/layout.html", "templates/" + p + ".html"}
+		if p == "finding" {
+			files = append(files, "templates/payout.html")
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("console: page %s: %w", p, err)
 		}

@@ -199,6 +199,9 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 	if d.Link != nil {
 		data["Link"] = *d.Link
 	}
+	if p := viewPayout(d.Payout); p != nil {
+		data["Payout"] = p
+	}
 	c.render(w, r, status, "finding", data)
 }
 
