@@ -199,8 +199,9 @@ func (c Config) describeBanks(out map[string]Provider, clock func() time.Time) e
 			}
 		}
 		a := b.account(layout, clock)
+		_, fromStripe := a.Source(stripe.Provider)
 		out[a.Provider()] = Provider{Zone: a.Location(), Grace: 0, Horizon: a.HorizonOrDefault(), IntentKind: ledger.IntentCharge,
-			Statement: a, Bank: a}
+			Statement: a, Bank: a, Pulled: fromStripe && c.Providers.Stripe.APIKey != ""}
 	}
 	return nil
 }

@@ -380,10 +380,12 @@ func LoadZone(name string) (*time.Location, error) {
 // evidence from, so that a run that pulled nothing says so.
 func (setup Provider) Evidence(provider string, dryRun, noPull bool) string {
 	switch {
-	case setup.Bank != nil && (dryRun || noPull):
+	case setup.Bank != nil && setup.Pulled && (dryRun || noPull):
 		return "stored only: imported bank statements and payouts (no payout pull)"
+	case setup.Bank != nil && setup.Pulled:
+		return "imported bank statements; Stripe's payouts pulled by arrival date, and stored"
 	case setup.Bank != nil:
-		return "imported bank statements, and payouts: stored, and pulled from the providers that can be"
+		return "stored: imported bank statements and payouts (no payout pull configured)"
 	case dryRun && setup.Pulled:
 		return "stored only (--dry-run never pulls)"
 	case noPull && setup.Pulled:

@@ -75,7 +75,7 @@ func WriteText(w io.Writer, d DetailView) error {
 		fmt.Fprintf(tw, "Note\t%s\n", f.Note)
 	}
 	if s := f.Suggestion; s != nil {
-		fmt.Fprintf(tw, "Suggested\t%s\n", report.SuggestionText(*s))
+		fmt.Fprintf(tw, "Suggested\t%s\n", report.KindSuggestionText(ledger.Kind(f.Kind), *s))
 		if slices.Contains(ledger.BankKinds, ledger.Kind(f.Kind)) {
 			// A payout and a credit are not matched by hand: the run does.
 		} else if f.Kind == string(ledger.KindUnknownCharge) {

@@ -148,9 +148,12 @@ type ItemRow struct {
 	// signed (a fee or a refund takes away), when InBooks.
 	Value   int64
 	InBooks bool
-	// Extra says why it should not be in the payout ("also in payout
-	// po_2", "failed", "in EUR"), "" when it belongs.
+	// Extra says why it cannot be in the payout ("failed", "in EUR", "a
+	// payout"), "" when it may.
 	Extra string
+	// Also names another payout that carries it too: it is counted, and
+	// named only when the payout does not add up.
+	Also string
 }
 
 // CreditRow is an entry of the account's statement: a credit, or a debit
@@ -596,6 +599,13 @@ func (m *bankMatcher) money(minor int64) money.Amount {
 	return a
 }
 
+// show renders minor units of the account's currency for people: "KES
+// 25,694.50".
+func (m *bankMatcher) show(minor int64) string {
+	a := m.money(minor)
+	return a.Currency + " " + a.Format()
+}
+
 func (m *bankMatcher) name(provider string) string {
 	if n := m.opt.Names[provider]; n != "" {
 		return n
@@ -625,7 +635,7 @@ func (m *bankMatcher) judge() *BankResult {
 			res.Summary.Payouts++
 		}
 		at := p.Expected.Midnight(zone)
-		what := fmt.Sprintf("%s payout %s of %s", m.name(p.Provider), p.ID, m.money(p.Amount.Minor).String())
+		what := fmt.Sprintf("%s payout %s of %s", m.name(p.Provider), p.ID, m.show(p.Amount.Minor))
 		switch {
 		case pm == nil:
 			if !m.opt.Now.Before(m.deadline(p).Midnight(zone).AddDate(0, 0, 1)) {
@@ -657,7 +667,7 @@ func (m *bankMatcher) judge() *BankResult {
 			}
 			res.Findings = append(res.Findings, m.finding(ledger.KindPayoutAmountMismatch, sev, p.Ref(), m.ids(p, pm.Credits),
 				m.money(want), m.money(got), m.money(abs64(diff)), at, counterparty(pm.Credits),
-				fmt.Sprintf("%s arrived as %s (%s): %s %s", what, m.money(got).String(), creditList(pm.Credits), m.money(abs64(diff)).String(), word)))
+				fmt.Sprintf("%s arrived as %s (%s): %s %s", what, m.show(got), creditList(pm.Credits), m.show(abs64(diff)), word)))
 		default:
 			res.Summary.Arrived++
 			res.Explained[p.Ref()] = "arrived " + creditList(pm.Credits)
@@ -671,7 +681,7 @@ func (m *bankMatcher) judge() *BankResult {
 			slices.SortFunc(all, func(a, b *CreditRow) int { return cmp.Or(cmp.Compare(a.Arrived, b.Arrived), cmp.Compare(a.ID, b.ID)) })
 			res.Findings = append(res.Findings, m.finding(ledger.KindPayoutDuplicatedAtBank, ledger.SeverityMedium, p.Ref(), m.ids(p, all),
 				m.money(p.Amount.Minor), m.money(p.Amount.Minor+extra), m.money(extra), at, counterparty(all),
-				fmt.Sprintf("%s arrived %d times (%s): %s more than paid out", what, len(all), creditList(all), m.money(extra).String())))
+				fmt.Sprintf("%s arrived %d times (%s): %s more than paid out", what, len(all), creditList(all), m.show(extra))))
 		}
 		if f, ok := m.composition(p, at, what); ok {
 			res.Findings = append(res.Findings, f)
@@ -793,7 +803,7 @@ func (m *bankMatcher) composition(p *PayoutRow, at time.Time, what string) (ledg
 		return ledger.Finding{}, false
 	}
 	var got int64
-	var missing, extra []string
+	var missing, extra, also []string
 	for _, it := range p.Items {
 		switch {
 		case !it.InBooks:
@@ -802,37 +812,42 @@ func (m *bankMatcher) composition(p *PayoutRow, at time.Time, what string) (ledg
 			extra = append(extra, it.TxnID+" ("+it.Extra+")")
 		default:
 			got += it.Value
+			if it.Also != "" {
+				also = append(also, it.TxnID+" (in "+it.Also+" too)")
+			}
 		}
 	}
 	sweep := ""
 	if p.Carried != nil && p.Left != nil {
 		got += *p.Carried - *p.Left
-		sweep = fmt.Sprintf(" (with %s carried in and %s left behind)", m.money(*p.Carried).String(), m.money(*p.Left).String())
+		sweep = fmt.Sprintf(" (with %s carried in and %s left behind)", m.show(*p.Carried), m.show(*p.Left))
 	}
 	if got == p.Amount.Minor && len(missing)+len(extra) == 0 {
+		// An item another payout carries too is that payout's mistake
+		// when this one adds up.
 		return ledger.Finding{}, false
 	}
 	diff := p.Amount.Minor - got
-	detail := fmt.Sprintf("%s carries items adding up to %s in the books%s", what, m.money(got).String(), sweep)
+	detail := fmt.Sprintf("%s carries items adding up to %s in the books%s", what, m.show(got), sweep)
 	if diff != 0 {
 		word := "unaccounted for"
 		if diff < 0 {
 			word = "more than paid out"
 		}
-		detail += fmt.Sprintf(": %s %s", m.money(abs64(diff)).String(), word)
+		detail += fmt.Sprintf(": %s %s", m.show(abs64(diff)), word)
 	}
 	if len(missing) > 0 {
 		detail += "; not in the books: " + list(missing)
 	}
 	if len(extra) > 0 {
-		detail += "; should not be in it: " + list(extra)
+		detail += "; cannot be in it: " + list(extra)
+	}
+	if len(also) > 0 {
+		detail += "; paid out in another payout too: " + list(also)
 	}
 	ids := []string{p.Ref()}
-	for _, id := range missing {
-		ids = append(ids, ledger.PayoutRef(p.Provider, id))
-	}
 	for _, it := range p.Items {
-		if it.InBooks && it.Extra != "" {
+		if !it.InBooks || it.Extra != "" || it.Also != "" {
 			ids = append(ids, ledger.PayoutRef(p.Provider, it.TxnID))
 		}
 	}
@@ -871,7 +886,7 @@ func (m *bankMatcher) notPaidOut() []ledger.Finding {
 		out = append(out, m.finding(ledger.KindNotPaidOut, ledger.SeverityMedium, ledger.PayoutRef(c.Provider, c.ID),
 			[]string{ledger.PayoutRef(c.Provider, c.ID)}, amt, m.money(0), amt, due.Midnight(m.opt.Zone), c.Counterparty,
 			fmt.Sprintf("%s charge %s of %s on %s is in no payout: due to be paid out on %s (%d business days later), no later than %s",
-				m.name(c.Provider), c.ID, amt.String(), c.Day, due, days, deadline)))
+				m.name(c.Provider), c.ID, m.show(c.Amount.Minor), c.Day, due, days, deadline)))
 	}
 	return out
 }

@@ -69,7 +69,7 @@ func TestMatchBank(t *testing.T) {
 	items := po("po_items", 900, 1)
 	items.HasItems = true
 	items.Items = []ItemRow{{TxnID: "ch_1", Value: 1000, InBooks: true}, {TxnID: "txn_1", Value: -30, InBooks: true},
-		{TxnID: "ch_2", InBooks: false}, {TxnID: "ch_3", Value: 200, InBooks: true, Extra: "also in payout po_x"}}
+		{TxnID: "ch_2", InBooks: false}, {TxnID: "ch_3", Value: 200, InBooks: true, Extra: "failed"}}
 	for _, c := range []struct {
 		name    string
 		opt     BankOptions
@@ -161,7 +161,7 @@ func TestMatchBankDetails(t *testing.T) {
 		got = append(got, string(f.Kind)+": "+f.Detail)
 	}
 	want := []string{
-		"payout_missing_at_bank: Stripe payout po_A of USD 1234.56, expected 2026-03-10, has not reached bank:chase by 2026-03-13 (3 business days later)",
+		"payout_missing_at_bank: Stripe payout po_A of USD 1,234.56, expected 2026-03-10, has not reached bank:chase by 2026-03-13 (3 business days later)",
 		"payout_duplicated_at_bank: Stripe payout po_B of USD 50.00 arrived 2 times (C1 on 2026-03-11, C2 on 2026-03-12): USD 40.00 more than paid out",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

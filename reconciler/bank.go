@@ -271,9 +271,9 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 			if x, ok := ld.txns[provider+"/"+id]; ok {
 				it.InBooks = true
 				it.Value, it.Extra = itemValue(x, a.Currency)
-				if others := slices.DeleteFunc(slices.Clone(in[id]), func(s string) bool { return s == p.ID }); len(others) > 0 && it.Extra == "" {
+				if others := slices.DeleteFunc(slices.Clone(in[id]), func(s string) bool { return s == p.ID }); len(others) > 0 {
 					slices.Sort(others)
-					it.Extra = "also in payout " + others[0]
+					it.Also = others[0]
 				}
 			}
 			value += it.Value

@@ -192,7 +192,7 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 	for _, f := range fs {
 		fmt.Fprintf(&b, "%s  %s\n", f.ID, cell(f.Detail))
 		if s := f.Suggestion; !s.IsZero() {
-			fmt.Fprintf(&b, "%s  %s\n", strings.Repeat(" ", len(f.ID)), cell(SuggestionText(s)))
+			fmt.Fprintf(&b, "%s  %s\n", strings.Repeat(" ", len(f.ID)), cell(KindSuggestionText(f.Kind, s)))
 		}
 		if listed && f.Note != "" {
 			fmt.Fprintf(&b, "%s  note: %s\n", strings.Repeat(" ", len(f.ID)), cell(f.Note))
