@@ -245,12 +245,15 @@ type bankMatcher struct {
 	dup map[string][]*CreditRow
 	// short are payouts whose credits do not add up to them.
 	short map[string]bool
+	// payoutsOf are the payouts each credit is linked to.
+	payoutsOf map[*CreditRow][]*PayoutRow
 }
 
 // MatchBank links the payouts of in to its credits and judges the window.
 func MatchBank(opt BankOptions, in BankInput) *BankResult {
 	m := &bankMatcher{opt: opt, in: &in, used: map[*CreditRow]bool{}, reversed: map[*CreditRow]*CreditRow{},
-		matches: map[string]*PayoutMatch{}, dup: map[string][]*CreditRow{}, short: map[string]bool{}}
+		matches: map[string]*PayoutMatch{}, dup: map[string][]*CreditRow{}, short: map[string]bool{},
+		payoutsOf: map[*CreditRow][]*PayoutRow{}}
 	for i := range in.Payouts {
 		p := &in.Payouts[i]
 		if p.Status == ledger.TxnFailed || p.Amount.Currency != opt.Currency || p.Amount.Minor <= 0 {
@@ -424,6 +427,9 @@ func (m *bankMatcher) link(p *PayoutRow, cs ...*CreditRow) {
 		m.matches[p.Ref()] = pm
 	}
 	pm.Credits = append(pm.Credits, cs...)
+	for _, c := range cs {
+		m.payoutsOf[c] = append(m.payoutsOf[c], p)
+	}
 }
 
 func (m *bankMatcher) open(p *PayoutRow) bool { return m.matches[p.Ref()] == nil }
@@ -443,15 +449,22 @@ func sourceRank(p *PayoutRow, c *CreditRow) int {
 // byAmount links the payouts no credit named to a credit of their amount
 // in their reach.
 func (m *bankMatcher) byAmount() {
+	// The credits left, by amount, in the order of m.credits.
+	byMinor := map[int64][]*CreditRow{}
+	for _, c := range m.credits {
+		if !m.used[c] {
+			byMinor[c.Amount.Minor] = append(byMinor[c.Amount.Minor], c)
+		}
+	}
 	for _, p := range m.payouts {
 		if !m.open(p) {
 			continue
 		}
 		var best *CreditRow
 		bestRank := 0
-		for _, c := range m.credits {
+		for _, c := range byMinor[p.Amount.Minor] {
 			r := sourceRank(p, c)
-			if m.used[c] || r < 0 || c.Amount.Minor != p.Amount.Minor || !m.reaches(p, c) {
+			if m.used[c] || r < 0 || !m.reaches(p, c) {
 				continue
 			}
 			if best == nil || r < bestRank {
@@ -652,13 +665,7 @@ func (m *bankMatcher) judge() *BankResult {
 			// A credit naming several payouts is compared with their sum.
 			want := p.Amount.Minor
 			if len(pm.Credits) == 1 {
-				var all int64
-				for _, q := range m.payouts {
-					if qm := m.matches[q.Ref()]; qm != nil && slices.Contains(qm.Credits, pm.Credits[0]) {
-						all += q.Amount.Minor
-					}
-				}
-				want = all
+				want = sum(m.payoutsOf[pm.Credits[0]])
 			}
 			diff := got - want
 			sev, word := ledger.SeverityHigh, "short"
@@ -699,12 +706,9 @@ func (m *bankMatcher) judge() *BankResult {
 		if m.used[c] {
 			if d := m.reversed[c]; d != nil {
 				res.Explained[c.ID] = "reversed by " + d.ID
-			} else {
-				for _, pm := range m.matches {
-					if slices.Contains(pm.Credits, c) {
-						res.Explained[c.ID] = "the " + m.name(pm.Payout.Provider) + " payout " + pm.Payout.ID
-					}
-				}
+			} else if ps := m.payoutsOf[c]; len(ps) > 0 {
+				p := ps[len(ps)-1]
+				res.Explained[c.ID] = "the " + m.name(p.Provider) + " payout " + p.ID
 			}
 			continue
 		}
