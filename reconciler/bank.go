@@ -498,16 +498,15 @@ func (r *Reconciler) lookBankLate(ctx context.Context, a *bankaccount.Account, o
 		}
 	}
 	// The payouts the window's unlinked credits name, by id or trace.
+	linked := map[string]bool{}
+	for _, pm := range res.Matches {
+		for _, c := range pm.Credits {
+			linked[c.ID] = true
+		}
+	}
 	var names []string
 	for _, c := range ld.in.Credits {
-		if c.Booked < opt.From || c.Booked >= opt.To || c.Debit {
-			continue
-		}
-		linked := false
-		for _, pm := range res.Matches {
-			linked = linked || slices.ContainsFunc(pm.Credits, func(x *matcher.CreditRow) bool { return x.ID == c.ID })
-		}
-		if linked {
+		if c.Booked < opt.From || c.Booked >= opt.To || c.Debit || linked[c.ID] {
 			continue
 		}
 		t := ld.txns[a.Provider()+"/"+c.ID]
