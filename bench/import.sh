@@ -28,7 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-1000000}
-FORMATS=${FORMATS:-mpesa,stripe,intents}
+FORMATS=${FORMATS:-mpesa,stripe,intents,bank}
 ENGINES=${ENGINES:-postgres,sqlite}
 
 pgdata=""
