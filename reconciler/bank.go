@@ -59,6 +59,8 @@ type bankLoad struct {
 	creditIdx map[string]int // by id, into in.Credits
 	txns      map[string]ledger.ProviderTxn
 	covered   map[string]matcher.Day
+	// paid are the transactions (provider/id) the payouts read carry.
+	paid map[string]bool
 }
 
 func (r *Reconciler) runBank(ctx context.Context, p Params, a *bankaccount.Account, out *Outcome) error {
@@ -86,7 +88,7 @@ func (r *Reconciler) runBank(ctx context.Context, p Params, a *bankaccount.Accou
 		}
 	}
 	ld := &bankLoad{payoutIdx: map[string]int{}, creditIdx: map[string]int{}, txns: map[string]ledger.ProviderTxn{},
-		covered: map[string]matcher.Day{}}
+		covered: map[string]matcher.Day{}, paid: map[string]bool{}}
 	for _, s := range a.Sources {
 		ps, err := r.store.FindPayouts(ctx, ledger.PayoutLookup{Provider: s.Provider, From: pFrom.Midnight(zone), To: pTo.Midnight(zone)})
 		if err != nil {
@@ -237,6 +239,7 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 	var itemIDs []string
 	for _, it := range items {
 		byPayout[it.PayoutID] = append(byPayout[it.PayoutID], it.TxnID)
+		ld.paid[provider+"/"+it.TxnID] = true
 		itemIDs = append(itemIDs, it.TxnID)
 	}
 	itemIDs = uniq(itemIDs)
@@ -430,11 +433,16 @@ func (r *Reconciler) loadCharges(ctx context.Context, a *bankaccount.Account, ld
 	if err != nil || len(charges) == 0 {
 		return err
 	}
-	ids := make([]string, len(charges))
-	for i, c := range charges {
-		ids[i] = c.ID
-	}
+	// Only the charges no payout read carries are looked up.
 	paid := map[string]bool{}
+	var ids []string
+	for _, c := range charges {
+		if ld.paid[provider+"/"+c.ID] {
+			paid[c.ID] = true
+		} else {
+			ids = append(ids, c.ID)
+		}
+	}
 	for s := 0; s < len(ids); s += idChunk {
 		its, err := r.store.ItemsOfTxns(ctx, provider, ids[s:min(s+idChunk, len(ids))])
 		if err != nil {
