@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +48,29 @@ func exercisePayouts(t *testing.T, newStore NewStore) {
 		bad.BookingDate = day(9).Add(time.Hour)
 		if _, err := s.RecordBankEntries(ctx, []ledger.BankEntry{bad}); !isField(err, "booking_date") {
 			t.Errorf("a booking date with a time: %v", err)
+		}
+	})
+
+	t.Run("a large batch of bank entries is stored whole, once", func(t *testing.T) {
+		// More than one statement's worth of rows on either engine, with
+		// one already stored in the middle.
+		es := make([]ledger.BankEntry, 2500)
+		for i := range es {
+			es[i] = ledger.BankEntry{Provider: "bank:big", TxnID: fmt.Sprintf("E%05d", i), Statement: "S", Index: i + 1,
+				BookingDate: day(9)}
+		}
+		if n, err := s.RecordBankEntries(ctx, es[1200:1201]); err != nil || n != 1 {
+			t.Fatalf("one: %d, %v", n, err)
+		}
+		if n, err := s.RecordBankEntries(ctx, es); err != nil || n != len(es)-1 {
+			t.Fatalf("record: %d, %v", n, err)
+		}
+		ids := make([]string, len(es))
+		for i := range es {
+			ids[i] = es[i].TxnID
+		}
+		if got, err := s.GetBankEntries(ctx, "bank:big", ids); err != nil || len(got) != len(es) {
+			t.Fatalf("get: %d, %v", len(got), err)
 		}
 	})
 
