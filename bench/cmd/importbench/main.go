@@ -1,8 +1,9 @@
 // Command importbench generates N-line files in the formats reconcile
-// imports (M-Pesa portal statement, Stripe itemized report, intents CSV) and,
-// on PostgreSQL and SQLite, times the real binary's import of each (into a
-// fresh database) and a re-import of the same file, beside a baseline in the
-// same run: on PostgreSQL COPY ... FROM of the same CSV into an unindexed
+// imports (M-Pesa portal statement, Stripe itemized report, intents CSV, an
+// MT940 bank statement of N entries) and, on PostgreSQL and SQLite, times
+// the real binary's import of each (into a fresh database) and a re-import
+// of the same file, beside a baseline in the same run: on PostgreSQL COPY
+// ... FROM of the same CSV (a statement's text lines) into an unindexed
 // text table, on SQLite a plain prepared INSERT of the same rows in one
 // transaction through the same driver. It prints the times, the ratios and
 // each import's peak RSS (from wait4's rusage).
@@ -57,7 +58,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&c.pgURL, "pg", os.Getenv("BENCH_DATABASE_URL"), "PostgreSQL server URL; a database is created per case")
 	flag.StringVar(&c.pgData, "pgdata", "", "the PostgreSQL server's data directory, to count its CPU time when it runs here")
 	flag.StringVar(&c.dir, "dir", "", "where files and SQLite databases go (default: a temporary directory, removed)")
-	flag.StringVar(&formatList, "formats", "mpesa,stripe,intents", "formats to time")
+	flag.StringVar(&formatList, "formats", "mpesa,stripe,intents,bank", "formats to time")
 	flag.StringVar(&engineList, "engines", "postgres,sqlite", "engines to time")
 	genOnly := flag.Bool("generate", false, "only write the files into -dir (FORMAT.csv) and exit")
 	endToEnd := flag.Bool("e2e", false, "on PostgreSQL, also time both imports (intents, M-Pesa) and a run against COPY of both files plus the SQL join")
