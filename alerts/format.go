@@ -214,6 +214,9 @@ var providerNames = map[string]string{
 
 // providerName is the name finance ops know a provider by.
 func providerName(p string) string {
+	if ledger.IsBankProvider(p) {
+		return bankProviderName(p)
+	}
 	if n, ok := providerNames[p]; ok {
 		return n
 	}
@@ -246,6 +249,9 @@ func kindTitle(k ledger.Kind) string {
 // kindCount renders "2 unknown charges" / "1 duplicate charge".
 func kindCount(k ledger.Kind, n int) string {
 	t := strings.ToLower(kindTitle(k))
+	if p, ok := bankKindPlurals[k]; ok && n != 1 {
+		return strconv.Itoa(n) + " " + p
+	}
 	if n != 1 {
 		switch {
 		case strings.HasSuffix(t, "mismatch"):
@@ -297,7 +303,7 @@ func findingsLink(cfg Config, provider string) string {
 // query value needs no quoting for.
 func safeProvider(p string) string {
 	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == ':' {
 			return r
 		}
 		return -1

@@ -215,6 +215,9 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding, hist []le
 // kindHint says what to do about a finding of a kind that needs more than
 // a look at the books, "" for the others.
 func kindHint(f ledger.Finding) string {
+	if isBankKind(f.Kind) {
+		return bankHint(f)
+	}
 	if f.Kind != ledger.KindDisputedCharge {
 		return ""
 	}
@@ -249,6 +252,9 @@ func resolvedParent(cfg Config, parent ledger.Alert, f ledger.Finding, hist []le
 // findingFields are the evidence of a finding as section fields; the first
 // two (intent, amount at risk) also serve as the short form.
 func findingFields(cfg Config, f ledger.Finding, atRisk money.Amount) []string {
+	if isBankKind(f.Kind) {
+		return bankFields(cfg, f, atRisk)
+	}
 	intent := code(scrub(f.IntentKey))
 	if f.IntentKey == "" {
 		intent = "none (no intent links to it)"
@@ -323,9 +329,13 @@ func buildSummary(cfg Config, in summaryInput, meta slack.SlackMetadata) message
 		"*Amount at risk*\n" + totalsText(totals, "\n"),
 	}
 	if run.State == ledger.RunFinished {
-		fields = append(fields,
-			"*Intents*\n"+countText(run.Counts.Intents)+" ("+countText(run.Counts.Matched)+" matched)",
-			"*Provider transactions*\n"+countText(run.Counts.Transactions))
+		if ledger.IsBankProvider(run.Provider) {
+			fields = append(fields, bankCountFields(run)...)
+		} else {
+			fields = append(fields,
+				"*Intents*\n"+countText(run.Counts.Intents)+" ("+countText(run.Counts.Matched)+" matched)",
+				"*Provider transactions*\n"+countText(run.Counts.Transactions))
+		}
 		if run.Counts.Resolved > 0 {
 			fields = append(fields, "*Resolved by this run*\n"+countText(run.Counts.Resolved))
 		}
@@ -382,6 +392,9 @@ func summaryLine(f ledger.Finding) string {
 	}
 	second += " · expected " + amountText(f.Expected) + " · actual " + amountText(f.Actual)
 	third := "Receipts " + receiptsText(f.ProviderTxnIDs) + " · " + counterpartyText(f.Counterparty)
+	if isBankKind(f.Kind) {
+		second, third = bankSummaryLine(f)
+	}
 	return first + "\n" + second + "\n" + third
 }
 
@@ -492,6 +505,9 @@ func suggestionLine(f ledger.Finding, button bool) string {
 	sg := f.Suggestion
 	if sg.IsZero() {
 		return ""
+	}
+	if isBankKind(f.Kind) {
+		return bankSuggestionLine(f)
 	}
 	unknown := f.ID
 	if f.Kind != ledger.KindUnknownCharge {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Times `reconcile import` (the real binary, built once) of generated N-line
 # files in the real formats (M-Pesa portal statement, Stripe itemized
-# report, intents CSV) on PostgreSQL and SQLite, each into a fresh database,
+# report, intents CSV, and an MT940 statement of N entries of a bank
+# account, bank:bench, whose baselines take its text lines) on PostgreSQL
+# and SQLite, each into a fresh database,
 # and a re-import of the same file, beside baselines in the same run:
 # PostgreSQL COPY ... FROM of the same CSV into an unindexed text table;
 # SQLite a plain prepared INSERT of the same rows in one transaction through
@@ -28,7 +30,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-1000000}
-FORMATS=${FORMATS:-mpesa,stripe,intents}
+FORMATS=${FORMATS:-mpesa,stripe,intents,bank}
 ENGINES=${ENGINES:-postgres,sqlite}
 
 pgdata=""

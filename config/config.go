@@ -61,6 +61,8 @@ type Config struct {
 	Providers          ProvidersConfig `mapstructure:"providers"`
 	// Statements are generic CSV statement layouts, each a provider of its own.
 	Statements []csvfile.Mapping `mapstructure:"statements"`
+	// Banks are bank accounts, each a provider of its own (bank:<name>).
+	Banks []BankConfig `mapstructure:"banks"`
 	// Schedules reconcile providers periodically in `reconcile serve`, by
 	// provider name.
 	Schedules map[string]ScheduleConfig `mapstructure:"schedules"`

@@ -228,6 +228,11 @@ var configDocs = map[string]string{
 		"own (`reconcile import statement --provider equity-bank FILE`). Columns are named by header; " +
 		"docs/formats.md describes every field.",
 
+	"banks": "Bank accounts, each a provider of its own named bank:<name>: its statements are imported with " +
+		"`reconcile import statement --provider bank:<name>` (camt053, mt940, bai2, or a CSV layout of statements), " +
+		"refused when of another account or currency or when they do not add up, and its runs match the payouts " +
+		"of the providers listed under from to its credits (docs/design.md, \"Payouts and the bank\").",
+
 	"schedules": "Periodic reconcile runs in `reconcile serve`, by provider. Only the leader among " +
 		"replicas schedules; each window is run once (the run claim is the last defence).",
 
@@ -267,6 +272,25 @@ var configExamples = map[string]string{
   status_map: {posted: succeeded, pending: pending, reversed: failed}
   reference: Narrative
   counterparty: Payer`,
+	"banks": `- name: equity-kes                 # the provider is bank:equity-kes
+  account: "0100012345678"           # IBAN or number; statements of another account are refused
+  currency: KES
+  zone: Africa/Nairobi               # the bank's days start at midnight here (default UTC)
+  format: mt940                      # camt053, mt940, bai2, or a layout under statements
+  arrival_days: 3                    # business days a payout may take to arrive (default 3)
+  from:
+    - provider: mpesa
+      shortcode: "600638"            # the paybill the settlement's text names
+      narrative: "MPESA|M-PESA"      # a regular expression, case aside
+- name: chase-usd
+  account: "4401234567"
+  currency: USD
+  zone: America/New_York
+  format: bai2
+  from:
+    - provider: stripe
+      descriptor: STRIPE
+      payout_days: 2                 # business days from a charge to its payout (default 2)`,
 	"schedules": fmt.Sprintf(`mpesa:
   # When: five cron fields, six with leading seconds, or @daily; CRON_TZ= sets the zone.
   cron: "CRON_TZ=Africa/Nairobi 30 2 * * *"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/bankaccount"
 	"github.com/reconcilehq/reconcile/providers/csvfile"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
@@ -189,6 +190,12 @@ type Provider struct {
 	// pulling needs (the nominated number, the public URL), "" when
 	// nothing is missing or the provider needs no registration.
 	RegistrarSetting string
+	// PayoutPuller pulls the payouts the provider makes to bank accounts
+	// (Stripe with its API key), for the runs of those accounts.
+	PayoutPuller providers.PayoutPuller
+	// Bank is the bank account a bank:<name> provider is; nil for the
+	// others.
+	Bank *bankaccount.Account
 }
 
 // Quarantiner keeps a record a pull refused, for the source it came from
@@ -227,6 +234,9 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 		z, _ := LoadZone(mapping.Zone)
 		out[statementName(mapping)] = Provider{Zone: z, Grace: c.Reconcile.StatementGrace, Statement: p,
 			Horizon: DefaultHorizon, IntentKind: ledger.IntentCharge}
+	}
+	if err := c.describeBanks(out, clock); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -274,7 +284,7 @@ func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
-		sp.Charger, sp.Puller = cl, cl
+		sp.Charger, sp.Puller, sp.PayoutPuller = cl, cl, cl
 		out[stripe.Provider] = sp
 	}
 	return out, nil
@@ -353,13 +363,16 @@ func (c Config) validateProviders() []error {
 		if names[name] || name == "" {
 			bad(key+".provider", "%q is empty or already a provider", mapping.Provider)
 		}
+		if ledger.IsBankProvider(name) {
+			bad(key+".provider", "%q: bank:<name> is a bank account's (banks)", mapping.Provider)
+		}
 		names[name] = true
 		if err := mapping.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("config %s: %w", key, err))
 		}
 		zone(key+".zone", mapping.Zone)
 	}
-	return errs
+	return append(errs, c.validateBanks()...)
 }
 
 // HandlerConfig is the configuration of the M-Pesa callback handler: its
@@ -389,6 +402,12 @@ func LoadZone(name string) (*time.Location, error) {
 // evidence from, so that a run that pulled nothing says so.
 func (setup Provider) Evidence(provider string, dryRun, noPull bool) string {
 	switch {
+	case setup.Bank != nil && setup.Pulled && (dryRun || noPull):
+		return "stored only: imported bank statements and payouts (no payout pull)"
+	case setup.Bank != nil && setup.Pulled:
+		return "imported bank statements; Stripe's payouts pulled by arrival date, and stored"
+	case setup.Bank != nil:
+		return "stored: imported bank statements and payouts (no payout pull configured)"
 	case dryRun && setup.Pulled:
 		return "stored only (--dry-run never pulls)"
 	case noPull && setup.Pulled:

@@ -280,6 +280,9 @@ func (c Config) validateSchedules() []error {
 	for _, m := range c.Statements {
 		names[statementName(m)] = true
 	}
+	for _, b := range c.Banks {
+		names[ledger.BankProvider(b.Name)] = true
+	}
 	for name, sc := range c.Schedules {
 		if _, err := sc.Spec(name, time.UTC); err != nil {
 			k.bad("schedules."+name, "%v", err)

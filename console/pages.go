@@ -125,6 +125,9 @@ func (c *Console) showFinding(w http.ResponseWriter, r *http.Request, status int
 	if cl, ok := ledger.ClosedBefore(f, closes, zones[f.Provider]); ok {
 		data["LateFor"] = cl
 	}
+	if p := viewPayout(d.Payout); p != nil {
+		data["Payout"] = p
+	}
 	c.render(w, r, status, "finding", data)
 }
 

@@ -14,7 +14,7 @@ import (
 var (
 	pageNames = []string{"findings", "finding", "runs", "quarantine", "jobs", "error", "requests", "close"}
 	partials  = map[string][]string{
-		"finding":  {"templates/remedies.html", "templates/flags.html"},
+		"finding":  {"templates/remedies.html", "templates/flags.html", "templates/payout.html"},
 		"jobs":     {"templates/waits.html"},
 		"findings": {"templates/charts.html"},
 	}

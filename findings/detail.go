@@ -42,6 +42,9 @@ type Detail struct {
 	// Remedies are the refunds, write-offs, retries and cancels people
 	// asked for, oldest first, each with the refund it created.
 	Remedies []Remedied
+	// Payout is what a bank account's finding names: its payouts with what
+	// they carry, and the account's lines (payout.go); nil for the others.
+	Payout *PayoutDetail
 }
 
 // Remedied is a remedy with the refund intent it created (nil for none, or
@@ -87,6 +90,11 @@ func Load(ctx context.Context, r DetailReader, id string) (Detail, error) {
 	}
 	if d.History, err = r.FindingHistory(ctx, id); err != nil {
 		return Detail{}, err
+	}
+	if pr, ok := r.(PayoutReader); ok && ledger.IsBankProvider(f.Provider) {
+		if d.Payout, err = LoadPayout(ctx, pr, f); err != nil {
+			return Detail{}, err
+		}
 	}
 	if f.Kind == ledger.KindUnknownCharge && len(f.ProviderTxnIDs) == 1 {
 		l, err := r.GetManualLink(ctx, f.Provider, f.ProviderTxnIDs[0])
@@ -146,5 +154,6 @@ func (d Detail) View() DetailView {
 	for _, m := range d.Remedies {
 		v.Remedies = append(v.Remedies, ViewRemedy(m))
 	}
+	v.Payout = d.Payout.View()
 	return v
 }

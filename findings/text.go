@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -82,8 +83,10 @@ func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 		fmt.Fprintf(tw, "Note\t%s\n", f.Note)
 	}
 	if s := f.Suggestion; s != nil {
-		fmt.Fprintf(tw, "Suggested\t%s\n", report.SuggestionText(*s))
-		if f.Kind == string(ledger.KindUnknownCharge) {
+		fmt.Fprintf(tw, "Suggested\t%s\n", report.KindSuggestionText(ledger.Kind(f.Kind), *s))
+		if slices.Contains(ledger.BankKinds, ledger.Kind(f.Kind)) {
+			// A payout and a credit are not matched by hand: the run does.
+		} else if f.Kind == string(ledger.KindUnknownCharge) {
 			fmt.Fprintf(tw, "\taccept: reconcile findings match %s --intent %s\n", f.ID, s.IntentKey)
 		} else {
 			fmt.Fprintf(tw, "\taccept: reconcile findings match %s --intent %s\n", s.FindingID, s.IntentKey)
@@ -168,6 +171,9 @@ func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 		}
 	}
 
+	if d.Payout != nil {
+		writePayoutText(w, d.Payout)
+	}
 	fmt.Fprintln(w, "\nHistory")
 	return WriteHistoryText(w, d.History, loc)
 }

@@ -222,6 +222,9 @@ type DetailView struct {
 	// Remedies are the refunds, write-offs, retries and cancels asked for,
 	// oldest first; left out when there are none.
 	Remedies []RemedyView `json:"remedies,omitempty"`
+	// Payout is, for a bank account's finding, its payouts with what they
+	// carry and the account's lines.
+	Payout *PayoutDetailView `json:"payout,omitempty"`
 }
 
 // RemedyView is a remedy (a request awaiting approval, or applied), with

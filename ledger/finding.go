@@ -44,6 +44,25 @@ const (
 	// Information, not an alarm: it puts no money at risk, and becomes
 	// underpaid if the rest has not come by the due date.
 	KindPartiallyPaid Kind = "partially_paid"
+	// KindPayoutMissingAtBank: a provider's payout to a bank account has
+	// not reached it after its expected arrival and the account's arrival
+	// days.
+	KindPayoutMissingAtBank Kind = "payout_missing_at_bank"
+	// KindPayoutAmountMismatch: a payout reached the bank for another
+	// amount than the provider paid out.
+	KindPayoutAmountMismatch Kind = "payout_amount_mismatch"
+	// KindPayoutDuplicatedAtBank: a payout reached the bank more than
+	// once.
+	KindPayoutDuplicatedAtBank Kind = "payout_duplicated_at_bank"
+	// KindUnexplainedBankCredit: a credit on a configured bank account
+	// matches no payout.
+	KindUnexplainedBankCredit Kind = "unexplained_bank_credit"
+	// KindPayoutCompositionMismatch: a payout's amount is not what the
+	// transactions it carries add up to in the books.
+	KindPayoutCompositionMismatch Kind = "payout_composition_mismatch"
+	// KindNotPaidOut: a successful charge is in no payout after the
+	// provider's payout schedule and the account's arrival days.
+	KindNotPaidOut Kind = "not_paid_out"
 	// KindUnreadableRecord is a stored intent or provider transaction the
 	// matcher cannot evaluate (an amount beyond its range): left out of
 	// matching, so that it does not stop the run, and reported.
@@ -65,7 +84,13 @@ func (f Finding) IntentKindShown() IntentKind {
 // Kinds lists every finding kind in report order.
 var Kinds = []Kind{KindDuplicateCharge, KindDuplicateRefund, KindDisputedCharge, KindStatusMismatch, KindAmountMismatch,
 	KindCurrencyMismatch, KindOverpaid, KindUnderpaid, KindUnknownCharge, KindUnrecordedRefund, KindMissingAtProvider,
-	KindStuckIntent, KindPartiallyPaid, KindUnreadableRecord}
+	KindStuckIntent, KindPartiallyPaid, KindPayoutMissingAtBank, KindPayoutAmountMismatch, KindPayoutDuplicatedAtBank,
+	KindPayoutCompositionMismatch, KindUnexplainedBankCredit, KindNotPaidOut, KindUnreadableRecord}
+
+// BankKinds are the kinds a bank account's run raises: about payouts, the
+// account's credits and charges never paid out.
+var BankKinds = []Kind{KindPayoutMissingAtBank, KindPayoutAmountMismatch, KindPayoutDuplicatedAtBank,
+	KindPayoutCompositionMismatch, KindUnexplainedBankCredit, KindNotPaidOut}
 
 // Severity ranks findings.
 type Severity string

@@ -167,6 +167,10 @@ func TxnTypeOf(b []byte) (TxnType, error) {
 		return TxnAdjustment, nil
 	case "other":
 		return TxnOther, nil
+	case "bank_credit":
+		return TxnBankCredit, nil
+	case "bank_debit":
+		return TxnBankDebit, nil
 	}
 	return "", fmt.Errorf("unknown type %q", b)
 }

@@ -185,6 +185,7 @@ type Executor interface {
 	RefundWaitStore
 	IntentChangeStore
 	CloseStore
+	PayoutStore
 }
 
 // Tx is an Executor inside one database transaction.

@@ -44,7 +44,7 @@ const (
 
 // TxnTypes lists every transaction type.
 var TxnTypes = []TxnType{TxnCharge, TxnRefund, TxnReversal, TxnFee, TxnPayout, TxnDispute, TxnDisputeReversal,
-	TxnRefundFailure, TxnAdjustment, TxnOther}
+	TxnRefundFailure, TxnAdjustment, TxnOther, TxnBankCredit, TxnBankDebit}
 
 // TxnStatus is the provider's outcome for a transaction.
 type TxnStatus string

@@ -19,6 +19,17 @@ type Sighting struct {
 	// Warnings are things worth a look that did not stop the line from
 	// being read; an import shows each distinct one once.
 	Warnings []string
+	// Bank is the entry's details, for a line of a bank statement; nil
+	// otherwise.
+	Bank *ledger.BankEntry
+	// Payout is what the line says of a payout to a bank account (when it
+	// arrives, its trace), for the payout's own line or a line that names
+	// the payout it was paid out in; nil otherwise.
+	Payout *ledger.Payout
+	// PayoutItems are the transactions the line says a payout carries
+	// (the line's own, paid out in Stripe's automatic_payout_id; the rows
+	// an M-Pesa settlement swept).
+	PayoutItems []ledger.PayoutItem
 }
 
 // AttemptOutcome is a provider's verdict on one of our attempts, found by

@@ -12,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/matcher"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/bankaccount"
 )
 
 // Defaults.
@@ -81,6 +82,12 @@ type Config struct {
 	ExactReferences []string
 	// Pullers fetch provider evidence before matching, by provider name.
 	Pullers map[string]providers.Puller
+	// Banks are the bank accounts, by provider name (bank:<name>): a run
+	// of one matches payouts to its statement (bank.go).
+	Banks map[string]*bankaccount.Account
+	// PayoutPullers fetch the payouts a provider made to bank accounts,
+	// by provider name, for the runs of those accounts.
+	PayoutPullers map[string]providers.PayoutPuller
 	// Settler settles unknown intents; default TransitionSettler.
 	Settler Settler
 	// OnFindings, when set, is called in the run's transaction.
@@ -179,6 +186,8 @@ type Outcome struct {
 	// Reads says where the run's matching read, when a replica is
 	// configured: "replica", or "primary: " and why.
 	Reads string
+	// Bank is what a run of a bank account counted; nil for the others.
+	Bank *BankStats
 }
 
 // LateStats counts what a run looked up beyond its window (its leftovers,

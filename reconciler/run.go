@@ -112,6 +112,9 @@ func (r *Reconciler) finished(ctx context.Context, p Params, out *Outcome, start
 var reversalsRefund = map[string]bool{"mpesa": true}
 
 func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
+	if a := r.cfg.Banks[p.Provider]; a != nil {
+		return r.runBank(ctx, p, a, out)
+	}
 	opt := matcher.Options{Provider: p.Provider, From: p.From, To: p.To, Now: out.Run.StartedAt,
 		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy,
 		ExactReferences:     slices.Contains(r.cfg.ExactReferences, p.Provider),
@@ -207,11 +210,12 @@ const pullBatch = 1000
 func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller, from, to time.Time) error {
 	n := 0
 	batch := make([]ledger.Sighting, 0, pullBatch)
+	var extras providers.Extras
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if _, err := r.store.UpsertProviderTxns(ctx, batch); err != nil {
+		if err := r.record(ctx, batch, &extras); err != nil {
 			return err
 		}
 		n += len(batch)
@@ -241,6 +245,7 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 			return err
 		}
 		batch = append(batch, ledger.Sighting{Txn: s.Txn, Source: s.Source})
+		extras.Add(s)
 		if len(batch) == pullBatch {
 			return flush()
 		}
@@ -254,6 +259,24 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 			from.Format(time.RFC3339), to.Format(time.RFC3339), n, err)
 	}
 	return nil
+}
+
+// record stores a batch of pulled sightings and what they say beyond
+// their transactions (payouts, their items) in one transaction, and
+// empties extras.
+func (r *Reconciler) record(ctx context.Context, batch []ledger.Sighting, extras *providers.Extras) error {
+	if extras.Empty() {
+		_, err := r.store.UpsertProviderTxns(ctx, batch)
+		return err
+	}
+	defer extras.Reset()
+	return r.store.InTx(ctx, func(tx ledger.Tx) error {
+		if _, err := tx.UpsertProviderTxns(ctx, batch); err != nil {
+			return err
+		}
+		_, err := extras.Record(ctx, tx, r.cfg.Clock().UTC())
+		return err
+	})
 }
 
 // load streams the window plus the tolerance into m with the store's bulk

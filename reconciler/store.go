@@ -35,6 +35,14 @@ type Store interface {
 	FindTxns(ctx context.Context, l ledger.TxnLookup) ([]ledger.ProviderTxn, error)
 	FindManualLinks(ctx context.Context, provider string, txnIDs, intentKeys []string) ([]ledger.ManualLink, error)
 
+	// A bank account's runs: its entries, the payouts of its sources and
+	// what they carry.
+	ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn func(ledger.ProviderTxn) error) error
+	GetBankEntries(ctx context.Context, provider string, ids []string) ([]ledger.BankEntry, error)
+	FindPayouts(ctx context.Context, l ledger.PayoutLookup) ([]ledger.Payout, error)
+	PayoutItems(ctx context.Context, provider string, payoutIDs []string) ([]ledger.PayoutItem, error)
+	ItemsOfTxns(ctx context.Context, provider string, txnIDs []string) ([]ledger.PayoutItem, error)
+
 	// Findings, listed and resolved by hand.
 	ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
 	UpdateFinding(ctx context.Context, u ledger.FindingUpdate) (ledger.Finding, error)

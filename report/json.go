@@ -118,6 +118,19 @@ type jsonRun struct {
 	// PullError says the provider's evidence could not be pulled, so
 	// missing_at_provider was not judged.
 	PullError string `json:"pull_error,omitempty"`
+	// Bank is what a run of a bank account counted.
+	Bank *jsonBank `json:"bank,omitempty"`
+}
+
+// jsonBank counts a bank account's window: the payouts expected in it and
+// those that arrived whole, the credits booked in it, and what was looked
+// up beyond it.
+type jsonBank struct {
+	Payouts     int `json:"payouts"`
+	Arrived     int `json:"arrived"`
+	Credits     int `json:"credits"`
+	LatePayouts int `json:"late_payouts"`
+	LateCredits int `json:"late_credits"`
 }
 
 func runFindingJSON(f ledger.Finding, change string) jsonRunFinding {
@@ -134,6 +147,10 @@ func runJSON(w io.Writer, r Run) error {
 			DurationMS: r.Duration.Milliseconds()},
 		Findings: make([]jsonRunFinding, 0, len(r.Findings)), Resolved: make([]jsonRunFinding, 0, len(r.ResolvedFindings)),
 		Evidence: r.Evidence, PullError: r.PullError}
+	if b := r.Bank; b != nil {
+		out.Bank = &jsonBank{Payouts: b.Payouts, Arrived: b.Arrived, Credits: b.Credits, LatePayouts: b.LatePayouts,
+			LateCredits: b.LateCredits}
+	}
 	for _, f := range ordered(r.Findings) {
 		out.Findings = append(out.Findings, runFindingJSON(f, r.Changes[f.ID]))
 	}

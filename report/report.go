@@ -60,6 +60,9 @@ type Run struct {
 	Settled   int
 	PullError string
 	Duration  time.Duration
+	// Bank is what a run of a bank account counted (payouts expected and
+	// arrived, credits); nil for other providers.
+	Bank *reconciler.BankStats
 }
 
 // Confirmation is the run of another window run again to confirm refunds:
@@ -75,7 +78,7 @@ func FromOutcome(o *reconciler.Outcome) Run {
 	r := Run{Provider: o.Run.Provider, From: o.Run.From, To: o.Run.To, Summary: o.Summary, Findings: o.Findings,
 		ResolvedFindings: o.Resolved, RunID: o.Run.ID, Attempt: o.Run.Attempt, DryRun: o.DryRun, New: o.Run.Counts.New,
 		Resolved: len(o.Resolved), Settled: len(o.Settled), PullError: o.PullError,
-		Duration: time.Duration(o.Run.Counts.DurationMS) * time.Millisecond, Changes: map[string]string{}}
+		Duration: time.Duration(o.Run.Counts.DurationMS) * time.Millisecond, Changes: map[string]string{}, Bank: o.Bank}
 	for _, c := range o.Confirmed {
 		r.Confirmed = append(r.Confirmed, Confirmation{RunID: c.Run.ID, From: c.Run.From, To: c.Run.To, Resolved: c.Resolved})
 	}

@@ -42,15 +42,21 @@ func runText(w io.Writer, r Run) error {
 		fmt.Fprintf(&b, " (run %d, attempt %d)", r.RunID, r.Attempt)
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "  intents       %s\n", count(r.Summary.Intents))
-	fmt.Fprintf(&b, "  transactions  %s\n", count(r.Summary.Transactions))
-	fmt.Fprintf(&b, "  matched       %s\n", count(r.Summary.Matched))
+	if r.Bank != nil {
+		bankSummary(&b, r)
+	} else {
+		fmt.Fprintf(&b, "  intents       %s\n", count(r.Summary.Intents))
+		fmt.Fprintf(&b, "  transactions  %s\n", count(r.Summary.Transactions))
+		fmt.Fprintf(&b, "  matched       %s\n", count(r.Summary.Matched))
+	}
 	fmt.Fprintf(&b, "  findings      %s", count(len(r.Findings)))
 	if !r.DryRun {
 		fmt.Fprintf(&b, " (%s new, %s resolved)", count(r.New), count(r.Resolved))
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "  settled       %s unknown intent(s)\n", count(r.Settled))
+	if r.Bank == nil {
+		fmt.Fprintf(&b, "  settled       %s unknown intent(s)\n", count(r.Settled))
+	}
 	if r.Evidence != "" {
 		fmt.Fprintf(&b, "  evidence      %s\n", r.Evidence)
 	}
@@ -58,11 +64,14 @@ func runText(w io.Writer, r Run) error {
 		b.WriteString("\n")
 		for _, k := range ledger.Kinds {
 			if n := countKind(r.Findings, k); n > 0 {
-				fmt.Fprintf(&b, "  %-20s %s\n", k, count(n))
+				fmt.Fprintf(&b, "  %-*s %s\n", kindWidth(r.Findings), k, count(n))
 			}
 		}
 	}
-	if r.PullError != "" {
+	switch {
+	case r.PullError != "" && r.Bank != nil:
+		fmt.Fprintf(&b, "\n  WARNING: the payout pull failed, so unexplained_bank_credit was not judged:\n  %s\n", ledger.SafeText(r.PullError, 2000))
+	case r.PullError != "":
 		fmt.Fprintf(&b, "\n  WARNING: the pull failed, so missing_at_provider was not judged:\n  %s\n", ledger.SafeText(r.PullError, 2000))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -104,6 +113,26 @@ func confirmedText(w io.Writer, r Run) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// bankSummary is the summary block of a bank account's run.
+func bankSummary(b *strings.Builder, r Run) {
+	fmt.Fprintf(b, "  payouts       %s expected, %s arrived\n", count(r.Bank.Payouts), count(r.Bank.Arrived))
+	fmt.Fprintf(b, "  credits       %s\n", count(r.Bank.Credits))
+	if r.Bank.LatePayouts+r.Bank.LateCredits > 0 {
+		fmt.Fprintf(b, "  looked up     %s payout(s) and %s credit(s) of other windows\n", count(r.Bank.LatePayouts),
+			count(r.Bank.LateCredits))
+	}
+}
+
+// kindWidth is the width of the kind column of a summary: 20, or the
+// longest kind's.
+func kindWidth(fs []ledger.Finding) int {
+	w := 20
+	for _, f := range fs {
+		w = max(w, len(f.Kind))
+	}
+	return w
 }
 
 // resolvedText lists the findings a run resolved, each with the reason it
@@ -186,7 +215,7 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 	for _, f := range fs {
 		fmt.Fprintf(&b, "%s  %s\n", f.ID, cell(f.Detail))
 		if s := f.Suggestion; !s.IsZero() {
-			fmt.Fprintf(&b, "%s  %s\n", strings.Repeat(" ", len(f.ID)), cell(SuggestionText(s)))
+			fmt.Fprintf(&b, "%s  %s\n", strings.Repeat(" ", len(f.ID)), cell(KindSuggestionText(f.Kind, s)))
 		}
 		if listed && f.Note != "" {
 			fmt.Fprintf(&b, "%s  note: %s\n", strings.Repeat(" ", len(f.ID)), cell(f.Note))

@@ -32,13 +32,23 @@ func newImportStatementCmd(a *app) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "statement --provider P FILE",
-		Short: "Import a provider statement file (M-Pesa portal CSV, Stripe itemized report CSV, a configured CSV layout)",
+		Short: "Import a provider or bank statement file (M-Pesa portal CSV, Stripe itemized report CSV, camt.053, MT940, BAI2, a configured CSV layout)",
 		Long: `Import a statement as provider evidence:
   --provider mpesa   the M-Pesa organisation portal export (CSV; preamble rows, BOM and CRLF are fine)
   --provider stripe  Stripe's itemized balance reports (balance_change_from_activity.itemized.*,
                      payout_reconciliation.itemized.*, ending_balance_reconciliation.itemized.*;
                      CSV, amounts in major units; see docs/stripe.md)
   --provider NAME    a CSV layout configured under statements: in the config
+  --provider bank:NAME
+                     a bank account configured under banks: its statement in the account's format
+                     (camt.053/camt.054, MT940, BAI2 or a CSV layout); a statement of another account
+                     or currency, or one whose entries do not add up from its opening to its closing
+                     balance, is refused whole and kept in quarantine
+
+An M-Pesa portal statement is refused when its running balance shows a missing row (a row's
+balance does not follow from the row before it); its settlements to the bank are recorded as
+payouts with the rows they swept. A Stripe report's rows record the payout that paid them out
+(automatic_payout_id).
 
 The file is imported in one transaction or not at all: every bad line is reported with its line
 and field and kept in quarantine. Rows already known (through a callback, the API or an earlier
@@ -93,7 +103,7 @@ type and status, the totals per currency and the largest amounts.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "mpesa, stripe or a configured statement layout (required)")
+	cmd.Flags().StringVar(&provider, "provider", "", "mpesa, stripe, a configured statement layout or bank:NAME (required)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and check the file against the books, print counts, totals per currency "+
 		"and the largest amounts, and write nothing")
 	_ = cmd.MarkFlagRequired("provider")

@@ -11,6 +11,7 @@ import (
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/bankaccount"
 	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/report"
@@ -39,8 +40,13 @@ arrives as callbacks and statement imports.
 messages a real run would send, and writes and sends nothing (no run, no findings, no alerts).
 It needs an existing database.
 
+A bank account (--provider bank:NAME, configured under banks) is reconciled three ways: the payouts
+of the providers that pay into it (Stripe payouts, pulled by arrival date when Stripe's API key is
+set, and M-Pesa settlements from portal statements) are matched to its statement's credits, and
+what each payout carries is checked against the books; see docs/design.md, "Payouts and the bank".
+
 Times are RFC 3339 or YYYY-MM-DD (midnight in the provider's zone: Africa/Nairobi for M-Pesa,
-UTC for Stripe); --to defaults to one day after --from. Re-running a window updates the same
+UTC for Stripe, the bank's zone for bank:NAME); --to defaults to one day after --from. Re-running a window updates the same
 findings. Two processes never run the same window at once.
 
 Exit codes: 0 done (findings are results, not failures); 3 done with open findings when
@@ -138,7 +144,8 @@ func sortedNames[V any](m map[string]V) []string {
 func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reconciler.Reconciler, error) {
 	cfg := reconciler.Config{Clock: a.clock, Logger: a.logger, Lease: a.cfg.Reconcile.Lease, Tolerance: a.cfg.Reconcile.Tolerance,
 		Fuzzy: a.cfg.Reconcile.Fuzzy, Grace: map[string]time.Duration{}, Pullers: map[string]providers.Puller{}, Settler: svc,
-		Horizon: map[string]time.Duration{}, Zones: map[string]*time.Location{}}
+		Horizon: map[string]time.Duration{}, Zones: map[string]*time.Location{}, Banks: map[string]*bankaccount.Account{},
+		PayoutPullers: map[string]providers.PayoutPuller{}}
 	for name, p := range d.providers {
 		cfg.Grace[name], cfg.Horizon[name], cfg.Zones[name] = p.Grace, p.Horizon, p.Zone
 		if p.ExactReferences {
@@ -146,6 +153,12 @@ func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reco
 		}
 		if p.Puller != nil {
 			cfg.Pullers[name] = p.Puller
+		}
+		if p.PayoutPuller != nil {
+			cfg.PayoutPullers[name] = p.PayoutPuller
+		}
+		if p.Bank != nil {
+			cfg.Banks[name] = p.Bank
 		}
 	}
 	if d.alertsOn {

@@ -93,6 +93,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		{"Invoices paid by paybill: late, in parts, short and over", d.invoices},
 		{"Importing the M-Pesa portal statement", d.importStatement},
 		{"Reconciling the day", d.reconcile},
+		{"The money reaches the bank: last week's Stripe payouts against the bank statement", d.bank},
 	}
 	for i, s := range steps {
 		fmt.Fprintf(opt.Out, "\n[%d/%d] %s\n", i+1, len(steps), s.title)

@@ -44,6 +44,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Remedies", func(t *testing.T) { t.Parallel(); exerciseRemedies(t, newStore) })
 	t.Run("Changes", func(t *testing.T) { t.Parallel(); exerciseChanges(t, newStore) })
 	t.Run("Closes", func(t *testing.T) { t.Parallel(); exerciseCloses(t, newStore) })
+	t.Run("Payouts", func(t *testing.T) { t.Parallel(); exercisePayouts(t, newStore) })
 }
 
 // T0 is the suite's fixed clock origin.

@@ -356,6 +356,12 @@ func ParsePullRecord(raw []byte, n int, receivedAt time.Time) (providers.Sightin
 	if err := ledger.ValidateTxn(t); err != nil {
 		return providers.Sighting{}, fail("record", err)
 	}
-	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelPull, Ref: "pull:" + id, Raw: bytes.Clone(raw),
-		ReceivedAt: receivedAt.UTC()}}, nil
+	out := providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelPull, Ref: "pull:" + id, Raw: bytes.Clone(raw),
+		ReceivedAt: receivedAt.UTC()}}
+	if typ == ledger.TxnPayout && isSettlement(typText, "") {
+		// A settlement to the bank, should the pull carry one: a payout,
+		// whose rows only the portal statement tells.
+		out.Payout = &ledger.Payout{Provider: Provider, ID: id, InitiatedAt: at}
+	}
+	return out, nil
 }

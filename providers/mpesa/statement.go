@@ -53,6 +53,7 @@ const (
 	colOther
 	colLinked
 	colAccount
+	colBalance
 	numColumns
 )
 
@@ -70,6 +71,7 @@ var columnNames = [numColumns][]string{
 	colOther:      {"Other Party Info", "other party info"},
 	colLinked:     {"Linked Transaction ID", "linked transaction id"},
 	colAccount:    {"A/C No.", "a/c no", "account no", "acc no", "account number"},
+	colBalance:    {"Balance", "balance"},
 }
 
 var requiredColumns = []column{colReceipt, colCompletion, colStatus, colPaidIn, colWithdrawn}
@@ -236,17 +238,38 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 				continue
 			}
 			if hr.found {
+				st.sweep.prev = nil // another export: its chain starts again
 				continue
 			}
 		}
 		s, perr := st.row(h, fields, line, raw)
+		if perr == nil && !st.text.repeat {
+			st.observe(s.Txn)
+			perr = st.balance(line, &s, st.text.balance)
+		}
 		if perr != nil {
 			if err := reject(perr, raw); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := emit(s); err != nil {
+		if h.idx[colBalance] < 0 {
+			s.Warnings = append(s.Warnings, noBalanceWarning)
+		}
+		if st.text.repeat {
+			if err := emit(s); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, x := range st.settle(s, st.text.reason, st.text.details, st.text.other, st.text.balance) {
+			if err := emit(x); err != nil {
+				return err
+			}
+		}
+	}
+	for _, x := range st.finish() {
+		if err := emit(x); err != nil {
 			return err
 		}
 	}
@@ -294,6 +317,20 @@ type statementState struct {
 	types map[reasonKey]ledger.TxnType
 	// statuses remembers statusOf likewise.
 	statuses map[string]statusResult
+	// text is what the last row said beyond its transaction, for the
+	// balance check and settlements.
+	text rowText
+	// sweep is the running balance and the settlements of the file
+	// (settlement.go).
+	sweep sweep
+}
+
+// rowText is what a row says beyond its transaction.
+type rowText struct {
+	reason, details, other, balance string
+	// repeat says the file showed the row before (exports pasted
+	// together): it is neither checked nor swept again.
+	repeat bool
 }
 
 type statusResult struct {
@@ -413,6 +450,7 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		// decide the type ("Acc. DELIVERY CHARGE").
 		reason = accRef.ReplaceAllString(details, "")
 	}
+	st.text = rowText{reason: get(colReason), details: details, other: get(colOther), balance: get(colBalance)}
 	account := get(colAccount)
 	if account == "" {
 		if m := accRef.FindStringSubmatch(details); m != nil {
@@ -432,6 +470,7 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line, Err: err}
 	}
 	sig := rowSig(t)
+	_, st.text.repeat = st.seen[id]
 	if prev, ok := st.seen[id]; ok && prev.sig != sig {
 		return providers.Sighting{}, st.fail(line, colReceipt,
 			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))

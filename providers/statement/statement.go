@@ -65,6 +65,10 @@ type Counts struct {
 	Conflicts int
 	// Rejected counts the lines put in the quarantine.
 	Rejected int
+	// Payouts counts the payouts the file added or told more of (an
+	// arrival date, a trace); PayoutItems the transactions it added to
+	// payouts.
+	Payouts, PayoutItems int
 	// Notes is what the parser said beyond the counts, nil when it said
 	// nothing (a pointer, so that Counts stays comparable).
 	Notes *Notes
@@ -97,6 +101,9 @@ func (c Counts) Summary(file string) string {
 	}
 	fmt.Fprintf(&b, "%s: %d line(s): %d new transaction(s), %d new source(s), %d already known%s\n",
 		file, c.Lines, c.NewTxns, c.NewSources, c.Duplicates, conflicts)
+	if c.Payouts+c.PayoutItems > 0 {
+		fmt.Fprintf(&b, "  payouts: %d new or completed, %d transaction(s) added to payouts\n", c.Payouts, c.PayoutItems)
+	}
 	if c.Notes == nil {
 		return b.String()
 	}
@@ -149,7 +156,7 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 	}
 	err := im.Store.InTx(ctx, func(tx ledger.Tx) (err error) {
 		counts, problems = Counts{}, nil
-		w := newWriter(ctx, tx, size)
+		w := newWriter(ctx, tx, size, at)
 		defer func() {
 			werr := w.close()
 			if werr != nil && (err == nil || errors.Is(err, errWriterFailed)) {
@@ -158,11 +165,12 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 			if err == nil {
 				counts.NewTxns, counts.NewSources = w.counts.NewTxns, w.counts.NewSources
 				counts.Duplicates, counts.Conflicts = w.counts.Duplicates, w.conflicts
+				counts.Payouts, counts.PayoutItems = w.extras.Payouts, w.extras.Items
 			}
 		}()
 		batch := w.batch()
 		flush := func() error {
-			if len(batch) == 0 {
+			if len(batch.s) == 0 {
 				return nil
 			}
 			if err := w.send(batch); err != nil {
@@ -201,8 +209,9 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 					n.Warnings = append(n.Warnings, w)
 				}
 			}
-			batch = append(batch, ledger.Sighting{Txn: s.Txn, Source: s.Source})
-			if len(batch) == size {
+			batch.s = append(batch.s, ledger.Sighting{Txn: s.Txn, Source: s.Source})
+			batch.x.Add(s)
+			if len(batch.s) == size {
 				return flush()
 			}
 			return nil

@@ -61,7 +61,7 @@ func TestImportAndReimport(t *testing.T) {
 				t.Fatal(err)
 			}
 			c, err := importString(t, im, "march.csv", string(data))
-			if err != nil || c != (statement.Counts{Lines: 6, NewTxns: 6, NewSources: 6}) {
+			if err != nil || c != (statement.Counts{Lines: 6, NewTxns: 6, NewSources: 6, Payouts: 1, PayoutItems: 4}) {
 				t.Fatalf("first import = %+v, %v", c, err)
 			}
 			c, err = importString(t, im, "march.csv", string(data))

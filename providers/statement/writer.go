@@ -4,9 +4,18 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/providers"
 )
+
+// chunk is a batch of sightings and what they say beyond their
+// transactions (bank entries, payouts, payout items).
+type chunk struct {
+	s []ledger.Sighting
+	x providers.Extras
+}
 
 // writer records batches of sightings in a transaction on a goroutine of
 // its own, so that the next batch is parsed while the store writes the
@@ -15,12 +24,13 @@ import (
 // only. Two batches are in memory at most: the one being filled and the
 // one being written.
 type writer struct {
-	work      chan []ledger.Sighting
-	free      chan []ledger.Sighting
+	work      chan *chunk
+	free      chan *chunk
 	done      chan struct{}
 	failed    atomic.Bool
 	counts    ledger.UpsertCounts // Conflicts stays empty: conflicts counts them
 	conflicts int
+	extras    providers.ExtraCounts
 	err       error
 }
 
@@ -28,39 +38,55 @@ type writer struct {
 // the batch's error.
 var errWriterFailed = errors.New("statement: a batch failed")
 
-func newWriter(ctx context.Context, tx ledger.Tx, size int) *writer {
-	w := &writer{work: make(chan []ledger.Sighting), free: make(chan []ledger.Sighting, 2),
-		done: make(chan struct{})}
-	w.free <- make([]ledger.Sighting, 0, size)
-	w.free <- make([]ledger.Sighting, 0, size)
+func newWriter(ctx context.Context, tx ledger.Tx, size int, at time.Time) *writer {
+	w := &writer{work: make(chan *chunk), free: make(chan *chunk, 2), done: make(chan struct{})}
+	w.free <- &chunk{s: make([]ledger.Sighting, 0, size)}
+	w.free <- &chunk{s: make([]ledger.Sighting, 0, size)}
 	go func() {
 		defer close(w.done)
-		for batch := range w.work {
+		for c := range w.work {
 			if w.err == nil {
-				u, err := tx.UpsertProviderTxns(ctx, batch)
-				if err != nil {
+				if err := w.write(ctx, tx, c, at); err != nil {
 					w.err = err
 					w.failed.Store(true)
-				} else {
-					w.counts.NewTxns += u.NewTxns
-					w.counts.NewSources += u.NewSources
-					w.counts.Duplicates += u.Duplicates
-					w.conflicts += len(u.Conflicts)
 				}
 			}
-			clear(batch) // let the batch's raw lines go
-			w.free <- batch[:0]
+			clear(c.s) // let the batch's raw lines go
+			c.s = c.s[:0]
+			c.x.Reset()
+			w.free <- c
 		}
 	}()
 	return w
 }
 
+// write records one batch: its sightings, then what they say beyond
+// their transactions.
+func (w *writer) write(ctx context.Context, tx ledger.Tx, c *chunk, at time.Time) error {
+	u, err := tx.UpsertProviderTxns(ctx, c.s)
+	if err != nil {
+		return err
+	}
+	w.counts.NewTxns += u.NewTxns
+	w.counts.NewSources += u.NewSources
+	w.counts.Duplicates += u.Duplicates
+	w.conflicts += len(u.Conflicts)
+	if c.x.Empty() {
+		return nil
+	}
+	x, err := c.x.Record(ctx, tx, at)
+	w.extras.Payouts += x.Payouts
+	w.extras.Items += x.Items
+	w.extras.BankEntries += x.BankEntries
+	return err
+}
+
 // batch returns an empty batch to fill.
-func (w *writer) batch() []ledger.Sighting { return <-w.free }
+func (w *writer) batch() *chunk { return <-w.free }
 
 // send hands a filled batch over; the writer owns it until batch returns
 // it. It fails once an earlier batch has failed.
-func (w *writer) send(b []ledger.Sighting) error {
+func (w *writer) send(b *chunk) error {
 	if w.failed.Load() {
 		return errWriterFailed
 	}

@@ -574,6 +574,9 @@ func balanceTxnSightings(raw []byte, prefix string, s sighter) ([]providers.Sigh
 		out[0].Warnings = []string{"balance transaction " + b.ID + ": " + res.warning}
 	}
 	out[0].Category = res.category
+	if t := res.txns[0]; t.Type == ledger.TxnPayout {
+		out[0].Payout = &ledger.Payout{Provider: Provider, ID: t.ID, InitiatedAt: t.OccurredAt}
+	}
 	return out, nil
 }
 

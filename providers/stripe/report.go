@@ -88,26 +88,29 @@ var _ providers.StatementParser = ReportParser{}
 
 // reportRow is one row of the report, typed.
 type reportRow struct {
-	BalanceTxnID     string
-	Created          time.Time
-	ChargeCreated    time.Time
-	Currency         string
-	Gross, Fee       money.Amount
-	Presented        money.Amount
-	Category         string
-	SourceID         string
-	ChargeID         string
-	PaymentIntent    string
-	CustomerID       string
-	CustomerEmail    string
-	IntentKey        string
-	AutomaticPayout  string
+	BalanceTxnID    string
+	Created         time.Time
+	ChargeCreated   time.Time
+	Currency        string
+	Gross, Fee      money.Amount
+	Presented       money.Amount
+	Category        string
+	SourceID        string
+	ChargeID        string
+	PaymentIntent   string
+	CustomerID      string
+	CustomerEmail   string
+	IntentKey       string
+	AutomaticPayout string
+	// PayoutEffective is when the automatic payout is expected at the
+	// bank (automatic_payout_effective_at); zero when not given.
+	PayoutEffective  time.Time
 	presentedColumns bool
 }
 
 type reportCols struct {
 	btx, createdUTC, created, chargeCreatedUTC, chargeCreated, currency, gross, fee, net, category, source,
-	charge, pi, customer, email, intentKey, faceAmount, faceCurrency, payout int
+	charge, pi, customer, email, intentKey, faceAmount, faceCurrency, payout, payoutAtUTC, payoutAt int
 	metadataColumn string
 }
 
@@ -188,6 +191,7 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		for i, t := range res.txns {
 			s := providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: row.BalanceTxnID, Raw: rec.Raw, ReceivedAt: now}}
 			if i == 0 {
+				row.payout(&s, res.txns)
 				s.Category = res.category
 				if res.warning != "" {
 					s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: %s", rec.Line, res.warning))
@@ -219,7 +223,8 @@ func (p ReportParser) columns(cr *csvfile.Reader, file string) (reportCols, erro
 		gross: col("gross"), fee: col("fee"), net: col("net"), category: col("reporting_category"),
 		source: col("source_id"), charge: col("charge_id"), pi: col("payment_intent_id"), customer: col("customer_id"),
 		email: col("customer_email"), intentKey: col(mdCol), faceAmount: col("customer_facing_amount"),
-		faceCurrency: col("customer_facing_currency"), payout: col("automatic_payout_id"), metadataColumn: mdCol}
+		faceCurrency: col("customer_facing_currency"), payout: col("automatic_payout_id"),
+		payoutAtUTC: col("automatic_payout_effective_at_utc"), payoutAt: col("automatic_payout_effective_at"), metadataColumn: mdCol}
 	if len(dups) > 0 {
 		return c, errors.Join(dups...)
 	}
@@ -283,6 +288,9 @@ func (p ReportParser) row(c reportCols, rec csvfile.Record, file string) (report
 	if row.ChargeCreated, err = p.time(rec, c.chargeCreatedUTC, c.chargeCreated); err != nil {
 		return bad(timeField(c.chargeCreatedUTC, "charge_created"), "%w", err)
 	}
+	if row.PayoutEffective, err = p.time(rec, c.payoutAtUTC, c.payoutAt); err != nil {
+		return bad(timeField(c.payoutAtUTC, "automatic_payout_effective_at"), "%w", err)
+	}
 	code := rec.Get(c.currency)
 	if code == "" {
 		return bad("currency", "is empty")
@@ -340,6 +348,27 @@ func netOf(net, gross, fee money.Amount, short bool) bool {
 		return gross.Value.CoefficientInt64()-fee.Value.CoefficientInt64() == net.Value.CoefficientInt64()
 	}
 	return net.Value.Equal(gross.Value.Sub(fee.Value))
+}
+
+// payout puts what the row says of payouts on its first sighting s: a row
+// of category payout is a payout, which left when the row was created; a
+// row paid out in an automatic payout (automatic_payout_id) is one of its
+// items, with its fee, and tells the payout's arrival when the report has
+// automatic_payout_effective_at.
+func (row reportRow) payout(s *providers.Sighting, txns []ledger.ProviderTxn) {
+	if txns[0].Type == ledger.TxnPayout {
+		s.Payout = &ledger.Payout{Provider: Provider, ID: txns[0].ID, InitiatedAt: row.Created}
+		return
+	}
+	if row.AutomaticPayout == "" || row.AutomaticPayout == txns[0].ID {
+		return
+	}
+	for _, t := range txns {
+		s.PayoutItems = append(s.PayoutItems, ledger.PayoutItem{Provider: Provider, PayoutID: row.AutomaticPayout, TxnID: t.ID})
+	}
+	if !row.PayoutEffective.IsZero() {
+		s.Payout = &ledger.Payout{Provider: Provider, ID: row.AutomaticPayout, ArrivalAt: row.PayoutEffective}
+	}
 }
 
 // line is the row as a balance line.

@@ -38,7 +38,7 @@ func e2e(ctx context.Context, c config) error {
 	var base result
 	for i, file := range []string{intents, statement} {
 		s0, self0 := server(), selfCPU()
-		wall, err := pgCopy(ctx, u, file, fmt.Sprintf("copy_baseline_%d", i))
+		wall, err := pgCopy(ctx, u, file, fmt.Sprintf("copy_baseline_%d", i), false)
 		if err != nil {
 			return err
 		}

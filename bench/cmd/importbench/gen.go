@@ -16,17 +16,75 @@ type format struct {
 	// tables are the tables the import fills, in an order their foreign
 	// keys allow, for the floor baseline.
 	tables []string
+	// lines says the file is not CSV (a bank statement): the baseline
+	// copies its lines into a one-column table.
+	lines bool
 }
 
 var (
 	evidenceTables = []string{"provider_txns", "provider_txn_sources"}
 	intentTables   = []string{"intents", "attempts"}
+	// A Stripe report's rows name their payout: each row's transactions
+	// are items of it.
+	reportTables = []string{"provider_txns", "provider_txn_sources", "payout_items"}
+	bankTables   = []string{"provider_txns", "provider_txn_sources", "bank_entries"}
 )
 
 var formats = []format{
 	{name: "mpesa", args: func(f string) []string { return []string{"import", "statement", "--provider", "mpesa", f} }, gen: genMpesa, tables: evidenceTables},
-	{name: "stripe", args: func(f string) []string { return []string{"import", "statement", "--provider", "stripe", f} }, gen: genStripe, tables: evidenceTables},
+	{name: "stripe", args: func(f string) []string { return []string{"import", "statement", "--provider", "stripe", f} }, gen: genStripe, tables: reportTables},
 	{name: "intents", args: func(f string) []string { return []string{"import", "intents", f} }, gen: genIntents, tables: intentTables},
+	{name: "bank", args: bankArgs, gen: genBank, tables: bankTables, lines: true},
+}
+
+// bankConfig declares the account the bank statement is of.
+const bankConfig = `banks:
+  - name: bench
+    account: "4401234567"
+    currency: USD
+    zone: America/New_York
+    format: mt940
+    from:
+      - provider: stripe
+        descriptor: STRIPE
+`
+
+// bankArgs imports file as the statement of bank:bench, declared in a
+// config file beside it.
+func bankArgs(file string) []string {
+	cfg := file + ".yaml"
+	if _, err := os.Stat(cfg); err != nil {
+		_ = os.WriteFile(cfg, []byte(bankConfig), 0o600)
+	}
+	return []string{"--config", cfg, "import", "statement", "--provider", "bank:bench", file}
+}
+
+// bankPerStatement is how many entries a day's MT940 statement holds.
+const bankPerStatement = 10000
+
+// genBank writes an MT940 file of n entries of a USD account, in daily
+// statements of bankPerStatement entries: credits of Stripe payouts (their
+// id as the payer's reference and in the text) and, every seventh, a
+// debit. Every statement adds up.
+func genBank(w *bufio.Writer, n int) error {
+	bal := int64(100_000_000_00)
+	amt := func(c int64) string { return fmt.Sprintf("%d,%02d", c/100, c%100) }
+	for start, stmt := 0, 0; start < n; start, stmt = start+bankPerStatement, stmt+1 {
+		day := epoch.AddDate(0, 0, stmt).Format("060102")
+		fmt.Fprintf(w, ":20:STMT%s%04d\r\n:25:4401234567\r\n:28C:%d/1\r\n:60F:C%sUSD%s\r\n", day, stmt, stmt+1, day, amt(bal))
+		for i := start; i < min(start+bankPerStatement, n); i++ {
+			cents := int64(1000 + i%500000)
+			if i%7 == 6 {
+				bal -= cents
+				fmt.Fprintf(w, ":61:%s%sDS%sNTRFNONREF//CHG%09d\r\n:86:SUPPLIER PAYMENT %d\r\n", day, day[2:], amt(cents), i, i)
+				continue
+			}
+			bal += cents
+			fmt.Fprintf(w, ":61:%s%sCS%sNTRFpo_%012d//ACH%09d\r\n:86:STRIPE PAYOUT po_%012d STRIPE\r\n", day, day[2:], amt(cents), i, i, i)
+		}
+		fmt.Fprintf(w, ":62F:C%sUSD%s\r\n-\r\n", day, amt(bal))
+	}
+	return nil
 }
 
 var epoch = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)

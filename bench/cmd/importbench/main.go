@@ -1,14 +1,16 @@
 // Command importbench generates N-line files in the formats reconcile
-// imports (M-Pesa portal statement, Stripe itemized report, intents CSV) and,
-// on PostgreSQL and SQLite, times the real binary's import of each (into a
-// fresh database) and a re-import of the same file, beside a baseline in the
-// same run: on PostgreSQL COPY ... FROM of the same CSV into an unindexed
+// imports (M-Pesa portal statement, Stripe itemized report, intents CSV, an
+// MT940 bank statement of N entries) and, on PostgreSQL and SQLite, times
+// the real binary's import of each (into a fresh database) and a re-import
+// of the same file, beside a baseline in the same run: on PostgreSQL COPY
+// ... FROM of the same CSV (a statement's text lines) into an unindexed
 // text table, on SQLite a plain prepared INSERT of the same rows in one
 // transaction through the same driver. It prints the times, the ratios and
 // each import's peak RSS (from wait4's rusage).
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -56,7 +58,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&c.pgURL, "pg", os.Getenv("BENCH_DATABASE_URL"), "PostgreSQL server URL; a database is created per case")
 	flag.StringVar(&c.pgData, "pgdata", "", "the PostgreSQL server's data directory, to count its CPU time when it runs here")
 	flag.StringVar(&c.dir, "dir", "", "where files and SQLite databases go (default: a temporary directory, removed)")
-	flag.StringVar(&formatList, "formats", "mpesa,stripe,intents", "formats to time")
+	flag.StringVar(&formatList, "formats", "mpesa,stripe,intents,bank", "formats to time")
 	flag.StringVar(&engineList, "engines", "postgres,sqlite", "engines to time")
 	genOnly := flag.Bool("generate", false, "only write the files into -dir (FORMAT.csv) and exit")
 	endToEnd := flag.Bool("e2e", false, "on PostgreSQL, also time both imports (intents, M-Pesa) and a run against COPY of both files plus the SQL join")
@@ -156,7 +158,7 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			return err
 		}
 		dbURL = u
-		baseline = func() (time.Duration, error) { return pgCopy(ctx, u, file, "copy_baseline") }
+		baseline = func() (time.Duration, error) { return pgCopy(ctx, u, file, "copy_baseline", f.lines) }
 		server = func() time.Duration { return serverCPU(c.pgData) }
 	case "sqlite":
 		path := filepath.Join(c.dir, f.name+".db")
@@ -164,7 +166,7 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			_ = os.Remove(path + suffix)
 		}
 		dbURL = "sqlite:" + path
-		baseline = func() (time.Duration, error) { return sqliteInsert(ctx, path+".base", file) }
+		baseline = func() (time.Duration, error) { return sqliteInsert(ctx, path+".base", file, f.lines) }
 	default:
 		return fmt.Errorf("unknown engine %q", engine)
 	}
@@ -366,9 +368,10 @@ func textTable(name string, cols int) string {
 }
 
 // pgCopy times COPY ... FROM STDIN of the file into an unindexed text
-// table, committed.
-func pgCopy(ctx context.Context, dbURL, file, table string) (time.Duration, error) {
-	cols, err := header(file)
+// table, committed: a column per CSV column, or with lines one column per
+// line of a file that is not CSV.
+func pgCopy(ctx context.Context, dbURL, file, table string, lines bool) (time.Duration, error) {
+	cols, err := columns(file, lines)
 	if err != nil {
 		return 0, err
 	}
@@ -386,10 +389,48 @@ func pgCopy(ctx context.Context, dbURL, file, table string) (time.Duration, erro
 	}
 	defer f.Close()
 	start := time.Now()
-	if _, err := conn.PgConn().CopyFrom(ctx, f, "COPY "+table+" FROM STDIN (FORMAT csv, HEADER true)"); err != nil {
+	how := "(FORMAT csv, HEADER true)"
+	if lines {
+		how = "(FORMAT text)"
+	}
+	if _, err := conn.PgConn().CopyFrom(ctx, f, "COPY "+table+" FROM STDIN "+how); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// columns is the baseline table's column count: the CSV header's, or one.
+func columns(file string, lines bool) (int, error) {
+	if lines {
+		return 1, nil
+	}
+	return header(file)
+}
+
+// records reads f's rows after the header: its CSV records, or with lines
+// each line as a record of one field (a statement that is not CSV).
+func records(f io.Reader, lines bool) (func() ([]string, error), error) {
+	if lines {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		rec := make([]string, 1)
+		return func() ([]string, error) {
+			if !sc.Scan() {
+				if err := sc.Err(); err != nil {
+					return nil, err
+				}
+				return nil, io.EOF
+			}
+			rec[0] = sc.Text()
+			return rec, nil
+		}, nil
+	}
+	r := csv.NewReader(f)
+	r.ReuseRecord = true
+	if _, err := r.Read(); err != nil {
+		return nil, err
+	}
+	return r.Read, nil
 }
 
 // dropSecondaryIndexes drops, in the database at dbURL, every index of
@@ -541,8 +582,8 @@ func storePragmas() url.Values {
 // sqliteInsert times a plain prepared INSERT of every row of the file into
 // an unindexed text table, in one transaction, with the pragmas of the
 // SQLite store (WAL, synchronous FULL).
-func sqliteInsert(ctx context.Context, path, file string) (time.Duration, error) {
-	cols, err := header(file)
+func sqliteInsert(ctx context.Context, path, file string, lines bool) (time.Duration, error) {
+	cols, err := columns(file, lines)
 	if err != nil {
 		return 0, err
 	}
@@ -561,9 +602,8 @@ func sqliteInsert(ctx context.Context, path, file string) (time.Duration, error)
 	}
 	defer f.Close()
 	start := time.Now()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
-	if _, err := r.Read(); err != nil {
+	next, err := records(f, lines)
+	if err != nil {
 		return 0, err
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -578,7 +618,7 @@ func sqliteInsert(ctx context.Context, path, file string) (time.Duration, error)
 	defer st.Close()
 	args := make([]any, cols)
 	for {
-		rec, err := r.Read()
+		rec, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -37,6 +37,7 @@ type Server struct {
 	refunds  map[string]*Refund
 	btxns    map[string]*BalanceTxn
 	disputes map[string]*Dispute
+	payouts  map[string]*Payout
 	idem     map[string]idemEntry
 	faults   []Fault
 	requests []Request
@@ -130,7 +131,9 @@ type BalanceTxn struct {
 	// SourceCharge, for a source the fake does not store (the refund of a
 	// partial capture), is the charge it belongs to when expanded.
 	SourceCharge string
-	order        int
+	// Payout is the automatic payout that paid it out (AddPayout sets it).
+	Payout string
+	order  int
 }
 
 // Request is one request the fake received.
@@ -180,7 +183,8 @@ func New(clock func() time.Time) *Server {
 		clock = time.Now
 	}
 	return &Server{clock: clock, intents: map[string]*PaymentIntent{}, charges: map[string]*Charge{},
-		refunds: map[string]*Refund{}, btxns: map[string]*BalanceTxn{}, disputes: map[string]*Dispute{}, idem: map[string]idemEntry{}}
+		refunds: map[string]*Refund{}, btxns: map[string]*BalanceTxn{}, disputes: map[string]*Dispute{},
+		payouts: map[string]*Payout{}, idem: map[string]idemEntry{}}
 }
 
 // Start serves the fake on a local port and returns its base URL.
@@ -670,6 +674,8 @@ func (s *Server) dispatch(r *http.Request) (int, []byte) {
 		v, err = s.listBalanceTxns(r.Form)
 	case r.Method == http.MethodGet && p == "/v1/disputes":
 		v, err = s.listDisputes(r.Form)
+	case r.Method == http.MethodGet && p == "/v1/payouts":
+		v, err = s.listPayouts(r.Form)
 	default:
 		err = &apiError{status: 404, typ: "invalid_request_error",
 			msg: fmt.Sprintf("Unrecognized request URL (%s: %s).", r.Method, p)}
@@ -860,25 +866,29 @@ func limitOf(v url.Values) (int, *apiError) {
 }
 
 // createdFilter reads created[gt|gte|lt|lte] and created=.
-func createdFilter(v url.Values) (func(time.Time) bool, *apiError) {
+func createdFilter(v url.Values) (func(time.Time) bool, *apiError) { return rangeFilter(v, "created") }
+
+// rangeFilter reads the bounds of a Unix-time parameter (created,
+// arrival_date): name, name[gt], name[gte], name[lt], name[lte].
+func rangeFilter(v url.Values, name string) (func(time.Time) bool, *apiError) {
 	type bound struct {
 		op string
 		at int64
 	}
 	var bounds []bound
 	for _, op := range []string{"gt", "gte", "lt", "lte"} {
-		if s := v.Get("created[" + op + "]"); s != "" {
+		if s := v.Get(name + "[" + op + "]"); s != "" {
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				return nil, badParam("created["+op+"]", "Invalid integer %q", s)
+				return nil, badParam(name+"["+op+"]", "Invalid integer %q", s)
 			}
 			bounds = append(bounds, bound{op, n})
 		}
 	}
-	if s := v.Get("created"); s != "" {
+	if s := v.Get(name); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, badParam("created", "Invalid integer %q", s)
+			return nil, badParam(name, "Invalid integer %q", s)
 		}
 		bounds = append(bounds, bound{"eq", n})
 	}
@@ -1012,6 +1022,9 @@ func (s *Server) listBalanceTxns(v url.Values) (any, *apiError) {
 	exp := expanded(v, "source")
 	items := make([]listed, 0, len(s.btxns))
 	for _, b := range s.btxns {
+		if po := v.Get("payout"); po != "" && b.Payout != po {
+			continue
+		}
 		items = append(items, listed{b.ID, b.Created, b.order, func() map[string]any {
 			m := balanceJSON(b)
 			if exp {
