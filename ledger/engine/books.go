@@ -141,9 +141,12 @@ const (
 	// TypeBits is an int64: a bit string read as an unsigned number
 	// (PostgreSQL bit(n), n <= 63).
 	TypeBits
+	// TypeDate is a string holding a calendar day, YYYY-MM-DD (PostgreSQL
+	// date; on SQLite, text in that form).
+	TypeDate
 )
 
-var typeNames = [...]string{"unknown", "text", "bytes", "int", "bool", "decimal", "time", "json", "text list", "json list", "bits"}
+var typeNames = [...]string{"unknown", "text", "bytes", "int", "bool", "decimal", "time", "json", "text list", "json list", "bits", "date"}
 
 // String names the type, for errors.
 func (t Type) String() string {

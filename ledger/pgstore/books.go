@@ -169,6 +169,8 @@ func pgType(decl string, enum bool) engine.Type {
 		return engine.TypeBytes
 	case strings.HasPrefix(decl, "timestamp"):
 		return engine.TypeTime
+	case decl == "date":
+		return engine.TypeDate
 	case decl == "json" || decl == "jsonb":
 		return engine.TypeJSON
 	case strings.HasPrefix(decl, "bit"):
@@ -239,6 +241,8 @@ func selectExpr(c engine.Column) (string, error) {
 		return q + "::bigint", nil
 	case engine.TypeTextList, engine.TypeJSONList:
 		return "to_json(" + q + ")::text", nil
+	case engine.TypeDate:
+		return "to_char(" + q + ", 'YYYY-MM-DD')", nil
 	}
 	return "", fmt.Errorf("column %s: type %s (%s) cannot be read", c.Name, c.Decl, c.Type)
 }
@@ -400,6 +404,18 @@ func encoderOf(c engine.Column) (encoder, error) {
 				return nil, fmt.Errorf("%T is not a time", v)
 			}
 			return t, nil
+		}, nil
+	case engine.TypeDate:
+		return func(v any) (any, error) {
+			s, err := asString(v)
+			if err != nil {
+				return nil, err
+			}
+			d, err := time.Parse(time.DateOnly, s)
+			if err != nil {
+				return nil, fmt.Errorf("date %q: want YYYY-MM-DD", s)
+			}
+			return d, nil
 		}, nil
 	case engine.TypeTextList:
 		return func(v any) (any, error) {

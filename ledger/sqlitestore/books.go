@@ -427,7 +427,7 @@ func readValue(c engine.Column, v any) (any, error) {
 		return nil, nil
 	}
 	switch c.Type {
-	case engine.TypeText, engine.TypeDecimal, engine.TypeJSON, engine.TypeTextList, engine.TypeJSONList:
+	case engine.TypeText, engine.TypeDecimal, engine.TypeJSON, engine.TypeTextList, engine.TypeJSONList, engine.TypeDate:
 		switch x := v.(type) {
 		case string:
 			return x, nil
@@ -484,7 +484,7 @@ func bindValue(c engine.Column, v any) (any, error) {
 		return nil, nil
 	}
 	switch c.Type {
-	case engine.TypeText, engine.TypeDecimal, engine.TypeJSON, engine.TypeTextList, engine.TypeJSONList:
+	case engine.TypeText, engine.TypeDecimal, engine.TypeJSON, engine.TypeTextList, engine.TypeJSONList, engine.TypeDate:
 		switch x := v.(type) {
 		case string:
 			return x, nil
