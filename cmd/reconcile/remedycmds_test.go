@@ -96,7 +96,7 @@ func TestRefundFromTheCommandLine(t *testing.T) {
 			do(next, 0, "import", "statement", "--provider", "mpesa", stmt)
 			out = do(next, 0, "run", "--provider", "mpesa", "--from", "2026-03-16")
 			if !strings.Contains(out, "No findings.") ||
-				!strings.Contains(out, "Run again to confirm refunds: 2026-03-14 00:00 -> 2026-03-15 00:00 EAT (+03:00) (run 1), 1 resolved") ||
+				!strings.Contains(out, "Run again to confirm refunds: 2026-03-14 00:00 → 2026-03-15 00:00 EAT (+03:00) (run 1), 1 resolved") ||
 				!strings.Contains(out, dupOfExamples+"  duplicate_charge charge:order-5002: ") {
 				t.Fatalf("the day of the reversal:\n%s", out)
 			}
