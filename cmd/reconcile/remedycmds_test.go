@@ -103,7 +103,7 @@ func TestRefundFromTheCommandLine(t *testing.T) {
 			out = do(next, 0, "findings", "show", dupOfExamples)
 			for _, want := range []string{"Status        resolved",
 				"refund refund:" + dupOfExamples + ":SCE2EF4GH6 of KES 2,300.00 (asked by ops@example.com, approved by lead@example.com) confirmed by the evidence",
-				"request 1: refund of KES 2300.00 for SCE2EF4GH6, confirmed; asked by ops@example.com via cli",
+				"request 1: refund of KES 2,300.00 for SCE2EF4GH6, confirmed; asked by ops@example.com via cli",
 				"refund_confirmed by run"} {
 				if !strings.Contains(out, want) {
 					t.Fatalf("after the run: no %q in\n%s", want, out)
