@@ -151,41 +151,19 @@ func (r *Reconciler) pullPayouts(ctx context.Context, p Params, a *bankaccount.A
 		if pp == nil {
 			continue
 		}
-		n := 0
-		batch := make([]ledger.Sighting, 0, pullBatch)
-		var extras providers.Extras
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
-			}
-			if err := r.record(ctx, batch, &extras); err != nil {
-				return err
-			}
-			n += len(batch)
-			clear(batch)
-			batch = batch[:0]
-			if p.Progress != nil {
-				p.Progress("pull", n)
-			}
-			return nil
-		}
+		rc := r.recorder(p)
 		err := pp.PullPayouts(ctx, from, to, func(sg providers.Sighting) error {
 			if err := ledger.ValidateTxn(sg.Txn); err != nil {
 				return fmt.Errorf("%s payout pull: %w", s.Provider, err)
 			}
-			batch = append(batch, ledger.Sighting{Txn: sg.Txn, Source: sg.Source})
-			extras.Add(sg)
-			if len(batch) == pullBatch {
-				return flush()
-			}
-			return nil
+			return rc.add(ctx, sg)
 		})
-		if ferr := flush(); err == nil {
+		if ferr := rc.flush(ctx); err == nil {
 			err = ferr
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("pull %s payouts %s..%s after %d sightings: %w", s.Provider,
-				from.Format(time.RFC3339), to.Format(time.RFC3339), n, err))
+				from.Format(time.RFC3339), to.Format(time.RFC3339), rc.n, err))
 		}
 	}
 	return errors.Join(errs...)

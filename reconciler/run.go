@@ -208,24 +208,7 @@ const pullBatch = 1000
 // nothing. What was pulled before a failure is recorded before the error is
 // returned.
 func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller, from, to time.Time) error {
-	n := 0
-	batch := make([]ledger.Sighting, 0, pullBatch)
-	var extras providers.Extras
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if err := r.record(ctx, batch, &extras); err != nil {
-			return err
-		}
-		n += len(batch)
-		clear(batch)
-		batch = batch[:0]
-		if p.Progress != nil {
-			p.Progress("pull", n)
-		}
-		return nil
-	}
+	rc := r.recorder(p)
 	err := puller.Pull(ctx, from, to, func(s providers.Sighting) error {
 		if s.Txn.Provider == "" {
 			s.Txn.Provider = p.Provider
@@ -244,19 +227,56 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 				At: r.cfg.Clock().UTC()})
 			return err
 		}
-		batch = append(batch, ledger.Sighting{Txn: s.Txn, Source: s.Source})
-		extras.Add(s)
-		if len(batch) == pullBatch {
-			return flush()
-		}
-		return nil
+		return rc.add(ctx, s)
 	})
-	if ferr := flush(); err == nil {
+	if ferr := rc.flush(ctx); err == nil {
 		err = ferr
 	}
 	if err != nil {
 		return fmt.Errorf("pull %s %s..%s after %d sightings: %w", p.Provider,
-			from.Format(time.RFC3339), to.Format(time.RFC3339), n, err)
+			from.Format(time.RFC3339), to.Format(time.RFC3339), rc.n, err)
+	}
+	return nil
+}
+
+// pullRecorder records the sightings of a pull in batches of pullBatch,
+// each with what its sightings say beyond their transactions, and reports
+// the progress.
+type pullRecorder struct {
+	r      *Reconciler
+	p      Params
+	n      int
+	batch  []ledger.Sighting
+	extras providers.Extras
+}
+
+func (r *Reconciler) recorder(p Params) *pullRecorder {
+	return &pullRecorder{r: r, p: p, batch: make([]ledger.Sighting, 0, pullBatch)}
+}
+
+// add takes a checked sighting and records the batch when it is full.
+func (rc *pullRecorder) add(ctx context.Context, s providers.Sighting) error {
+	rc.batch = append(rc.batch, ledger.Sighting{Txn: s.Txn, Source: s.Source})
+	rc.extras.Add(s)
+	if len(rc.batch) == pullBatch {
+		return rc.flush(ctx)
+	}
+	return nil
+}
+
+// flush records what the batch holds.
+func (rc *pullRecorder) flush(ctx context.Context) error {
+	if len(rc.batch) == 0 {
+		return nil
+	}
+	if err := rc.r.record(ctx, rc.batch, &rc.extras); err != nil {
+		return err
+	}
+	rc.n += len(rc.batch)
+	clear(rc.batch)
+	rc.batch = rc.batch[:0]
+	if rc.p.Progress != nil {
+		rc.p.Progress("pull", rc.n)
 	}
 	return nil
 }
