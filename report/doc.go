@@ -4,6 +4,8 @@
 // Output is deterministic for the same input. It also draws a progress bar
 // on a terminal for long runs.
 //
-// It only formats what it is given: it reads no store and decides nothing
-// about findings.
+// It formats what it is given and decides nothing about findings. The one
+// place it reads the books is an import's dry run (CheckIntents,
+// CheckStatement): a file read as its import would read it, its keys
+// looked up, and nothing written.
 package report
