@@ -629,7 +629,6 @@ func (m *bankMatcher) name(provider string) string {
 func (m *bankMatcher) judge() *BankResult {
 	res := &BankResult{Matches: m.matches, Explained: map[string]string{}}
 	zone := m.opt.Zone
-	var ownedPayouts []*PayoutRow
 	for _, p := range m.payouts {
 		pm := m.matches[p.Ref()]
 		if pm != nil {
@@ -644,7 +643,6 @@ func (m *bankMatcher) judge() *BankResult {
 		// its findings keep their own window.
 		res.JudgedPayouts = append(res.JudgedPayouts, p.Ref())
 		if own {
-			ownedPayouts = append(ownedPayouts, p)
 			res.Summary.Payouts++
 		}
 		at := p.Expected.Midnight(zone)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -120,8 +119,6 @@ func newRunsShowCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the findings)")
 	return cmd
 }
-
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func writeIndented(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -143,9 +143,6 @@ func (e *copyEncoder) amountMinor(a money.Amount) {
 	}
 }
 
-// timestamptz writes microseconds since pgEpochMicros.
-func (e *copyEncoder) timestamptz(micros int64) { e.int8(micros) }
-
 // timestamp writes t as pgx does: the nanoseconds below a microsecond
 // dropped.
 func (e *copyEncoder) timestamp(t time.Time) { e.int8(t.UnixMicro() - pgEpochMicros) }

@@ -192,7 +192,7 @@ type fields struct {
 }
 
 func (c *fields) next() (string, bool) {
-	for c.si < len(c.segs) {
+	if c.si < len(c.segs) {
 		s := c.segs[c.si]
 		rest := s[c.pos:]
 		k := strings.IndexAny(rest, ",/")
