@@ -109,6 +109,8 @@ var (
 func (c *countCollector) Describe(ch chan<- *prometheus.Desc) { ch <- countDesc }
 
 func (c *countCollector) Collect(ch chan<- prometheus.Metric) {
+	// A scrape brings no context (prometheus.Collector has none): the
+	// query gets its own, bounded.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	counts, err := c.store.CountFindings(ctx)

@@ -25,6 +25,8 @@ func (d *DepthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- depthDesc 
 // Collect implements prometheus.Collector: one query, bounded to two
 // seconds.
 func (d *DepthCollector) Collect(ch chan<- prometheus.Metric) {
+	// A scrape brings no context (prometheus.Collector has none): the
+	// query gets its own, bounded.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	depth, err := d.Queue.Depth(ctx)
