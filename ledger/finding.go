@@ -132,6 +132,9 @@ type Finding struct {
 	Kind     Kind
 	Severity Severity
 	Provider string
+	// Account is the provider account whose window judged the evidence;
+	// empty is the provider's default account.
+	Account string
 	// IntentKey is empty for unknown_charge.
 	IntentKey string
 	// IntentKind says whether the intent is a charge or a refund; empty
@@ -262,6 +265,9 @@ type FindingChange struct {
 // FindingFilter selects findings. Zero fields match everything.
 type FindingFilter struct {
 	Provider string
+	// Accounts, when set, keeps findings of these accounts ("" is the
+	// default account).
+	Accounts []string
 	Statuses []FindingStatus
 	Kinds    []Kind
 	RunID    int64
@@ -294,6 +300,7 @@ func ParseFindingStatus(s string) (FindingStatus, bool) {
 // ResolveUnseenParams selects the findings a run no longer sees.
 type ResolveUnseenParams struct {
 	Provider  string
+	Account   string
 	From, To  time.Time
 	SeenSince time.Time
 	// Keep lists kinds this run could not judge (missing_at_provider when
@@ -311,6 +318,7 @@ type ResolveUnseenParams struct {
 // IntentKeys, or are among IDs.
 type UnseenFilter struct {
 	Provider   string
+	Account    string
 	From, To   time.Time
 	IntentKeys []string
 	IDs        []string

@@ -52,6 +52,9 @@ type IntentParams struct {
 	// money for; empty for a charge.
 	RefundOf string
 	Provider string
+	// Account is the provider account (an M-Pesa shortcode or till, a Stripe
+	// account id); empty is the provider's default account.
+	Account  string
 	Amount   money.Amount
 	Customer string
 	// Reference is what the provider shows back; derived from Key when empty.
@@ -159,7 +162,7 @@ func (p IntentParams) checkLimits() error {
 
 // Same reports whether p and q describe the same request.
 func (p IntentParams) Same(q IntentParams) bool {
-	return p.Key == q.Key && p.Kind.orCharge() == q.Kind.orCharge() && p.RefundOf == q.RefundOf && p.Provider == q.Provider && p.Amount.Equal(q.Amount) &&
+	return p.Key == q.Key && p.Kind.orCharge() == q.Kind.orCharge() && p.RefundOf == q.RefundOf && p.Provider == q.Provider && p.Account == q.Account && p.Amount.Equal(q.Amount) &&
 		p.Customer == q.Customer && p.Reference == q.Reference && maps.Equal(p.Metadata, q.Metadata) &&
 		p.DueAt.Equal(q.DueAt) && sameTolerance(p.Tolerance, q.Tolerance)
 }
@@ -293,9 +296,10 @@ type TransitionParams struct {
 	Now        time.Time
 }
 
-// IntentFilter selects intents of one provider created in [From, To).
+// IntentFilter selects intents of one provider account created in [From, To).
 type IntentFilter struct {
 	Provider string
+	Account  string
 	From, To time.Time
 }
 

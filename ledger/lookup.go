@@ -29,6 +29,8 @@ type LookupStore interface {
 // IntentLookup selects intents of one provider (LookupStore.FindIntents).
 type IntentLookup struct {
 	Provider string
+	// Account is the provider account the intents belong to.
+	Account string
 	// From and To bound the creation time of the intents found by
 	// anything but their key.
 	From, To time.Time
@@ -48,6 +50,8 @@ type IntentLookup struct {
 // (LookupStore.FindTxns).
 type TxnLookup struct {
 	Provider string
+	// Account is the provider account the transactions belong to.
+	Account string
 	// From and To bound the occurrence time of the transactions found by
 	// anything but their id.
 	From, To time.Time

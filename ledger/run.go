@@ -15,16 +15,36 @@ const (
 	RunFailed   RunState = "failed"
 )
 
-// RunKey is the stable key of a reconcile of provider over [from, to).
+// RunKey is the stable key of a reconcile of provider over [from, to): the
+// provider's default account.
 func RunKey(provider string, from, to time.Time) string {
-	return fmt.Sprintf("%s|%s|%s", provider, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	return AccountRunKey(provider, "", from, to)
 }
 
-// Run is one reconcile of a provider and window.
+// AccountRunKey is the stable key of a reconcile of one account of provider
+// over [from, to). The default account's key names the provider alone, as
+// keys did before providers had accounts.
+func AccountRunKey(provider, account string, from, to time.Time) string {
+	return fmt.Sprintf("%s|%s|%s", Scope(provider, account), from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+}
+
+// Scope names one account of a provider: the provider alone for its
+// default account, provider@account for another (mpesa@600639). Run keys,
+// logs and the maps of what each account is given (its puller) use it.
+func Scope(provider, account string) string {
+	if account == "" {
+		return provider
+	}
+	return provider + "@" + account
+}
+
+// Run is one reconcile of a provider account and window.
 type Run struct {
 	ID       int64
 	Key      string
 	Provider string
+	// Account is the provider account reconciled; empty is the default.
+	Account  string
 	From, To time.Time
 	State    RunState
 	Owner    string
@@ -53,6 +73,7 @@ type RunCounts struct {
 // RunClaim asks for the right to reconcile a window.
 type RunClaim struct {
 	Provider string
+	Account  string
 	From, To time.Time
 	Owner    string
 	Lease    time.Duration

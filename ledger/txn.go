@@ -61,6 +61,9 @@ const (
 // ProviderTxn with several sources.
 type ProviderTxn struct {
 	Provider string
+	// Account is the provider account (an M-Pesa shortcode or till, a Stripe
+	// account id); empty is the provider's default account.
+	Account string
 	// ID is the provider's transaction id (M-Pesa receipt number, Stripe
 	// charge or balance transaction id).
 	ID     string
@@ -125,9 +128,11 @@ type UpsertResult struct {
 	Txn ProviderTxn
 }
 
-// TxnFilter selects the transactions of one provider that occurred in [From, To).
+// TxnFilter selects the transactions of one provider account that occurred
+// in [From, To).
 type TxnFilter struct {
 	Provider string
+	Account  string
 	From, To time.Time
 }
 
@@ -195,6 +200,9 @@ func Conflict(stored, seen ProviderTxn) string {
 	}
 	if !stored.Settlement.IsZero() && !seen.Settlement.IsZero() && !stored.Settlement.Equal(seen.Settlement) {
 		diffs = append(diffs, fmt.Sprintf("settlement %s, stored %s", seen.Settlement, stored.Settlement))
+	}
+	if stored.Account != seen.Account {
+		diffs = append(diffs, fmt.Sprintf("account %q, stored %q", seen.Account, stored.Account))
 	}
 	if stored.Type != seen.Type {
 		diffs = append(diffs, fmt.Sprintf("type %s, stored %s", seen.Type, stored.Type))

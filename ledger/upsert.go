@@ -82,9 +82,11 @@ func (f TxnFields) String() string {
 // transaction: the fields a sighting must agree with, and which of the text
 // fields it may fill are empty.
 type StoredTxn struct {
-	Type   TxnType
-	Status TxnStatus
-	Amount money.Amount
+	// Account is the provider account the transaction belongs to.
+	Account string
+	Type    TxnType
+	Status  TxnStatus
+	Amount  money.Amount
 	// OccurredAt is as stored: UTC, to the microsecond.
 	OccurredAt time.Time
 	// Settlement is the zero Amount when the transaction has none.
@@ -341,7 +343,7 @@ func (c *classifier) txn(plan *UpsertPlan, batch []Sighting, probes []Probe, row
 		s := &batch[i]
 		v := &plan.Verdicts[i]
 		if contradicts(&st, status, &s.Txn) {
-			met := ProviderTxn{Type: st.Type, Status: status, Amount: st.Amount, OccurredAt: st.OccurredAt,
+			met := ProviderTxn{Account: st.Account, Type: st.Type, Status: status, Amount: st.Amount, OccurredAt: st.OccurredAt,
 				Settlement: st.Settlement}
 			v.Conflict = Conflict(met, s.Txn)
 			continue
@@ -410,7 +412,7 @@ func (c *classifier) addSource(batch []Sighting, i int32) bool {
 // storedOf is t as a store keeps it, for the later sightings of a batch
 // that creates it.
 func storedOf(t *ProviderTxn) StoredTxn {
-	return StoredTxn{Type: t.Type, Status: t.Status, Amount: t.Amount, OccurredAt: t.OccurredAt.UTC().Truncate(time.Microsecond),
+	return StoredTxn{Account: t.Account, Type: t.Type, Status: t.Status, Amount: t.Amount, OccurredAt: t.OccurredAt.UTC().Truncate(time.Microsecond),
 		Settlement: t.Settlement, Empty: ^carries(t) & textFills}
 }
 
@@ -446,7 +448,7 @@ const day = 24 * time.Hour
 // amount, currency or type, a time more than a day apart, another
 // settlement when both have one, or another final status.
 func contradicts(st *StoredTxn, status TxnStatus, t *ProviderTxn) bool {
-	if st.Type != t.Type || st.Amount.Currency != t.Amount.Currency || !st.Amount.Value.Equal(t.Amount.Value) {
+	if st.Account != t.Account || st.Type != t.Type || st.Amount.Currency != t.Amount.Currency || !st.Amount.Value.Equal(t.Amount.Value) {
 		return true
 	}
 	if d := t.OccurredAt.Truncate(time.Microsecond).Sub(st.OccurredAt); d > day || d < -day {

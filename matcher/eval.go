@@ -306,7 +306,7 @@ func (e *evaluator) unknownCharges() {
 		}
 		e.res.Findings = append(e.res.Findings, ledger.Finding{
 			ID: ledger.FindingID(ledger.KindUnknownCharge, "", []string{id}), Kind: ledger.KindUnknownCharge,
-			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, ProviderTxnIDs: []string{id},
+			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, Account: m.opt.Account, ProviderTxnIDs: []string{id},
 			Expected: m.amountOf(0, t.cur), Actual: actual, AtRisk: actual,
 			Counterparty: string(m.cp(&t)), Detail: detail, OccurredAt: m.time(t.at),
 			Status: ledger.FindingOpen,
@@ -356,7 +356,7 @@ func (e *evaluator) addIDs(kind ledger.Kind, sev ledger.Severity, in intentRec, 
 		break
 	}
 	e.res.Findings = append(e.res.Findings, ledger.Finding{
-		ID: ledger.FindingID(kind, key, ids), Kind: kind, Severity: sev, Provider: m.opt.Provider, IntentKey: key,
+		ID: ledger.FindingID(kind, key, ids), Kind: kind, Severity: sev, Provider: m.opt.Provider, Account: m.opt.Account, IntentKey: key,
 		IntentKind: m.intentKind(&in), ProviderTxnIDs: ids, Expected: expected, Actual: actual, AtRisk: atRisk,
 		Counterparty: cp, Detail: detail, OccurredAt: m.time(in.created), Status: ledger.FindingOpen,
 	})

@@ -14,6 +14,8 @@ const maxSpan = 100 * 365 * 24 * time.Hour
 // Options configure one matching of a provider and window.
 type Options struct {
 	Provider string
+	// Account is the provider account matched; its findings name it.
+	Account string
 	// From and To bound the window [From, To) that owns the findings.
 	From, To time.Time
 	// Now is the time the evidence is judged at: the settlement grace and

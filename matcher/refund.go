@@ -371,7 +371,7 @@ func (e *evaluator) unrecordedRefunds() {
 		}
 		e.res.Findings = append(e.res.Findings, ledger.Finding{
 			ID: ledger.FindingID(ledger.KindUnrecordedRefund, key, []string{id}), Kind: ledger.KindUnrecordedRefund,
-			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, IntentKey: key, IntentKind: kind, ProviderTxnIDs: []string{id},
+			Severity: ledger.SeverityMedium, Provider: m.opt.Provider, Account: m.opt.Account, IntentKey: key, IntentKind: kind, ProviderTxnIDs: []string{id},
 			Expected: m.amountOf(0, t.cur), Actual: amount, AtRisk: amount, Counterparty: string(m.cp(&t)),
 			Detail:     fmt.Sprintf("provider %s %s%s with no refund intent recorded%s", word, show(amount), of, m.settledText(j)),
 			OccurredAt: m.time(t.at), Status: ledger.FindingOpen,

@@ -79,7 +79,7 @@ func (m *Matcher) unreadableFindings(res *Result) {
 		}
 		res.Findings = append(res.Findings, ledger.Finding{
 			ID: ledger.FindingID(ledger.KindUnreadableRecord, u.intentKey, ids), Kind: ledger.KindUnreadableRecord,
-			Severity: ledger.SeverityHigh, Provider: m.opt.Provider, IntentKey: u.intentKey, ProviderTxnIDs: ids,
+			Severity: ledger.SeverityHigh, Provider: m.opt.Provider, Account: m.opt.Account, IntentKey: u.intentKey, ProviderTxnIDs: ids,
 			Expected: zero, Actual: zero, AtRisk: zero, OccurredAt: u.at.UTC(), Status: ledger.FindingOpen,
 			Detail: ledger.SafeText(what+" cannot be evaluated and was left out of matching: "+u.reason+
 				"; correct or remove the record", 512),

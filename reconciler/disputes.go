@@ -120,7 +120,7 @@ func resolveWon(ctx context.Context, tx ledger.Tx, run ledger.Run, ids []string,
 			!f.OccurredAt.Before(run.From) && f.OccurredAt.Before(run.To) {
 			continue
 		}
-		rs, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, From: f.OccurredAt,
+		rs, err := tx.ResolveUnseen(ctx, ledger.ResolveUnseenParams{Provider: run.Provider, Account: run.Account, From: f.OccurredAt,
 			To: f.OccurredAt.Add(time.Microsecond), SeenSince: run.StartedAt, Keep: keep,
 			Note: fmt.Sprintf("%sthe funds were reinstated (seen by run %d)", wonNote, run.ID), Now: now})
 		if err != nil {

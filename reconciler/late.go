@@ -50,7 +50,7 @@ func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher,
 		return sn, nil
 	}
 	h := r.HorizonFor(p.Provider)
-	l := &lookup{store: r.store, provider: p.Provider, from: p.From.Add(-h), to: p.To.Add(h), lo: lo, hi: hi, have: map[string]bool{}}
+	l := &lookup{store: r.store, provider: p.Provider, account: p.Account, from: p.From.Add(-h), to: p.To.Add(h), lo: lo, hi: hi, have: map[string]bool{}}
 	charges, err := l.namedCharges(ctx, left)
 	if err != nil {
 		return nil, err
@@ -75,6 +75,7 @@ func (r *Reconciler) lookLate(ctx context.Context, p Params, m *matcher.Matcher,
 type lookup struct {
 	store    Store
 	provider string
+	account  string
 	from, to time.Time
 	lo, hi   time.Time
 	txns     []ledger.ProviderTxn
@@ -103,7 +104,7 @@ func (l *lookup) namedCharges(ctx context.Context, left *matcher.Leftovers) ([]l
 			named = append(named, t.LinkedID)
 		}
 	}
-	charges, err := l.store.FindTxns(ctx, ledger.TxnLookup{Provider: l.provider, From: l.from, To: l.to, IDs: uniq(named)})
+	charges, err := l.store.FindTxns(ctx, ledger.TxnLookup{Provider: l.provider, Account: l.account, From: l.from, To: l.to, IDs: uniq(named)})
 	l.keep(charges)
 	return charges, err
 }
@@ -112,7 +113,7 @@ func (l *lookup) namedCharges(ctx context.Context, left *matcher.Leftovers) ([]l
 // charges named) may link to: by provider reference or id, by echoed
 // reference (key, normal form), and by manual link.
 func (l *lookup) intentsOfEvidence(ctx context.Context, left *matcher.Leftovers, charges []ledger.ProviderTxn) ([]ledger.Intent, []ledger.ManualLink, error) {
-	q := ledger.IntentLookup{Provider: l.provider, From: l.from, To: l.to}
+	q := ledger.IntentLookup{Provider: l.provider, Account: l.account, From: l.from, To: l.to}
 	var ids []string
 	add := func(id, ref, pref string) {
 		ids = append(ids, id)
@@ -153,11 +154,11 @@ func (l *lookup) evidenceOfIntents(ctx context.Context, left *matcher.Leftovers,
 		keys = append(keys, in.Key, in.RefundOf)
 	}
 	keys = uniq(keys)
-	intents, err := l.store.FindIntents(ctx, ledger.IntentLookup{Provider: l.provider, From: l.from, To: l.to, Keys: keys, RefundOf: keys})
+	intents, err := l.store.FindIntents(ctx, ledger.IntentLookup{Provider: l.provider, Account: l.account, From: l.from, To: l.to, Keys: keys, RefundOf: keys})
 	if err != nil {
 		return nil, nil, err
 	}
-	q := ledger.TxnLookup{Provider: l.provider, From: l.from, To: l.to}
+	q := ledger.TxnLookup{Provider: l.provider, Account: l.account, From: l.from, To: l.to}
 	var all []string
 	for _, in := range intents {
 		all = append(all, in.Key, in.RefundOf)
@@ -194,7 +195,7 @@ func (l *lookup) childrenOf(ctx context.Context, left *matcher.Leftovers, charge
 			parents = append(parents, t.ID)
 		}
 	}
-	children, err := l.store.FindTxns(ctx, ledger.TxnLookup{Provider: l.provider, From: l.from, To: l.to, Linked: uniq(parents)})
+	children, err := l.store.FindTxns(ctx, ledger.TxnLookup{Provider: l.provider, Account: l.account, From: l.from, To: l.to, Linked: uniq(parents)})
 	l.keep(children)
 	return err
 }
@@ -248,7 +249,7 @@ func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.R
 		return nil, nil
 	}
 	h := r.HorizonFor(p.Provider)
-	fs, err := r.store.ListFindings(ctx, ledger.FindingFilter{Provider: p.Provider,
+	fs, err := r.store.ListFindings(ctx, ledger.FindingFilter{Provider: p.Provider, Accounts: []string{p.Account},
 		Statuses: []ledger.FindingStatus{ledger.FindingOpen, ledger.FindingAcknowledged},
 		Kinds:    []ledger.Kind{ledger.KindMissingAtProvider, ledger.KindUnknownCharge},
 		From:     p.From.Add(-h), To: p.To.Add(h), Limit: 100000})

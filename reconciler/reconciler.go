@@ -80,7 +80,8 @@ type Config struct {
 	// ExactReferences names the providers whose echoed references are
 	// linked as given (upper-cased) rather than by their normal form.
 	ExactReferences []string
-	// Pullers fetch provider evidence before matching, by provider name.
+	// Pullers fetch provider evidence before matching, by account scope
+	// (ledger.Scope: the provider's name for its default account).
 	Pullers map[string]providers.Puller
 	// Banks are the bank accounts, by provider name (bank:<name>): a run
 	// of one matches payouts to its statement (bank.go).
@@ -140,6 +141,9 @@ func (r *Reconciler) GraceFor(provider string) time.Duration {
 // Params select one run.
 type Params struct {
 	Provider string
+	// Account is the provider account reconciled; empty is the
+	// provider's default account.
+	Account string
 	// From and To bound the window [From, To).
 	From, To time.Time
 	// DryRun matches and reports without claiming, pulling or writing.

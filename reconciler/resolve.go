@@ -35,7 +35,7 @@ func (r *Reconciler) resolveUnseen(ctx context.Context, tx ledger.Tx, out *Outco
 		ids = append(ids, ledger.FindingID(ledger.KindUnknownCharge, "", []string{id}))
 	}
 	slices.Sort(ids)
-	cands, err := tx.ListUnseen(ctx, ledger.UnseenFilter{Provider: run.Provider, From: run.From, To: run.To,
+	cands, err := tx.ListUnseen(ctx, ledger.UnseenFilter{Provider: run.Provider, Account: run.Account, From: run.From, To: run.To,
 		IntentKeys: judged, IDs: ids, SeenSince: run.StartedAt})
 	if err != nil || len(cands) == 0 {
 		return nil, err

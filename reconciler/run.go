@@ -25,12 +25,12 @@ func (r *Reconciler) Run(ctx context.Context, p Params) (*Outcome, error) {
 	}
 	p.From, p.To = p.From.UTC(), p.To.UTC()
 	start := r.cfg.Clock().UTC()
-	out := &Outcome{DryRun: p.DryRun, Run: ledger.Run{Key: ledger.RunKey(p.Provider, p.From, p.To),
-		Provider: p.Provider, From: p.From, To: p.To, StartedAt: start}}
+	out := &Outcome{DryRun: p.DryRun, Run: ledger.Run{Key: ledger.AccountRunKey(p.Provider, p.Account, p.From, p.To),
+		Provider: p.Provider, Account: p.Account, From: p.From, To: p.To, StartedAt: start}}
 	if p.DryRun {
 		return r.finished(ctx, p, out, start, r.run(ctx, p, out))
 	}
-	run, err := r.store.ClaimRun(ctx, ledger.RunClaim{Provider: p.Provider, From: p.From, To: p.To,
+	run, err := r.store.ClaimRun(ctx, ledger.RunClaim{Provider: p.Provider, Account: p.Account, From: p.From, To: p.To,
 		Owner: r.cfg.Owner, Lease: r.cfg.Lease, Now: start})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile %s: %w", out.Run.Key, err)
@@ -115,12 +115,12 @@ func (r *Reconciler) run(ctx context.Context, p Params, out *Outcome) error {
 	if a := r.cfg.Banks[p.Provider]; a != nil {
 		return r.runBank(ctx, p, a, out)
 	}
-	opt := matcher.Options{Provider: p.Provider, From: p.From, To: p.To, Now: out.Run.StartedAt,
+	opt := matcher.Options{Provider: p.Provider, Account: p.Account, From: p.From, To: p.To, Now: out.Run.StartedAt,
 		Tolerance: r.cfg.Tolerance, Grace: r.GraceFor(p.Provider), Fuzzy: r.cfg.Fuzzy,
 		ExactReferences:     slices.Contains(r.cfg.ExactReferences, p.Provider),
 		ReversalsAreRefunds: reversalsRefund[p.Provider], Zone: r.cfg.Zones[p.Provider]}
 	lo, hi := opt.Span()
-	if puller := r.cfg.Pullers[p.Provider]; puller != nil && !p.NoPull && !p.DryRun {
+	if puller := r.cfg.Pullers[ledger.Scope(p.Provider, p.Account)]; puller != nil && !p.NoPull && !p.DryRun {
 		if err := r.pull(ctx, p, puller, lo, minTime(hi, out.Run.StartedAt)); err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -213,6 +213,7 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 		if s.Txn.Provider == "" {
 			s.Txn.Provider = p.Provider
 		}
+		s.Txn.Account = p.Account
 		if err := ledger.ValidateTxn(s.Txn); err != nil {
 			// One record the books refuse (beyond the limits at the
 			// edge) is quarantined, once however often the window is
@@ -233,7 +234,7 @@ func (r *Reconciler) pull(ctx context.Context, p Params, puller providers.Puller
 		err = ferr
 	}
 	if err != nil {
-		return fmt.Errorf("pull %s %s..%s after %d sightings: %w", p.Provider,
+		return fmt.Errorf("pull %s %s..%s after %d sightings: %w", ledger.Scope(p.Provider, p.Account),
 			from.Format(time.RFC3339), to.Format(time.RFC3339), rc.n, err)
 	}
 	return nil
@@ -314,8 +315,8 @@ func (r *Reconciler) load(ctx context.Context, p Params, m *matcher.Matcher, lo,
 			p.Progress(stage, n)
 		}
 	}
-	span := ledger.IntentFilter{Provider: p.Provider, From: lo, To: hi}
-	txns := ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}
+	span := ledger.IntentFilter{Provider: p.Provider, Account: p.Account, From: lo, To: hi}
+	txns := ledger.TxnFilter{Provider: p.Provider, Account: p.Account, From: lo, To: hi}
 	// The transactions are read from the start when the store takes a
 	// second scan at once, else once the intents are in.
 	var pt *prefetch[ledger.TxnRow]

@@ -45,6 +45,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	t.Run("Changes", func(t *testing.T) { t.Parallel(); exerciseChanges(t, newStore) })
 	t.Run("Closes", func(t *testing.T) { t.Parallel(); exerciseCloses(t, newStore) })
 	t.Run("Payouts", func(t *testing.T) { t.Parallel(); exercisePayouts(t, newStore) })
+	t.Run("Accounts", func(t *testing.T) { t.Parallel(); exerciseAccounts(t, newStore) })
 }
 
 // T0 is the suite's fixed clock origin.

@@ -226,7 +226,7 @@ func (m *TxnModel) Probe(batch []ledger.Sighting) []ledger.Probe {
 			}
 		}
 		_, recorded := x.sources[[2]string{s.Source.Channel, s.Source.Ref}]
-		probes[i] = ledger.Probe{Found: true, Recorded: recorded, Txn: ledger.StoredTxn{Type: t.Type, Status: t.Status,
+		probes[i] = ledger.Probe{Found: true, Recorded: recorded, Txn: ledger.StoredTxn{Account: t.Account, Type: t.Type, Status: t.Status,
 			Amount: t.Amount, OccurredAt: t.OccurredAt, Settlement: t.Settlement, Empty: empty}}
 	}
 	return probes

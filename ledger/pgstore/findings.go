@@ -17,7 +17,7 @@ import (
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
 	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
-	acknowledged_by, resolver, intent_kind, suggestion`
+	acknowledged_by, resolver, intent_kind, suggestion, account`
 
 func scanFinding(row pgx.Row) (ledger.Finding, error) {
 	var (
@@ -31,7 +31,7 @@ func scanFinding(row pgx.Row) (ledger.Finding, error) {
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &f.OccurredAt, &f.Status, &f.FirstSeenAt, &f.LastSeenAt,
 		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver,
-		&f.IntentKind, &sugg); err != nil {
+		&f.IntentKind, &sugg, &f.Account); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal(ids, &f.ProviderTxnIDs); err != nil {
@@ -73,15 +73,15 @@ func (e executor) UpsertFinding(ctx context.Context, f ledger.Finding, runID int
 				WITH ins AS (
 					INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 						expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-						detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind, suggestion)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17, $18, $19)
+						detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind, suggestion, account)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'open', $16, $16, $17, $17, $18, $19, $20)
 					ON CONFLICT (id) DO NOTHING
 					RETURNING `+findingCols+`),
 				h AS (`+insertHistorySQL+`SELECT 'finding', id, 'opened', 'run', 'run', $17, '', $16 FROM ins)
 				SELECT `+findingCols+` FROM ins`,
 				f.ID, f.Kind, f.Severity, f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
 				nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
-				f.Detail, utc(f.OccurredAt), now, runID, string(f.IntentKind), ledger.EncodeSuggestion(f.Suggestion)))
+				f.Detail, utc(f.OccurredAt), now, runID, string(f.IntentKind), ledger.EncodeSuggestion(f.Suggestion), f.Account))
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue // inserted concurrently: lock it and update
 			}
@@ -134,12 +134,12 @@ func (e executor) ResolveUnseen(ctx context.Context, p ledger.ResolveUnseenParam
 	rows, err := e.db.Query(ctx, `
 		WITH r AS (
 			UPDATE findings SET status = 'resolved', resolved_at = $5, resolved_by = 'run', resolver = $9, note = $6
-			WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3
+			WHERE provider = $1 AND account = $10 AND occurred_at >= $2 AND occurred_at < $3
 			  AND status <> 'resolved' AND last_seen_at < $4 AND NOT (kind = ANY($7))
 			RETURNING `+findingCols+`),
 		h AS (`+insertHistorySQL+`SELECT 'finding', id, 'auto_resolved', 'run', 'run', $8, $6, $5 FROM r)
 		SELECT `+findingCols+` FROM r`, p.Provider, utc(p.From), utc(p.To), utc(p.SeenSince), utc(p.Now), p.Note,
-		kindStrings(p.Keep), p.RunID, resolverOf(p.RunID))
+		kindStrings(p.Keep), p.RunID, resolverOf(p.RunID), p.Account)
 	if err != nil {
 		return nil, ledger.Wrap("resolve unseen findings", p.Provider, translate(err))
 	}
@@ -173,7 +173,9 @@ func (e executor) ListFindings(ctx context.Context, flt ledger.FindingFilter) ([
 		  AND ($4 = 0 OR last_run_id = $4)
 		  AND ($6::timestamptz IS NULL OR occurred_at >= $6)
 		  AND ($7::timestamptz IS NULL OR occurred_at < $7)
-		ORDER BY occurred_at DESC, id LIMIT $5`, flt.Provider, statuses, kinds, flt.RunID, limit, nullTime(flt.From), nullTime(flt.To))
+		  AND (cardinality($8::text[]) = 0 OR account = ANY($8))
+		ORDER BY occurred_at DESC, id LIMIT $5`, flt.Provider, statuses, kinds, flt.RunID, limit, nullTime(flt.From), nullTime(flt.To),
+		nonNil(flt.Accounts))
 	if err != nil {
 		return nil, ledger.Wrap("list findings", flt.Provider, translate(err))
 	}
@@ -207,14 +209,14 @@ func kindStrings(kinds []ledger.Kind) []string {
 func (e executor) ListUnseen(ctx context.Context, f ledger.UnseenFilter) ([]ledger.Finding, error) {
 	rows, err := e.db.Query(ctx, `
 		WITH k AS (
-		    SELECT id FROM findings WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3
+		    SELECT id FROM findings WHERE provider = $1 AND account = $7 AND occurred_at >= $2 AND occurred_at < $3
 		    UNION
 		    SELECT id FROM findings WHERE intent_key = ANY($4) AND intent_key <> ''
 		    UNION
 		    SELECT id FROM findings WHERE id = ANY($5))
 		SELECT `+findingCols+` FROM findings
-		WHERE id IN (SELECT id FROM k) AND provider = $1 AND status <> 'resolved' AND last_seen_at < $6
-		ORDER BY occurred_at, id`, f.Provider, utc(f.From), utc(f.To), nonNil(f.IntentKeys), nonNil(f.IDs), utc(f.SeenSince))
+		WHERE id IN (SELECT id FROM k) AND provider = $1 AND account = $7 AND status <> 'resolved' AND last_seen_at < $6
+		ORDER BY occurred_at, id`, f.Provider, utc(f.From), utc(f.To), nonNil(f.IntentKeys), nonNil(f.IDs), utc(f.SeenSince), f.Account)
 	if err != nil {
 		return nil, ledger.Wrap("list unseen findings", f.Provider, translate(err))
 	}

@@ -63,7 +63,7 @@ func hasDuplicateIDs(fs []ledger.Finding) bool {
 // findingArrays holds the columns a batch writes, one array per column.
 type findingArrays struct {
 	id, kind, severity, provider, intentKey, txnIDs []string
-	intentKind                                      []string
+	intentKind, account                             []string
 	expCur, actCur, riskCur, counterparty, detail   []string
 	suggestion                                      []string
 	exp, act, risk                                  []decimal.NullDecimal
@@ -78,7 +78,7 @@ func (a *findingArrays) add(f ledger.Finding, reopen bool) error {
 	}
 	a.id, a.kind, a.severity = append(a.id, f.ID), append(a.kind, string(f.Kind)), append(a.severity, string(f.Severity))
 	a.provider, a.intentKey, a.txnIDs = append(a.provider, f.Provider), append(a.intentKey, f.IntentKey), append(a.txnIDs, string(ids))
-	a.intentKind = append(a.intentKind, string(f.IntentKind))
+	a.intentKind, a.account = append(a.intentKind, string(f.IntentKind)), append(a.account, f.Account)
 	a.exp, a.expCur = append(a.exp, nullAmount(f.Expected)), append(a.expCur, f.Expected.Currency)
 	a.act, a.actCur = append(a.act, nullAmount(f.Actual)), append(a.actCur, f.Actual.Currency)
 	a.risk, a.riskCur = append(a.risk, nullAmount(f.AtRisk)), append(a.riskCur, f.AtRisk.Currency)
@@ -93,14 +93,14 @@ var insertFindingsSQL = `
 	WITH ins AS (
 		INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 			expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-			detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind, suggestion)
+			detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind, suggestion, account)
 		SELECT u.id, u.kind, u.severity, u.provider, u.intent_key, u.ids::jsonb, u.exp, u.exp_cur, u.act, u.act_cur,
-			u.risk, u.risk_cur, u.cp, u.detail, u.occurred, 'open', $16, $16, $17, $17, u.intent_kind, u.sugg
+			u.risk, u.risk_cur, u.cp, u.detail, u.occurred, 'open', $16, $16, $17, $17, u.intent_kind, u.sugg, u.account
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::text[],
 			$9::numeric[], $10::text[], $11::numeric[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $18::text[],
-			$19::text[])
+			$19::text[], $20::text[])
 			AS u(id, kind, severity, provider, intent_key, ids, exp, exp_cur, act, act_cur, risk, risk_cur, cp, detail, occurred,
-			     intent_kind, sugg)
+			     intent_kind, sugg, account)
 		ON CONFLICT (id) DO NOTHING
 		RETURNING ` + findingCols + `),
 	h AS (` + insertHistorySQL + `SELECT 'finding', id, 'opened', 'run', 'run', $17, '', $16 FROM ins)
@@ -162,7 +162,7 @@ func (e executor) upsertFindings(ctx context.Context, fs []ledger.Finding, runID
 	if len(ins.id) > 0 {
 		err := e.collectFindings(ctx, stored, insertFindingsSQL, ins.id, ins.kind, ins.severity, ins.provider,
 			ins.intentKey, ins.txnIDs, ins.exp, ins.expCur, ins.act, ins.actCur, ins.risk, ins.riskCur, ins.counterparty,
-			ins.detail, ins.occurred, now, runID, ins.intentKind, ins.suggestion)
+			ins.detail, ins.occurred, now, runID, ins.intentKind, ins.suggestion, ins.account)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 const intentCols = `key, provider, amount, currency, customer, reference, metadata, state,
-	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of, due_at, tolerance`
+	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of, due_at, tolerance, account`
 
 func scanIntent(row pgx.Row) (ledger.Intent, error) {
 	var (
@@ -29,7 +29,7 @@ func scanIntent(row pgx.Row) (ledger.Intent, error) {
 		tol      decimal.NullDecimal
 	)
 	err := row.Scan(&in.Key, &in.Provider, &amount, &currency, &in.Customer, &in.Reference, &meta,
-		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &in.CreatedAt, &in.UpdatedAt, &in.Kind, &in.RefundOf, &due, &tol)
+		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &in.CreatedAt, &in.UpdatedAt, &in.Kind, &in.RefundOf, &due, &tol, &in.Account)
 	if err != nil {
 		return ledger.Intent{}, err
 	}
@@ -75,11 +75,11 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 	}
 	tag, err := e.db.Exec(ctx, `
 		INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at,
-		    amount_minor, kind, due_at, tolerance, ref_norm)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, minor_units($3, $4), $11, $12, $13, $14)
+		    amount_minor, kind, due_at, tolerance, ref_norm, account)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, minor_units($3, $4), $11, $12, $13, $14, $15)
 		ON CONFLICT (key) DO NOTHING`,
 		p.Key, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, created, updated,
-		string(p.Kind), nullTime(p.DueAt), nullAmount(p.Tolerance), ledger.NormalReference(p.Reference))
+		string(p.Kind), nullTime(p.DueAt), nullAmount(p.Tolerance), ledger.NormalReference(p.Reference), p.Account)
 	if err != nil {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
 	}
@@ -206,8 +206,8 @@ func (e executor) ListIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 		       COALESCE((SELECT array_agg(DISTINCT a.provider_ref) FROM attempts a
 		                 WHERE a.intent_key = i.key AND a.provider_ref <> ''), '{}')
 		FROM intents i
-		WHERE i.provider = $1 AND i.created_at >= $2 AND i.created_at < $3
-		ORDER BY i.created_at, i.key`, f.Provider, utc(f.From), utc(f.To))
+		WHERE i.provider = $1 AND i.account = $4 AND i.created_at >= $2 AND i.created_at < $3
+		ORDER BY i.created_at, i.key`, f.Provider, utc(f.From), utc(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("list intents", f.Provider, translate(err))
 	}

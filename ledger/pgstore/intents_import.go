@@ -20,13 +20,13 @@ import (
 
 // importColumns are the staging table's columns, in COPY order.
 var importColumns = []string{"line", "key", "provider", "amount", "currency", "customer", "reference", "metadata",
-	"state", "created_at", "updated_at", "provider_refs", "kind", "refund_of", "due_at", "tolerance", "ref_norm"}
+	"state", "created_at", "updated_at", "provider_refs", "kind", "refund_of", "due_at", "tolerance", "ref_norm", "account"}
 
 // intentCopyColumns and attemptCopyColumns are the columns the direct
 // writes of new intents and their imported attempts fill, in COPY order.
 var (
 	intentCopyColumns = []string{"key", "kind", "refund_of", "provider", "amount", "currency", "customer", "reference",
-		"metadata", "state", "created_at", "updated_at", "amount_minor", "due_at", "tolerance", "ref_norm"}
+		"metadata", "state", "created_at", "updated_at", "amount_minor", "due_at", "tolerance", "ref_norm", "account"}
 	attemptCopyColumns = []string{"intent_key", "number", "claim_token", "provider_ref", "outcome", "started_at"}
 )
 
@@ -136,7 +136,7 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
 			state text NOT NULL, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL,
 			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL,
-			due_at timestamptz, tolerance numeric, ref_norm text NOT NULL
+			due_at timestamptz, tolerance numeric, ref_norm text NOT NULL, account text NOT NULL
 		) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
 		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP;
@@ -308,7 +308,7 @@ func allNewCharges(rows []importRow, first []bool) bool {
 // storedParams reads the parameters of the intents stored under keys.
 func storedParams(ctx context.Context, tx pgx.Tx, keys []string) (map[string]ledger.IntentParams, error) {
 	rows, err := tx.Query(ctx, `
-		SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, due_at, tolerance
+		SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, due_at, tolerance, account
 		FROM intents WHERE key = ANY($1)`, keys)
 	if err != nil {
 		return nil, err
@@ -325,7 +325,7 @@ func storedParams(ctx context.Context, tx pgx.Tx, keys []string) (map[string]led
 			tol      decimal.NullDecimal
 		)
 		if err := rows.Scan(&p.Key, &p.Kind, &p.RefundOf, &p.Provider, &amount, &currency, &p.Customer, &p.Reference, &meta,
-			&due, &tol); err != nil {
+			&due, &tol, &p.Account); err != nil {
 			return nil, err
 		}
 		if !amount.Valid || amount.NaN || amount.InfinityModifier != pgtype.Finite {
@@ -408,6 +408,7 @@ func copyNewIntents(ctx context.Context, tx pgx.Tx, rows []importRow) error {
 			return err
 		}
 		enc.text(r.refNorm)
+		enc.text(r.Account)
 		return nil
 	}}
 	if _, err := pc.CopyFrom(ctx, intents, copySQL("intents", intentCopyColumns)); err != nil {
@@ -478,9 +479,9 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 	err = tx.QueryRow(ctx, `
 		WITH ins AS (
 			INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
-			    updated_at, amount_minor, due_at, tolerance, ref_norm)
+			    updated_at, amount_minor, due_at, tolerance, ref_norm, account)
 			SELECT key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
-			    updated_at, minor_units(amount, currency), due_at, tolerance, ref_norm
+			    updated_at, minor_units(amount, currency), due_at, tolerance, ref_norm, account
 			FROM intent_import
 			ON CONFLICT (key) DO NOTHING
 			RETURNING key, state
@@ -505,10 +506,10 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 	}
 	rows, err := tx.Query(ctx, `
 		SELECT s.line, s.provider, s.amount, s.currency, s.customer, s.reference, s.metadata, s.kind, s.refund_of,
-		       s.due_at, s.tolerance, `+prefixed("i.", intentCols)+`
+		       s.due_at, s.tolerance, s.account, `+prefixed("i.", intentCols)+`
 		FROM (SELECT * FROM intent_import`+dupSource+`) s JOIN intents i ON i.key = s.key
 		WHERE NOT (i.kind = s.kind AND i.refund_of = s.refund_of
-		           AND i.provider = s.provider AND i.amount = s.amount AND i.currency = s.currency
+		           AND i.provider = s.provider AND i.account = s.account AND i.amount = s.amount AND i.currency = s.currency
 		           AND i.customer = s.customer AND i.reference = s.reference
 		           AND i.metadata IS NOT DISTINCT FROM s.metadata
 		           AND i.due_at IS NOT DISTINCT FROM s.due_at AND i.tolerance IS NOT DISTINCT FROM s.tolerance)`)
@@ -527,7 +528,7 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 			tol      decimal.NullDecimal
 		)
 		stored, err := scanIntent(prefixesRow{rows, []any{&line, &req.Provider, &amount, &currency, &req.Customer,
-			&req.Reference, &meta, &req.Kind, &req.RefundOf, &due, &tol}})
+			&req.Reference, &meta, &req.Kind, &req.RefundOf, &due, &tol, &req.Account}})
 		if err != nil {
 			rows.Close()
 			return 0, nil, err
@@ -648,7 +649,7 @@ func stageSource(rows []importRow) pgx.CopyFromSource {
 		vals[5], vals[6], vals[7], vals[8] = r.Customer, r.Reference, r.meta(), string(r.State)
 		vals[9], vals[10], vals[11] = utc(r.CreatedAt), utc(r.UpdatedAt), r.ProviderRefs
 		vals[12], vals[13] = string(r.Kind), r.RefundOf
-		vals[14], vals[15], vals[16] = nullTime(r.DueAt), nullAmount(r.Tolerance), r.refNorm
+		vals[14], vals[15], vals[16], vals[17] = nullTime(r.DueAt), nullAmount(r.Tolerance), r.refNorm, r.Account
 		return vals, nil
 	})
 }

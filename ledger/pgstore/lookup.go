@@ -14,16 +14,16 @@ import (
 // references) and reads the intents found once each.
 const findIntentsSQL = `
 	WITH k AS (
-	    SELECT key FROM intents WHERE key = ANY($4) AND provider = $1
+	    SELECT key FROM intents WHERE key = ANY($4) AND provider = $1 AND account = $8
 	    UNION
-	    SELECT key FROM intents WHERE provider = $1 AND ref_norm = ANY($5) AND ref_norm <> ''
+	    SELECT key FROM intents WHERE provider = $1 AND account = $8 AND ref_norm = ANY($5) AND ref_norm <> ''
 	        AND created_at >= $2 AND created_at < $3
 	    UNION
-	    SELECT key FROM intents WHERE refund_of = ANY($6) AND kind = 'refund' AND provider = $1
+	    SELECT key FROM intents WHERE refund_of = ANY($6) AND kind = 'refund' AND provider = $1 AND account = $8
 	        AND created_at >= $2 AND created_at < $3
 	    UNION
 	    SELECT i.key FROM attempts a JOIN intents i ON i.key = a.intent_key
-	    WHERE a.provider_ref = ANY($7) AND a.provider_ref <> '' AND i.provider = $1
+	    WHERE a.provider_ref = ANY($7) AND a.provider_ref <> '' AND i.provider = $1 AND i.account = $8
 	        AND i.created_at >= $2 AND i.created_at < $3)
 	SELECT ` + intentCols + ` FROM intents WHERE key IN (SELECT key FROM k)`
 
@@ -34,7 +34,7 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 		return nil, nil
 	}
 	rows, err := e.db.Query(ctx, findIntentsSQL, l.Provider, utc(l.From), utc(l.To), nonNil(l.Keys), nonNil(l.RefNorms),
-		nonNil(l.RefundOf), nonNil(l.ProviderRefs))
+		nonNil(l.RefundOf), nonNil(l.ProviderRefs), l.Account)
 	if err != nil {
 		return nil, ledger.Wrap("find intents", l.Provider, translate(err))
 	}
@@ -64,17 +64,17 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 // provider reference, the normal reference and the transaction named.
 const findTxnsSQL = `
 	WITH k AS (
-	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND txn_id = ANY($4)
+	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND account = $8 AND txn_id = ANY($4)
 	    UNION
-	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND provider_ref = ANY($5) AND provider_ref <> ''
+	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND account = $8 AND provider_ref = ANY($5) AND provider_ref <> ''
 	        AND occurred_at >= $2 AND occurred_at < $3
 	    UNION
-	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND ref_norm = ANY($6) AND ref_norm <> ''
+	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND account = $8 AND ref_norm = ANY($6) AND ref_norm <> ''
 	        AND occurred_at >= $2 AND occurred_at < $3
 	    UNION
-	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND linked_txn_id = ANY($7) AND linked_txn_id <> ''
+	    SELECT txn_id FROM provider_txns WHERE provider = $1 AND account = $8 AND linked_txn_id = ANY($7) AND linked_txn_id <> ''
 	        AND occurred_at >= $2 AND occurred_at < $3)
-	SELECT ` + txnCols + ` FROM provider_txns WHERE provider = $1 AND txn_id IN (SELECT txn_id FROM k)`
+	SELECT ` + txnCols + ` FROM provider_txns WHERE provider = $1 AND account = $8 AND txn_id IN (SELECT txn_id FROM k)`
 
 // FindTxns looks each list up by its index.
 func (e executor) FindTxns(ctx context.Context, l ledger.TxnLookup) ([]ledger.ProviderTxn, error) {
@@ -82,7 +82,7 @@ func (e executor) FindTxns(ctx context.Context, l ledger.TxnLookup) ([]ledger.Pr
 		return nil, nil
 	}
 	rows, err := e.db.Query(ctx, findTxnsSQL, l.Provider, utc(l.From), utc(l.To), nonNil(l.IDs), nonNil(l.ProviderRefs),
-		nonNil(l.RefNorms), nonNil(l.Linked))
+		nonNil(l.RefNorms), nonNil(l.Linked), l.Account)
 	if err != nil {
 		return nil, ledger.Wrap("find provider txns", l.Provider, translate(err))
 	}

@@ -49,11 +49,11 @@ func (e executor) createRefund(ctx context.Context, n ledger.NewIntent, meta []b
 		created = true
 		in, err = scanIntent(ptx.QueryRow(ctx, `
 			INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
-			    updated_at, amount_minor, ref_norm)
-			VALUES ($1, 'refund', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, minor_units($4, $5), $12)
+			    updated_at, amount_minor, ref_norm, account)
+			VALUES ($1, 'refund', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, minor_units($4, $5), $12, $13)
 			RETURNING `+intentCols,
 			p.Key, p.RefundOf, p.Provider, p.Amount.Value, p.Amount.Currency, p.Customer, p.Reference, meta, n.State, createdAt, updatedAt,
-			ledger.NormalReference(p.Reference)))
+			ledger.NormalReference(p.Reference), p.Account))
 		return ledger.Wrap("create intent", p.Key, translate(err))
 	})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 const runCols = `id, key, provider, window_from, window_to, state, owner, attempt, lease_expires_at,
-	started_at, finished_at, counts, error`
+	started_at, finished_at, counts, error, account`
 
 func scanRun(row pgx.Row) (ledger.Run, error) {
 	var (
@@ -23,7 +23,7 @@ func scanRun(row pgx.Row) (ledger.Run, error) {
 		counts   []byte
 	)
 	if err := row.Scan(&r.ID, &r.Key, &r.Provider, &r.From, &r.To, &r.State, &r.Owner, &r.Attempt,
-		&r.LeaseExpiresAt, &r.StartedAt, &finished, &counts, &r.Error); err != nil {
+		&r.LeaseExpiresAt, &r.StartedAt, &finished, &counts, &r.Error, &r.Account); err != nil {
 		return ledger.Run{}, err
 	}
 	if err := json.Unmarshal(counts, &r.Counts); err != nil {
@@ -38,17 +38,17 @@ func scanRun(row pgx.Row) (ledger.Run, error) {
 // ClaimRun inserts the run or takes over a finished, failed or expired one in
 // one statement.
 func (e executor) ClaimRun(ctx context.Context, c ledger.RunClaim) (ledger.Run, error) {
-	key := ledger.RunKey(c.Provider, c.From, c.To)
+	key := ledger.AccountRunKey(c.Provider, c.Account, c.From, c.To)
 	now := utc(c.Now)
 	r, err := scanRun(e.db.QueryRow(ctx, `
-		INSERT INTO runs (key, provider, window_from, window_to, state, owner, attempt, lease_expires_at, started_at)
-		VALUES ($1, $2, $3, $4, 'running', $5, 1, $6, $7)
+		INSERT INTO runs (key, provider, window_from, window_to, state, owner, attempt, lease_expires_at, started_at, account)
+		VALUES ($1, $2, $3, $4, 'running', $5, 1, $6, $7, $8)
 		ON CONFLICT (key) DO UPDATE
 		SET state = 'running', owner = excluded.owner, attempt = runs.attempt + 1,
 		    lease_expires_at = excluded.lease_expires_at, started_at = excluded.started_at,
 		    finished_at = NULL, error = ''
 		WHERE runs.state <> 'running' OR runs.lease_expires_at <= excluded.started_at
-		RETURNING `+runCols, key, c.Provider, utc(c.From), utc(c.To), c.Owner, now.Add(c.Lease), now))
+		RETURNING `+runCols, key, c.Provider, utc(c.From), utc(c.To), c.Owner, now.Add(c.Lease), now, c.Account))
 	if errors.Is(err, pgx.ErrNoRows) {
 		cur, gerr := scanRun(e.db.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE key = $1`, key))
 		if gerr != nil {

@@ -21,7 +21,7 @@ const scanIntentsSQL = `
 	       CASE WHEN tolerance IS NOT NULL THEN minor_units(tolerance, currency) END,
 	       CASE WHEN tolerance IS NOT NULL THEN tolerance::text END
 	FROM intents
-	WHERE provider = $1 AND created_at >= $2 AND created_at < $3`
+	WHERE provider = $1 AND created_at >= $2 AND created_at < $3 AND account = $4`
 
 // ScanIntents streams the window's intents in the order PostgreSQL finds
 // them.
@@ -38,7 +38,7 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 	dest := []any{(*pgtype.DriverBytes)(&row.Key), (*pgtype.DriverBytes)(&row.Reference), (*pgtype.DriverBytes)(&row.Customer),
 		&minor, &amount, &currency, &state, &created, &updated, &lease, (*pgtype.DriverBytes)(&row.RefundOf),
 		&row.Expected, &due, &tolMinor, &tolText}
-	err := e.scan(ctx, scanIntentsSQL, windowArgs(f.Provider, f.From, f.To), dest, func() error {
+	err := e.scan(ctx, scanIntentsSQL, windowArgs(f.Provider, f.Account, f.From, f.To), dest, func() error {
 		cur, exp, err := curs.Lookup(currency)
 		if err != nil {
 			return fmt.Errorf("intent %q: %w", row.Key, err)
@@ -78,13 +78,13 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 const scanRefsSQL = `
 	SELECT a.intent_key, a.provider_ref
 	FROM intents i JOIN attempts a ON a.intent_key = i.key
-	WHERE i.provider = $1 AND i.created_at >= $2 AND i.created_at < $3 AND a.provider_ref <> ''
+	WHERE i.provider = $1 AND i.created_at >= $2 AND i.created_at < $3 AND i.account = $4 AND a.provider_ref <> ''
 	  AND a.started_at >= $2`
 
 // ScanProviderRefs streams the provider references of the window's intents.
 func (e executor) ScanProviderRefs(ctx context.Context, f ledger.IntentFilter, fn func(key, ref []byte) error) error {
 	var key, ref pgtype.DriverBytes
-	err := e.scan(ctx, scanRefsSQL, windowArgs(f.Provider, f.From, f.To), []any{&key, &ref}, func() error {
+	err := e.scan(ctx, scanRefsSQL, windowArgs(f.Provider, f.Account, f.From, f.To), []any{&key, &ref}, func() error {
 		return fn(key, ref)
 	})
 	return ledger.Wrap("scan provider refs", f.Provider, err)
@@ -95,7 +95,7 @@ const scanTxnsSQL = `
 	       amount_minor, CASE WHEN amount_minor IS NULL THEN amount::text END, currency, occurred_at,
 	       coalesce(settlement_amount::text, ''), settlement_currency, exchange_rate
 	FROM provider_txns
-	WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3`
+	WHERE provider = $1 AND occurred_at >= $2 AND occurred_at < $3 AND account = $4`
 
 // ScanProviderTxns streams the window's provider transactions in the order
 // PostgreSQL finds them.
@@ -111,7 +111,7 @@ func (e executor) ScanProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 		(*pgtype.DriverBytes)(&row.Counterparty), (*pgtype.DriverBytes)(&row.LinkedID), &typ, &status, &minor, &amount,
 		&currency, &occurred, (*pgtype.DriverBytes)(&row.Settlement), (*pgtype.DriverBytes)(&row.SettlementCurrency),
 		(*pgtype.DriverBytes)(&row.ExchangeRate)}
-	err := e.scan(ctx, scanTxnsSQL, windowArgs(f.Provider, f.From, f.To), dest, func() error {
+	err := e.scan(ctx, scanTxnsSQL, windowArgs(f.Provider, f.Account, f.From, f.To), dest, func() error {
 		var err error
 		if row.Type, err = ledger.TxnTypeOf(typ); err != nil {
 			return fmt.Errorf("provider txn %q: %w", row.ID, err)
@@ -133,10 +133,10 @@ func (e executor) ScanProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 	return ledger.Wrap("scan provider txns", f.Provider, err)
 }
 
-// windowArgs are the arguments of the scans' statements: the provider and
-// the window's bounds.
-func windowArgs(provider string, from, to time.Time) []any {
-	return []any{provider, utc(from), utc(to)}
+// windowArgs are the arguments of the scans' statements: the provider, the
+// window's bounds and the account.
+func windowArgs(provider, account string, from, to time.Time) []any {
+	return []any{provider, utc(from), utc(to), account}
 }
 
 // scan runs sql on e and, for each row, scans it into dest and calls fn.

@@ -29,11 +29,11 @@ const probeSQL = `
 	        | CASE WHEN p.counterparty = '' THEN 4 ELSE 0 END | CASE WHEN p.linked_txn_id = '' THEN 8 ELSE 0 END
 	        | CASE WHEN EXISTS (SELECT FROM provider_txn_sources x WHERE x.provider = k.provider
 	                            AND x.txn_id = k.txn_id AND x.channel = k.channel AND x.ref = k.ref)
-	               THEN 16 ELSE 0 END)::int4
+	               THEN 16 ELSE 0 END)::int4, p.account
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(provider, txn_id, channel, ref, i)
 	CROSS JOIN LATERAL (
 	    SELECT p.type, p.status, p.amount, p.currency, p.occurred_at, p.reference, p.provider_ref, p.counterparty,
-	           p.linked_txn_id, p.settlement_amount, p.settlement_currency
+	           p.linked_txn_id, p.settlement_amount, p.settlement_currency, p.account
 	    FROM provider_txns p WHERE p.provider = k.provider AND p.txn_id = k.txn_id LIMIT 1) p`
 
 // sourceStored is the bit of probeSQL's last column that says the row's
@@ -78,7 +78,7 @@ func scanProbe(rows pgx.Rows, probes []ledger.Probe) error {
 		settlementCurrency string
 		flags              int32
 	)
-	if err := rows.Scan(&i, &st.Type, &st.Status, &amount, &currency, &occurred, &settlement, &settlementCurrency, &flags); err != nil {
+	if err := rows.Scan(&i, &st.Type, &st.Status, &amount, &currency, &occurred, &settlement, &settlementCurrency, &flags, &st.Account); err != nil {
 		return err
 	}
 	if i < 1 || int(i) > len(probes) {

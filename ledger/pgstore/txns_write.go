@@ -26,7 +26,7 @@ const (
 	// Columns written by copyTxnsSQL and insertTxnsSQL.
 	txnWriteCols = `provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
 	    counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount, settlement_currency, exchange_rate,
-	    amount_minor, ref_norm`
+	    amount_minor, ref_norm, account`
 	copyTxnsSQL    = `COPY provider_txns (` + txnWriteCols + `) FROM STDIN (FORMAT binary)`
 	copySourcesSQL = `COPY provider_txn_sources (provider, txn_id, channel, ref, raw, received_at) FROM STDIN (FORMAT binary)`
 
@@ -37,13 +37,13 @@ const (
 	INSERT INTO provider_txns (` + txnWriteCols + `)
 	SELECT provider, txn_id, type, status, amount::numeric, currency, occurred_at, reference, provider_ref,
 	       counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount::numeric, settlement_currency,
-	       exchange_rate, amount_minor, ref_norm
+	       exchange_rate, amount_minor, ref_norm, account
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
 	    $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[],
-	    $15::text[], $16::text[], $17::int8[], $18::text[])
+	    $15::text[], $16::text[], $17::int8[], $18::text[], $19::text[])
 	    AS t(provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref, counterparty,
 	         linked_txn_id, first_seen_at, updated_at, settlement_amount, settlement_currency, exchange_rate,
-	         amount_minor, ref_norm)`
+	         amount_minor, ref_norm, account)`
 
 	// insertSourcesSQL inserts new sources from arrays, in key order; a
 	// source stored since the probe fails it.
@@ -269,7 +269,7 @@ func txnArrays(batch []ledger.Sighting, created []*ledger.TxnWrite) []any {
 	var (
 		provider, id, typ, status, amount, currency                   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		reference, providerRef, counterparty, linked, settleCur, rate = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		norm                                                          = make([]string, n)
+		norm, account                                                 = make([]string, n), make([]string, n)
 		occurred, first, updated                                      = make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
 		settle                                                        = make([]*string, n)
 		minor                                                         = make([]*int64, n)
@@ -285,12 +285,13 @@ func txnArrays(batch []ledger.Sighting, created []*ledger.TxnWrite) []any {
 			settle[i] = &v
 		}
 		settleCur[i], rate[i], norm[i] = t.Settlement.Currency, t.ExchangeRate, ledger.NormalReference(t.Reference)
+		account[i] = t.Account
 		if m, ok := AmountMinor(t.Amount); ok {
 			minor[i] = &m
 		}
 	}
 	return []any{provider, id, typ, status, amount, currency, occurred, reference, providerRef, counterparty, linked,
-		first, updated, settle, settleCur, rate, minor, norm}
+		first, updated, settle, settleCur, rate, minor, norm, account}
 }
 
 // sourceArrays returns the arguments of insertSourcesSQL.
@@ -367,7 +368,7 @@ func conflictArrays(batch []ledger.Sighting, plan *ledger.UpsertPlan, conflicts 
 // txn appends a row of provider_txns (txnWriteCols) from t, as
 // ledger.TxnWrite.Txn returns it.
 func (e *copyEncoder) txn(t *ledger.ProviderTxn) error {
-	e.row(18)
+	e.row(19)
 	e.text(t.Provider)
 	e.text(t.ID)
 	e.text(string(t.Type))
@@ -392,6 +393,7 @@ func (e *copyEncoder) txn(t *ledger.ProviderTxn) error {
 	e.text(t.ExchangeRate)
 	e.amountMinor(t.Amount)
 	e.normalReference(t.Reference)
+	e.text(t.Account)
 	return nil
 }
 

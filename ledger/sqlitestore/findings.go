@@ -19,7 +19,7 @@ import (
 const findingCols = `id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount, expected_currency,
 	actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty, detail, occurred_at, status,
 	first_seen_at, last_seen_at, first_run_id, last_run_id, acknowledged_at, resolved_at, resolved_by, note,
-	acknowledged_by, resolver, intent_kind, suggestion`
+	acknowledged_by, resolver, intent_kind, suggestion, account`
 
 func scanFinding(row scanner) (ledger.Finding, error) {
 	var (
@@ -34,7 +34,7 @@ func scanFinding(row scanner) (ledger.Finding, error) {
 	if err := row.Scan(&f.ID, &f.Kind, &f.Severity, &f.Provider, &f.IntentKey, &ids, &exp, &expCur, &act, &actCur,
 		&risk, &riskCur, &f.Counterparty, &f.Detail, &occurred, &f.Status, &first, &last,
 		&f.FirstRunID, &f.LastRunID, &acked, &resolved, &f.ResolvedBy, &f.Note, &f.AcknowledgedBy, &f.Resolver,
-		&f.IntentKind, &sugg); err != nil {
+		&f.IntentKind, &sugg, &f.Account); err != nil {
 		return ledger.Finding{}, err
 	}
 	if err := json.Unmarshal([]byte(ids), &f.ProviderTxnIDs); err != nil {
@@ -115,12 +115,12 @@ func (e executor) upsertFinding(ctx context.Context, f ledger.Finding, runID int
 		cur, err := scanFinding(e.queryRow(ctx, `
 			INSERT INTO findings (id, kind, severity, provider, intent_key, provider_txn_ids, expected_amount,
 				expected_currency, actual_amount, actual_currency, at_risk_amount, at_risk_currency, counterparty,
-				detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind, suggestion)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'open', ?16, ?16, ?17, ?17, ?18, ?19)
+				detail, occurred_at, status, first_seen_at, last_seen_at, first_run_id, last_run_id, intent_kind, suggestion, account)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'open', ?16, ?16, ?17, ?17, ?18, ?19, ?20)
 			RETURNING `+findingCols,
 			f.ID, string(f.Kind), string(f.Severity), f.Provider, f.IntentKey, ids, nullAmount(f.Expected), f.Expected.Currency,
 			nullAmount(f.Actual), f.Actual.Currency, nullAmount(f.AtRisk), f.AtRisk.Currency, f.Counterparty,
-			f.Detail, ts(f.OccurredAt), ts(now), runID, string(f.IntentKind), ledger.EncodeSuggestion(f.Suggestion)))
+			f.Detail, ts(f.OccurredAt), ts(now), runID, string(f.IntentKind), ledger.EncodeSuggestion(f.Suggestion), f.Account))
 		if err != nil {
 			return ledger.FindingChange{}, ledger.Wrap("upsert finding", f.ID, translate(err))
 		}
@@ -158,10 +158,10 @@ func (e executor) ResolveUnseen(ctx context.Context, p ledger.ResolveUnseenParam
 	err := e.inTx(ctx, func(x executor) error {
 		rows, err := x.query(ctx, `
 			UPDATE findings SET status = 'resolved', resolved_at = ?5, resolved_by = 'run', resolver = ?8, note = ?6
-			WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
+			WHERE provider = ?1 AND account = ?9 AND occurred_at >= ?2 AND occurred_at < ?3
 			  AND status <> 'resolved' AND last_seen_at < ?4 AND kind NOT IN (SELECT value FROM json_each(?7))
 			RETURNING `+findingCols, p.Provider, ts(p.From), ts(p.To), ts(p.SeenSince), ts(p.Now), p.Note, jsonOrEmpty(p.Keep),
-			resolverOf(p.RunID))
+			resolverOf(p.RunID), p.Account)
 		if err != nil {
 			return translate(err)
 		}
@@ -198,8 +198,9 @@ func (e executor) ListFindings(ctx context.Context, flt ledger.FindingFilter) ([
 		  AND (?4 = 0 OR last_run_id = ?4)
 		  AND (?6 IS NULL OR occurred_at >= ?6)
 		  AND (?7 IS NULL OR occurred_at < ?7)
+		  AND (?8 = '[]' OR account IN (SELECT value FROM json_each(?8)))
 		ORDER BY occurred_at DESC, id LIMIT ?5`, flt.Provider, jsonOrEmpty(flt.Statuses), jsonOrEmpty(flt.Kinds), flt.RunID, limit,
-		nullTS(flt.From), nullTS(flt.To))
+		nullTS(flt.From), nullTS(flt.To), jsonOrEmpty(flt.Accounts))
 	if err != nil {
 		return nil, ledger.Wrap("list findings", flt.Provider, translate(err))
 	}
@@ -252,14 +253,14 @@ func (e executor) UpsertFindings(ctx context.Context, fs []ledger.Finding, runID
 func (e executor) ListUnseen(ctx context.Context, f ledger.UnseenFilter) ([]ledger.Finding, error) {
 	rows, err := e.query(ctx, `
 		WITH k(id) AS (
-		    SELECT id FROM findings WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
+		    SELECT id FROM findings WHERE provider = ?1 AND account = ?7 AND occurred_at >= ?2 AND occurred_at < ?3
 		    UNION
 		    SELECT id FROM findings WHERE intent_key IN (SELECT value FROM json_each(?4)) AND intent_key <> ''
 		    UNION
 		    SELECT id FROM findings WHERE id IN (SELECT value FROM json_each(?5)))
 		SELECT `+findingCols+` FROM findings
-		WHERE id IN (SELECT id FROM k) AND provider = ?1 AND status <> 'resolved' AND last_seen_at < ?6
-		ORDER BY occurred_at, id`, f.Provider, ts(f.From), ts(f.To), jsonList(f.IntentKeys), jsonList(f.IDs), ts(f.SeenSince))
+		WHERE id IN (SELECT id FROM k) AND provider = ?1 AND account = ?7 AND status <> 'resolved' AND last_seen_at < ?6
+		ORDER BY occurred_at, id`, f.Provider, ts(f.From), ts(f.To), jsonList(f.IntentKeys), jsonList(f.IDs), ts(f.SeenSince), f.Account)
 	if err != nil {
 		return nil, ledger.Wrap("list unseen findings", f.Provider, translate(err))
 	}

@@ -18,7 +18,7 @@ import (
 type scanner interface{ Scan(dest ...any) error }
 
 const intentCols = `key, provider, amount, currency, customer, reference, metadata, state,
-	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of, due_at, tolerance`
+	claim_token, claim_owner, lease_expires_at, created_at, updated_at, kind, refund_of, due_at, tolerance, account`
 
 func scanIntent(row scanner, extra ...any) (ledger.Intent, error) {
 	var (
@@ -29,7 +29,7 @@ func scanIntent(row scanner, extra ...any) (ledger.Intent, error) {
 		due, tol         sql.NullString
 	)
 	dest := append([]any{&in.Key, &in.Provider, &amount, &currency, &in.Customer, &in.Reference, &meta,
-		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &created, &updated, &in.Kind, &in.RefundOf, &due, &tol}, extra...)
+		&in.State, &in.ClaimToken, &in.ClaimOwner, &lease, &created, &updated, &in.Kind, &in.RefundOf, &due, &tol, &in.Account}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return ledger.Intent{}, err
 	}
@@ -91,12 +91,12 @@ func (e executor) CreateIntent(ctx context.Context, n ledger.NewIntent) (ledger.
 	if errors.Is(err, ledger.ErrNotFound) {
 		in, err = scanIntent(e.queryRow(ctx, `
 			INSERT INTO intents (key, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at,
-			    kind, due_at, tolerance, ref_norm)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+			    kind, due_at, tolerance, ref_norm, account)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
 			ON CONFLICT (key) DO NOTHING
 			RETURNING `+intentCols,
 			p.Key, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference, meta, string(n.State), ts(n.CreatedAt), ts(n.UpdatedAt),
-			string(p.Kind), nullTS(p.DueAt), nullAmount(p.Tolerance), ledger.NormalReference(p.Reference)))
+			string(p.Kind), nullTS(p.DueAt), nullAmount(p.Tolerance), ledger.NormalReference(p.Reference), p.Account))
 		if err == nil {
 			return in, true, nil
 		}
@@ -199,8 +199,8 @@ func (e executor) ListIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 		            SELECT DISTINCT a.provider_ref AS ref FROM attempts a
 		            WHERE a.intent_key = i.key AND a.provider_ref <> '' ORDER BY 1))
 		FROM intents i
-		WHERE i.provider = ?1 AND i.created_at >= ?2 AND i.created_at < ?3
-		ORDER BY i.created_at, i.key`, f.Provider, ts(f.From), ts(f.To))
+		WHERE i.provider = ?1 AND i.account = ?4 AND i.created_at >= ?2 AND i.created_at < ?3
+		ORDER BY i.created_at, i.key`, f.Provider, ts(f.From), ts(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("list intents", f.Provider, translate(err))
 	}

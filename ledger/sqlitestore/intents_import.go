@@ -130,7 +130,7 @@ func newImportRow(r ledger.ImportIntent) (importRow, error) {
 	}
 	return importRow{ImportIntent: r, vals: [intentInsertCols]any{r.Key, string(r.Kind), r.RefundOf, r.Provider,
 		r.Amount.Text(), r.Amount.Currency, r.Customer, r.Reference, meta, string(r.State), created, updated,
-		nullTS(r.DueAt), nullAmount(r.Tolerance), ledger.NormalReference(r.Reference)}}, nil
+		nullTS(r.DueAt), nullAmount(r.Tolerance), ledger.NormalReference(r.Reference), r.Account}}, nil
 }
 
 // key and created are the row's bound key and creation time, shared by
@@ -362,7 +362,7 @@ func (imp *intentImport) stored(ctx context.Context, keys []string) (map[string]
 // insert inserts the intents of the rows at the given positions, which
 // are in key order. Binding a value costs about as much as the engine's
 // work on it, so the rows without metadata that share the kind, charge
-// refunded, provider and currency of the first such row bind those once per
+// refunded, provider, account and currency of the first such row bind those once per
 // statement; the others bind all their values.
 func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []int) error {
 	if len(rows) == 0 {
@@ -380,7 +380,7 @@ func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []i
 			common = r
 		}
 		if common != nil && plain && r.Kind == common.Kind && r.RefundOf == common.RefundOf &&
-			r.Provider == common.Provider && r.Amount.Currency == common.Amount.Currency {
+			r.Provider == common.Provider && r.Account == common.Account && r.Amount.Currency == common.Amount.Currency {
 			shared = append(shared, i)
 		} else {
 			other = append(other, i)
@@ -388,7 +388,7 @@ func (imp *intentImport) insert(ctx context.Context, batch []importRow, rows []i
 	}
 	args := make([]any, 0, min(len(rows), fastChunk)*intentInsertCols)
 	err := chunks(shared, func(part []int) error {
-		args = append(args[:0], common.vals[1], common.vals[2], common.vals[3], common.vals[5])
+		args = append(args[:0], common.vals[1], common.vals[2], common.vals[3], common.vals[5], common.vals[15])
 		for _, i := range part {
 			v := &batch[i].vals
 			args = append(args, v[0], v[4], v[6], v[7], v[9], v[10], v[11], v[14])
@@ -438,7 +438,7 @@ func (imp *intentImport) flushAttempts(ctx context.Context) error {
 }
 
 const (
-	intentInsertCols  = 15
+	intentInsertCols  = 16
 	attemptInsertCols = 4
 )
 
@@ -469,20 +469,20 @@ func multiRow(kind, n int, head, row, tail string) string {
 
 func insertIntentsSQL(n int) string {
 	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
-		`due_at, tolerance, ref_norm) VALUES `,
-		`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+		`due_at, tolerance, ref_norm, account) VALUES `,
+		`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
 }
 
 // insertSharedIntentsSQL inserts n intents without metadata, due date or
-// tolerance whose kind, charge refunded, provider and currency are the
-// first four parameters; each row binds its key, amount, customer,
+// tolerance whose kind, charge refunded, provider, currency and account are
+// the first five parameters; each row binds its key, amount, customer,
 // reference, state, creation and update times and the normal form of its
-// reference, as anonymous parameters (numbered after the four), which the
+// reference, as anonymous parameters (numbered after the five), which the
 // driver binds without looking their names up.
 func insertSharedIntentsSQL(n int) string {
 	return multiRow(7, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
-		`due_at, tolerance, ref_norm) `+
-		`SELECT column1, ?1, ?2, ?3, column2, ?4, column3, column4, NULL, column5, column6, column7, NULL, NULL, column8 FROM (VALUES `,
+		`due_at, tolerance, ref_norm, account) `+
+		`SELECT column1, ?1, ?2, ?3, column2, ?4, column3, column4, NULL, column5, column6, column7, NULL, NULL, column8, ?5 FROM (VALUES `,
 		`(?,?,?,?,?,?,?,?)`, `)`)
 }
 

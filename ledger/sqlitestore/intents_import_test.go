@@ -30,7 +30,7 @@ func TestTxStatementsAreReused(t *testing.T) {
 		currency TEXT NOT NULL, customer TEXT NOT NULL DEFAULT '', reference TEXT NOT NULL, metadata TEXT, state TEXT NOT NULL,
 		claim_token INTEGER NOT NULL DEFAULT 0, claim_owner TEXT NOT NULL DEFAULT '', lease_expires_at TEXT,
 		created_at TEXT NOT NULL, updated_at TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'charge',
-		refund_of TEXT NOT NULL DEFAULT '', due_at TEXT, tolerance TEXT, ref_norm TEXT)`); err != nil {
+		refund_of TEXT NOT NULL DEFAULT '', due_at TEXT, tolerance TEXT, ref_norm TEXT, account TEXT NOT NULL DEFAULT '')`); err != nil {
 		t.Fatal(err)
 	}
 	amount, _ := money.Parse("10", "KES")

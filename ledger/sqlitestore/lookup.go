@@ -11,16 +11,16 @@ import (
 // references), each list bound as a JSON array.
 const findIntentsSQL = `
 	WITH k(key) AS (
-	    SELECT key FROM intents WHERE key IN (SELECT value FROM json_each(?4)) AND provider = ?1
+	    SELECT key FROM intents WHERE key IN (SELECT value FROM json_each(?4)) AND provider = ?1 AND account = ?8
 	    UNION
-	    SELECT key FROM intents WHERE provider = ?1 AND ref_norm IN (SELECT value FROM json_each(?5)) AND ref_norm <> ''
+	    SELECT key FROM intents WHERE provider = ?1 AND account = ?8 AND ref_norm IN (SELECT value FROM json_each(?5)) AND ref_norm <> ''
 	        AND created_at >= ?2 AND created_at < ?3
 	    UNION
-	    SELECT key FROM intents WHERE refund_of IN (SELECT value FROM json_each(?6)) AND kind = 'refund' AND provider = ?1
+	    SELECT key FROM intents WHERE refund_of IN (SELECT value FROM json_each(?6)) AND kind = 'refund' AND provider = ?1 AND account = ?8
 	        AND created_at >= ?2 AND created_at < ?3
 	    UNION
 	    SELECT i.key FROM attempts a JOIN intents i ON i.key = a.intent_key
-	    WHERE a.provider_ref IN (SELECT value FROM json_each(?7)) AND a.provider_ref <> '' AND i.provider = ?1
+	    WHERE a.provider_ref IN (SELECT value FROM json_each(?7)) AND a.provider_ref <> '' AND i.provider = ?1 AND i.account = ?8
 	        AND i.created_at >= ?2 AND i.created_at < ?3)
 	SELECT ` + intentCols + ` FROM intents WHERE key IN (SELECT key FROM k)`
 
@@ -31,7 +31,7 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 		return nil, nil
 	}
 	rows, err := e.query(ctx, findIntentsSQL, l.Provider, ts(l.From), ts(l.To), jsonList(l.Keys), jsonList(l.RefNorms),
-		jsonList(l.RefundOf), jsonList(l.ProviderRefs))
+		jsonList(l.RefundOf), jsonList(l.ProviderRefs), l.Account)
 	if err != nil {
 		return nil, ledger.Wrap("find intents", l.Provider, translate(err))
 	}
@@ -61,17 +61,17 @@ func (e executor) FindIntents(ctx context.Context, l ledger.IntentLookup) ([]led
 // provider reference, the normal reference and the transaction named.
 const findTxnsSQL = `
 	WITH k(txn_id) AS (
-	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND txn_id IN (SELECT value FROM json_each(?4))
+	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND account = ?8 AND txn_id IN (SELECT value FROM json_each(?4))
 	    UNION
-	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND provider_ref IN (SELECT value FROM json_each(?5))
+	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND account = ?8 AND provider_ref IN (SELECT value FROM json_each(?5))
 	        AND provider_ref <> '' AND occurred_at >= ?2 AND occurred_at < ?3
 	    UNION
-	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND ref_norm IN (SELECT value FROM json_each(?6))
+	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND account = ?8 AND ref_norm IN (SELECT value FROM json_each(?6))
 	        AND ref_norm <> '' AND occurred_at >= ?2 AND occurred_at < ?3
 	    UNION
-	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND linked_txn_id IN (SELECT value FROM json_each(?7))
+	    SELECT txn_id FROM provider_txns WHERE provider = ?1 AND account = ?8 AND linked_txn_id IN (SELECT value FROM json_each(?7))
 	        AND linked_txn_id <> '' AND occurred_at >= ?2 AND occurred_at < ?3)
-	SELECT ` + txnCols + ` FROM provider_txns WHERE provider = ?1 AND txn_id IN (SELECT txn_id FROM k)`
+	SELECT ` + txnCols + ` FROM provider_txns WHERE provider = ?1 AND account = ?8 AND txn_id IN (SELECT txn_id FROM k)`
 
 // FindTxns looks each list up by its index.
 func (e executor) FindTxns(ctx context.Context, l ledger.TxnLookup) ([]ledger.ProviderTxn, error) {
@@ -79,7 +79,7 @@ func (e executor) FindTxns(ctx context.Context, l ledger.TxnLookup) ([]ledger.Pr
 		return nil, nil
 	}
 	rows, err := e.query(ctx, findTxnsSQL, l.Provider, ts(l.From), ts(l.To), jsonList(l.IDs), jsonList(l.ProviderRefs),
-		jsonList(l.RefNorms), jsonList(l.Linked))
+		jsonList(l.RefNorms), jsonList(l.Linked), l.Account)
 	if err != nil {
 		return nil, ledger.Wrap("find provider txns", l.Provider, translate(err))
 	}

@@ -47,11 +47,11 @@ func (e executor) createRefund(ctx context.Context, n ledger.NewIntent, meta any
 	}
 	in, err = scanIntent(e.queryRow(ctx, `
 		INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at,
-		    ref_norm)
-		VALUES (?1, 'refund', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+		    ref_norm, account)
+		VALUES (?1, 'refund', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
 		RETURNING `+intentCols,
 		p.Key, p.RefundOf, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference, meta, string(n.State),
-		ts(n.CreatedAt), ts(n.UpdatedAt), ledger.NormalReference(p.Reference)))
+		ts(n.CreatedAt), ts(n.UpdatedAt), ledger.NormalReference(p.Reference), p.Account))
 	if err != nil {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", p.Key, translate(err))
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 const runCols = `id, key, provider, window_from, window_to, state, owner, attempt, lease_expires_at,
-	started_at, finished_at, counts, error`
+	started_at, finished_at, counts, error, account`
 
 func scanRun(row scanner) (ledger.Run, error) {
 	var (
@@ -23,7 +23,7 @@ func scanRun(row scanner) (ledger.Run, error) {
 		counts                   string
 	)
 	if err := row.Scan(&r.ID, &r.Key, &r.Provider, &from, &to, &r.State, &r.Owner, &r.Attempt,
-		&lease, &started, &finished, &counts, &r.Error); err != nil {
+		&lease, &started, &finished, &counts, &r.Error, &r.Account); err != nil {
 		return ledger.Run{}, err
 	}
 	if err := json.Unmarshal([]byte(counts), &r.Counts); err != nil {
@@ -43,16 +43,16 @@ func scanRun(row scanner) (ledger.Run, error) {
 }
 
 func (e executor) ClaimRun(ctx context.Context, c ledger.RunClaim) (ledger.Run, error) {
-	key := ledger.RunKey(c.Provider, c.From, c.To)
+	key := ledger.AccountRunKey(c.Provider, c.Account, c.From, c.To)
 	r, err := scanRun(e.queryRow(ctx, `
-		INSERT INTO runs (key, provider, window_from, window_to, state, owner, attempt, lease_expires_at, started_at)
-		VALUES (?1, ?2, ?3, ?4, 'running', ?5, 1, ?6, ?7)
+		INSERT INTO runs (key, provider, window_from, window_to, state, owner, attempt, lease_expires_at, started_at, account)
+		VALUES (?1, ?2, ?3, ?4, 'running', ?5, 1, ?6, ?7, ?8)
 		ON CONFLICT (key) DO UPDATE
 		SET state = 'running', owner = excluded.owner, attempt = runs.attempt + 1,
 		    lease_expires_at = excluded.lease_expires_at, started_at = excluded.started_at,
 		    finished_at = NULL, error = ''
 		WHERE runs.state <> 'running' OR runs.lease_expires_at <= excluded.started_at
-		RETURNING `+runCols, key, c.Provider, ts(c.From), ts(c.To), c.Owner, ts(c.Now.Add(c.Lease)), ts(c.Now)))
+		RETURNING `+runCols, key, c.Provider, ts(c.From), ts(c.To), c.Owner, ts(c.Now.Add(c.Lease)), ts(c.Now), c.Account))
 	if errors.Is(err, sql.ErrNoRows) {
 		cur, gerr := scanRun(e.queryRow(ctx, `SELECT `+runCols+` FROM runs WHERE key = ?`, key))
 		if gerr != nil {

@@ -16,7 +16,7 @@ func (e executor) ScanIntents(ctx context.Context, f ledger.IntentFilter, fn fun
 		SELECT key, reference, customer, amount, currency, state, created_at, updated_at, lease_expires_at, refund_of,
 		       kind = 'expected', due_at, tolerance
 		FROM intents
-		WHERE provider = ?1 AND created_at >= ?2 AND created_at < ?3`, f.Provider, ts(f.From), ts(f.To))
+		WHERE provider = ?1 AND created_at >= ?2 AND created_at < ?3 AND account = ?4`, f.Provider, ts(f.From), ts(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("scan intents", f.Provider, translate(err))
 	}
@@ -100,9 +100,9 @@ func (e executor) ScanProviderRefs(ctx context.Context, f ledger.IntentFilter, f
 	rows, err := e.query(ctx, `
 		SELECT a.intent_key, a.provider_ref
 		FROM intents i JOIN attempts a ON a.intent_key = i.key
-		WHERE i.provider = ?1 AND i.created_at >= ?2 AND i.created_at < ?3 AND a.provider_ref <> ''
+		WHERE i.provider = ?1 AND i.created_at >= ?2 AND i.created_at < ?3 AND i.account = ?4 AND a.provider_ref <> ''
 		  AND a.started_at >= ?2`,
-		f.Provider, ts(f.From), ts(f.To))
+		f.Provider, ts(f.From), ts(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("scan provider refs", f.Provider, translate(err))
 	}
@@ -125,7 +125,7 @@ func (e executor) ScanProviderTxns(ctx context.Context, f ledger.TxnFilter, fn f
 		SELECT txn_id, reference, provider_ref, counterparty, linked_txn_id, type, status, amount, currency, occurred_at,
 		       coalesce(settlement_amount, ''), settlement_currency, exchange_rate
 		FROM provider_txns
-		WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3`, f.Provider, ts(f.From), ts(f.To))
+		WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3 AND account = ?4`, f.Provider, ts(f.From), ts(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("scan provider txns", f.Provider, translate(err))
 	}

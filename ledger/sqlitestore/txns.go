@@ -13,7 +13,7 @@ import (
 )
 
 const txnCols = `provider, txn_id, type, status, amount, currency, occurred_at, reference, provider_ref,
-	counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount, settlement_currency, exchange_rate`
+	counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount, settlement_currency, exchange_rate, account`
 
 func scanTxn(row scanner) (ledger.ProviderTxn, error) {
 	var (
@@ -25,7 +25,7 @@ func scanTxn(row scanner) (ledger.ProviderTxn, error) {
 	)
 	if err := row.Scan(&t.Provider, &t.ID, &t.Type, &t.Status, &amount, &currency, &occurred, &t.Reference,
 		&t.ProviderRef, &t.Counterparty, &t.LinkedID, &first, &updatedAt, &settlement, &settlementCurrency,
-		&t.ExchangeRate); err != nil {
+		&t.ExchangeRate, &t.Account); err != nil {
 		return ledger.ProviderTxn{}, err
 	}
 	var err error
@@ -118,8 +118,8 @@ func (e executor) GetProviderTxns(ctx context.Context, provider string, ids []st
 func (e executor) ListProviderTxns(ctx context.Context, f ledger.TxnFilter, fn func(ledger.ProviderTxn) error) error {
 	rows, err := e.query(ctx, `
 		SELECT `+txnCols+` FROM provider_txns
-		WHERE provider = ?1 AND occurred_at >= ?2 AND occurred_at < ?3
-		ORDER BY occurred_at, txn_id`, f.Provider, ts(f.From), ts(f.To))
+		WHERE provider = ?1 AND account = ?4 AND occurred_at >= ?2 AND occurred_at < ?3
+		ORDER BY occurred_at, txn_id`, f.Provider, ts(f.From), ts(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("list provider txns", f.Provider, translate(err))
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // fastChunk is the most rows one multi-row statement of a batch of
-// sightings carries: with 17 values a row, about half SQLite's limit on
+// sightings carries: with 18 values a row, about half SQLite's limit on
 // bound parameters. Shorter runs take the power-of-two sizes below it, so
 // that a transaction prepares at most a dozen statements of each kind, each
 // once.
@@ -32,9 +32,9 @@ const (
 // probeSQL returns, for each of n (position, provider, id, channel, ref)
 // rows whose transaction is stored, what ledger.StoredTxn holds of it: its
 // type, status, amount, currency, time (microseconds since 1970), settlement
-// amount and currency, and a bitmask of its empty text fields (the
-// ledger.Fill values) with bit 16 set when the row's source is stored.
-// Each row is a primary-key look-up.
+// amount and currency, a bitmask of its empty text fields (the
+// ledger.Fill values) with bit 16 set when the row's source is stored, and
+// its account. Each row is a primary-key look-up.
 func probeSQL(n int) string {
 	return multiRow(rowsProbe, n, `WITH k(i, provider, txn_id, channel, ref) AS (VALUES `, `(?,?,?,?,?)`, `)
 	SELECT k.i, p.type, p.status, p.amount, p.currency,
@@ -43,7 +43,8 @@ func probeSQL(n int) string {
 	       (p.reference = '') | ((p.provider_ref = '') << 1) | ((p.counterparty = '') << 2)
 	       | ((p.linked_txn_id = '') << 3)
 	       | (EXISTS (SELECT 1 FROM provider_txn_sources x WHERE x.provider = k.provider AND x.txn_id = k.txn_id
-	                  AND x.channel = k.channel AND x.ref = k.ref) << 4)
+	                  AND x.channel = k.channel AND x.ref = k.ref) << 4),
+	       p.account
 	FROM k CROSS JOIN provider_txns p ON p.provider = k.provider AND p.txn_id = k.txn_id`)
 }
 
@@ -93,14 +94,15 @@ func scanProbe(rows *sql.Rows, probes []ledger.Probe) error {
 		occurred, flags    int64
 		settlement         sql.NullString
 		settlementCurrency string
+		account            string
 	)
-	if err := rows.Scan(&i, &typ, &status, &amount, &currency, &occurred, &settlement, &settlementCurrency, &flags); err != nil {
+	if err := rows.Scan(&i, &typ, &status, &amount, &currency, &occurred, &settlement, &settlementCurrency, &flags, &account); err != nil {
 		return err
 	}
 	if i < 0 || i >= len(probes) {
 		return fmt.Errorf("probe returned position %d of %d", i, len(probes))
 	}
-	st := ledger.StoredTxn{Type: ledger.TxnType(typ), Status: ledger.TxnStatus(status), OccurredAt: time.UnixMicro(occurred).UTC(),
+	st := ledger.StoredTxn{Account: account, Type: ledger.TxnType(typ), Status: ledger.TxnStatus(status), OccurredAt: time.UnixMicro(occurred).UTC(),
 		Empty: ledger.TxnFields(flags) & (ledger.FillReference | ledger.FillProviderRef | ledger.FillCounterparty | ledger.FillLinkedID)}
 	value, err := storedDecimal(amount)
 	if err != nil {

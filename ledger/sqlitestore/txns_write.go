@@ -62,7 +62,7 @@ func (m *tsMemo) ts(t time.Time) string {
 func insertTxnsSQL(n int) string {
 	return multiRow(rowsTxns, n, `INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
 	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate, ref_norm) VALUES `, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
+	    settlement_currency, exchange_rate, ref_norm, account) VALUES `, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
 }
 
 func newTxnRow(args []any, t *ledger.ProviderTxn, at *tsMemo) []any {
@@ -73,19 +73,19 @@ func newTxnRow(args []any, t *ledger.ProviderTxn, at *tsMemo) []any {
 	}
 	return append(args, t.Provider, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), t.Amount.Currency,
 		ts(t.OccurredAt), t.Reference, t.ProviderRef, t.Counterparty, t.LinkedID, first, updated, nullAmount(t.Settlement),
-		t.Settlement.Currency, t.ExchangeRate, ledger.NormalReference(t.Reference))
+		t.Settlement.Currency, t.ExchangeRate, ledger.NormalReference(t.Reference), t.Account)
 }
 
 // insertSharedTxnsSQL inserts n new transactions whose provider,
-// currency, time of receipt (first seen and updated), settlement currency
-// and exchange rate are the first five parameters; each row binds the
-// rest (sharedTxnRow) as anonymous parameters, numbered after the five,
+// currency, time of receipt (first seen and updated), settlement currency,
+// exchange rate and account are the first six parameters; each row binds
+// the rest (sharedTxnRow) as anonymous parameters, numbered after the six,
 // which the driver binds without looking their names up.
 func insertSharedTxnsSQL(n int) string {
 	return multiRow(rowsSharedTxns, n, `INSERT INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
 	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
-	    settlement_currency, exchange_rate, ref_norm)
-	SELECT ?1, column1, column2, column3, column4, ?2, column5, column6, column7, column8, column9, ?3, ?3, column10, ?4, ?5, column11
+	    settlement_currency, exchange_rate, ref_norm, account)
+	SELECT ?1, column1, column2, column3, column4, ?2, column5, column6, column7, column8, column9, ?3, ?3, column10, ?4, ?5, column11, ?6
 	FROM (VALUES `, `(?,?,?,?,?,?,?,?,?,?,?)`, `)`)
 }
 
@@ -96,7 +96,7 @@ func sharedTxnRow(args []any, t *ledger.ProviderTxn) []any {
 
 // insertTxns inserts the transactions the batch creates, in key order.
 // Binding a value costs about as much as the engine's work on it, so the
-// rows that share the first row's provider, currency, settlement currency,
+// rows that share the first row's provider, account, currency, settlement currency,
 // exchange rate and time of receipt (a file's rows mostly do) bind those
 // once per statement; the others bind all their values.
 func (e executor) insertTxns(ctx context.Context, batch []ledger.Sighting, writes []ledger.TxnWrite) error {
@@ -111,7 +111,7 @@ func (e executor) insertTxns(ctx context.Context, batch []ledger.Sighting, write
 	}
 	first := created[0].Txn(batch)
 	shares := func(t *ledger.ProviderTxn) bool {
-		return t.Provider == first.Provider && t.Amount.Currency == first.Amount.Currency &&
+		return t.Provider == first.Provider && t.Account == first.Account && t.Amount.Currency == first.Amount.Currency &&
 			t.Settlement.Currency == first.Settlement.Currency && t.ExchangeRate == first.ExchangeRate &&
 			t.FirstSeenAt.Equal(first.FirstSeenAt) && t.UpdatedAt.Equal(first.FirstSeenAt)
 	}
@@ -125,11 +125,11 @@ func (e executor) insertTxns(ctx context.Context, batch []ledger.Sighting, write
 	}
 	var (
 		at   tsMemo
-		args = make([]any, 0, 17*min(fastChunk, len(created)))
+		args = make([]any, 0, 18*min(fastChunk, len(created)))
 	)
 	err := chunks(shared, func(part []*ledger.TxnWrite) error {
 		args = append(args[:0], first.Provider, first.Amount.Currency, at.ts(first.FirstSeenAt), first.Settlement.Currency,
-			first.ExchangeRate)
+			first.ExchangeRate, first.Account)
 		for _, w := range part {
 			t := w.Txn(batch)
 			args = sharedTxnRow(args, &t)
