@@ -43,6 +43,9 @@ type Config struct {
 	// Providers lists the known providers and their zones, for the
 	// findings filters.
 	Providers func(ctx context.Context) (map[string]*time.Location, error)
+	// Accounts lists, by provider, its accounts beyond the default one
+	// (M-Pesa short codes): an intent may name one of them.
+	Accounts map[string][]string
 	// Findings applies people's decisions on findings.
 	Findings *findings.Service
 	// Clock stamps what is recorded (nil: time.Now).

@@ -27,6 +27,7 @@ import (
 
 type intentRequest struct {
 	Provider  string            `json:"provider"`
+	Account   string            `json:"account"`
 	Amount    json.Number       `json:"amount"`
 	Currency  string            `json:"currency"`
 	Customer  string            `json:"customer"`
@@ -57,7 +58,7 @@ func (api *API) createIntent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, duplicateKey(dup))
 		return
 	}
-	p, problems := parseIntentRequest(bytes.NewReader(body), key)
+	p, problems := parseIntentRequest(bytes.NewReader(body), key, api.cfg.Accounts)
 	if len(problems) == 0 {
 		// What the provider would refuse (M-Pesa: KES 1500.50, not whole
 		// shillings) is refused now, not later in the background.
@@ -170,7 +171,7 @@ const maxIntentBody = 64 << 10
 // in bytes.
 const MaxIntentBody = maxIntentBody
 
-func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fieldProblem) {
+func parseIntentRequest(body io.Reader, key string, accounts map[string][]string) (ledger.IntentParams, []fieldProblem) {
 	var problems []fieldProblem
 	bad := func(field, format string, args ...any) {
 		problems = append(problems, fieldProblem{Field: field, Message: fmt.Sprintf(format, args...)})
@@ -198,6 +199,11 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 	p := ledger.IntentParams{Key: key, Provider: req.Provider, Customer: req.Customer, Reference: req.Reference, Metadata: req.Metadata}
 	if req.Provider == "" {
 		bad("provider", "is required")
+	}
+	if acct, err := accountOf(accounts, req.Provider, req.Account); err != nil {
+		bad("account", "%s", ledger.SafeText(err.Error(), 256))
+	} else {
+		p.Account = acct
 	}
 	switch k, err := ledger.ParseIntentKind(req.Kind); {
 	case err != nil:
@@ -239,6 +245,9 @@ func parseIntentRequest(body io.Reader, key string) (ledger.IntentParams, []fiel
 func requestHash(p ledger.IntentParams) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", p.Key, p.Provider, p.Amount.Text(), p.Amount.Currency, p.Customer, p.Reference)
+	if p.Account != "" { // the default account's requests hash as they always did
+		fmt.Fprintf(&b, "\x00account=%s", p.Account)
+	}
 	if p.IsRefund() { // charges hash as they always did: stored requests still match
 		fmt.Fprintf(&b, "\x00refund_of=%s", p.RefundOf)
 	}
@@ -250,4 +259,19 @@ func requestHash(p ledger.IntentParams) string {
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return hex.EncodeToString(sum[:])
+}
+
+// accountOf reads the account an intent names: "" or "default" for the
+// provider's default account, else one of the provider's accounts.
+func accountOf(accounts map[string][]string, provider, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || strings.EqualFold(name, "default") {
+		return "", nil
+	}
+	accts := accounts[strings.ToLower(strings.TrimSpace(provider))]
+	if !slices.Contains(accts, name) {
+		return "", fmt.Errorf("%q is not an account of provider %q (accounts: default%s)", name, provider,
+			strings.Join(append([]string{""}, accts...), ", "))
+	}
+	return name, nil
 }

@@ -87,7 +87,7 @@ func (api *API) parseRefundRequest(r *http.Request, key string) (ledger.IntentPa
 	case err != nil:
 		return p, nil, err
 	}
-	p.Provider, p.Customer = charge.Provider, charge.Customer
+	p.Provider, p.Account, p.Customer = charge.Provider, charge.Account, charge.Customer
 	cur := charge.Amount.Currency
 	if req.Currency != "" {
 		if cur, err = money.NormalizeCurrency(req.Currency); err != nil {

@@ -128,6 +128,7 @@ func Load(src Source) (Config, error) {
 	}); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", v.ConfigFileUsed(), err)
 	}
+	cfg.Providers.Mpesa.loadAccountSecrets()
 	// Severity channels' webhooks are secrets named after their channel,
 	// so no key reaches them: they are read here, once.
 	for _, ch := range cfg.Alerts.SeverityChannels {
@@ -221,6 +222,11 @@ func (c Config) SecretValues() []string {
 	}
 	for _, u := range c.Alerts.ChannelWebhooks {
 		out = append(out, u)
+	}
+	for _, s := range c.Providers.Mpesa.accountSecrets() {
+		if s != "" {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -67,6 +67,9 @@ type MpesaConfig struct {
 	SecurityCredential string               `mapstructure:"security_credential" secret:"env"`
 	Callbacks          MpesaCallbacksConfig `mapstructure:"callbacks"`
 	Pull               MpesaPullConfig      `mapstructure:"pull"`
+	// Accounts are the other paybills and tills of the business, each
+	// reconciled apart from the default one (ShortCode).
+	Accounts []MpesaAccount `mapstructure:"accounts"`
 }
 
 // MpesaCallbacksConfig is the callback intake of `reconcile serve`.
@@ -196,6 +199,14 @@ type Provider struct {
 	// Bank is the bank account a bank:<name> provider is; nil for the
 	// others.
 	Bank *bankaccount.Account
+	// Accounts are the provider's accounts beyond its default one, by id
+	// (an M-Pesa short code); each is reconciled apart.
+	Accounts []string
+	// AccountPullers and AccountRegistrars are Puller and Registrar for
+	// each of Accounts, built by BuildProviders when the provider is
+	// pulled.
+	AccountPullers    map[string]providers.Puller
+	AccountRegistrars map[string]providers.PullRegistrar
 }
 
 // Quarantiner keeps a record a pull refused, for the source it came from
@@ -215,7 +226,8 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 	mz, _ := LoadZone(m.Zone)
 	out[mpesa.Provider] = Provider{Zone: mz, Grace: m.SettlementGrace, ExactReferences: !m.ReferenceNormalise, Pulled: m.Pull.Enabled,
 		Horizon: m.Horizon, IntentKind: ledger.IntentKind(m.IntentKind),
-		Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{}}
+		Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{Accounts: m.AccountSet()},
+		Accounts: m.AccountIDs()}
 	sz, _ := LoadZone(s.Zone)
 	rz, _ := LoadZone(s.ReportTimezone)
 	sp := Provider{Zone: sz, Grace: s.SettlementGrace, ExactReferences: !s.ReferenceNormalise, Pulled: s.APIKey != "",
@@ -273,6 +285,9 @@ func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (
 			return nil, fmt.Errorf("config providers.mpesa.pull: %w", err)
 		}
 		mp.Puller, mp.Registrar, mp.RegistrarSetting = mpesa.RecentOnly(p, clock), p, m.registrarSetting()
+		if err := m.buildAccountPullers(&mp, mcfg, hcfg, clock, quarantine); err != nil {
+			return nil, err
+		}
 	}
 	out[mpesa.Provider] = mp
 
@@ -328,6 +343,7 @@ func (c Config) validateProviders() []error {
 	zone("providers.mpesa.zone", m.Zone)
 	zone("providers.stripe.zone", s.Zone)
 	zone("providers.stripe.report_timezone", s.ReportTimezone)
+	m.validateAccounts(bad)
 	if m.charges() {
 		if m.Callbacks.PublicURL == "" || m.Callbacks.PathToken == "" {
 			bad("providers.mpesa", "charging needs callbacks.public_url and %s so STK results can come back",

@@ -33,6 +33,7 @@ type FindingView struct {
 	Severity       string      `json:"severity"`
 	Status         string      `json:"status"`
 	Provider       string      `json:"provider"`
+	Account        string      `json:"account,omitempty"`
 	IntentKey      string      `json:"intent_key"`
 	IntentKind     string      `json:"intent_kind,omitempty"`
 	ProviderTxnIDs []string    `json:"provider_txn_ids"`
@@ -68,7 +69,7 @@ func OptTime(t time.Time) *time.Time {
 // ViewFinding is the view of f.
 func ViewFinding(f ledger.Finding) FindingView {
 	return FindingView{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), Status: string(f.Status),
-		Provider: f.Provider, IntentKey: f.IntentKey, IntentKind: string(f.IntentKindShown()),
+		Provider: f.Provider, Account: f.Account, IntentKey: f.IntentKey, IntentKind: string(f.IntentKindShown()),
 		ProviderTxnIDs: ledger.SortedIDs(f.ProviderTxnIDs),
 		Expected:       ViewAmount(f.Expected), Actual: ViewAmount(f.Actual), AtRisk: ViewAmount(f.AtRisk),
 		Counterparty: f.Counterparty, Detail: f.Detail, OccurredAt: f.OccurredAt.UTC(), FirstSeenAt: f.FirstSeenAt.UTC(),
@@ -169,6 +170,7 @@ type IntentView struct {
 	Kind      string            `json:"kind"`
 	RefundOf  string            `json:"refund_of,omitempty"`
 	Provider  string            `json:"provider"`
+	Account   string            `json:"account,omitempty"`
 	Amount    string            `json:"amount"`
 	Currency  string            `json:"currency"`
 	Customer  string            `json:"customer,omitempty"`
@@ -185,7 +187,7 @@ type IntentView struct {
 
 // ViewIntent is the view of in with its attempts.
 func ViewIntent(in ledger.Intent, attempts []ledger.Attempt) IntentView {
-	v := IntentView{Key: in.Key, Kind: string(in.Kind), RefundOf: in.RefundOf, Provider: in.Provider, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
+	v := IntentView{Key: in.Key, Kind: string(in.Kind), RefundOf: in.RefundOf, Provider: in.Provider, Account: in.Account, Amount: in.Amount.Text(), Currency: in.Amount.Currency,
 		Customer: ledger.MaskCustomer(in.Customer), Reference: in.Reference, Metadata: in.Metadata, State: string(in.State),
 		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}
 	if !in.DueAt.IsZero() {

@@ -94,6 +94,7 @@ func (p IntentParams) Normalize() (IntentParams, error) {
 	p.Customer = strings.TrimSpace(p.Customer)
 	p.Reference = strings.TrimSpace(p.Reference)
 	p.RefundOf = strings.TrimSpace(p.RefundOf)
+	p.Account = strings.TrimSpace(p.Account)
 	if p.Kind == "" {
 		p.Kind = IntentCharge
 	}
@@ -113,6 +114,9 @@ func (p IntentParams) Normalize() (IntentParams, error) {
 		return p, &FieldError{Field: "amount", Err: fmt.Errorf("%s is not positive", p.Amount.Text())}
 	case len(p.Reference) > MaxReferenceLen:
 		return p, &FieldError{Field: "reference", Err: fmt.Errorf("%s is longer than %d characters", Clip(p.Reference), MaxReferenceLen)}
+	}
+	if err := checkField("account", p.Account, MaxIDLen); err != nil {
+		return p, err
 	}
 	if err := p.checkLimits(); err != nil {
 		return p, err

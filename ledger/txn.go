@@ -184,6 +184,9 @@ func checkTxnLimits(t ProviderTxn) error {
 	if err := checkField("provider_ref", t.ProviderRef, MaxIDLen); err != nil {
 		return err
 	}
+	if err := checkField("account", t.Account, MaxIDLen); err != nil {
+		return err
+	}
 	if err := checkField("counterparty", t.Counterparty, MaxIDLen); err != nil {
 		return err
 	}

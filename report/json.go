@@ -30,6 +30,7 @@ type jsonFinding struct {
 	IntentKey      string     `json:"intent_key"`
 	IntentKind     string     `json:"intent_kind,omitempty"`
 	Provider       string     `json:"provider"`
+	Account        string     `json:"account,omitempty"`
 	ProviderTxnIDs []string   `json:"provider_txn_ids"`
 	Expected       jsonAmount `json:"expected"`
 	Actual         jsonAmount `json:"actual"`
@@ -59,7 +60,7 @@ func findingJSON(f ledger.Finding) jsonFinding {
 	}
 	slices.Sort(ids)
 	return jsonFinding{ID: f.ID, Kind: string(f.Kind), Severity: string(f.Severity), IntentKey: f.IntentKey,
-		IntentKind: string(f.IntentKindShown()), Provider: f.Provider, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected),
+		IntentKind: string(f.IntentKindShown()), Provider: f.Provider, Account: f.Account, ProviderTxnIDs: ids, Expected: amountJSON(f.Expected),
 		Actual: amountJSON(f.Actual), Detail: f.Detail, Suggestion: suggestionJSON(f.Suggestion)}
 }
 
@@ -101,6 +102,7 @@ type jsonRunFinding struct {
 
 type jsonRun struct {
 	Provider string `json:"provider"`
+	Account  string `json:"account,omitempty"`
 	From     string `json:"from"`
 	To       string `json:"to"`
 	// Zone is the provider's zone, in which text shows times.
@@ -140,7 +142,7 @@ func runFindingJSON(f ledger.Finding, change string) jsonRunFinding {
 }
 
 func runJSON(w io.Writer, r Run) error {
-	out := jsonRun{Provider: r.Provider, From: utc(r.From), To: utc(r.To), Zone: r.zone().String(), RunID: r.RunID,
+	out := jsonRun{Provider: r.Provider, Account: r.Account, From: utc(r.From), To: utc(r.To), Zone: r.zone().String(), RunID: r.RunID,
 		Attempt: r.Attempt, DryRun: r.DryRun,
 		Summary: jsonSummary{Intents: r.Summary.Intents, Transactions: r.Summary.Transactions,
 			Matched: r.Summary.Matched, Findings: len(r.Findings), New: r.New, Resolved: r.Resolved, Settled: r.Settled,

@@ -34,6 +34,8 @@ func ParseFormat(s string) (Format, error) {
 // for people, JSON and CSV for programs.
 type Run struct {
 	Provider string
+	// Account is the provider account run; empty for the default.
+	Account  string
 	From, To time.Time
 	// Zone is the provider's zone: text shows times in it, with the offset;
 	// JSON names it. Nil means UTC.
@@ -75,7 +77,7 @@ type Confirmation struct {
 
 // FromOutcome takes a run report from a reconciler outcome.
 func FromOutcome(o *reconciler.Outcome) Run {
-	r := Run{Provider: o.Run.Provider, From: o.Run.From, To: o.Run.To, Summary: o.Summary, Findings: o.Findings,
+	r := Run{Provider: o.Run.Provider, Account: o.Run.Account, From: o.Run.From, To: o.Run.To, Summary: o.Summary, Findings: o.Findings,
 		ResolvedFindings: o.Resolved, RunID: o.Run.ID, Attempt: o.Run.Attempt, DryRun: o.DryRun, New: o.Run.Counts.New,
 		Resolved: len(o.Resolved), Settled: len(o.Settled), PullError: o.PullError,
 		Duration: time.Duration(o.Run.Counts.DurationMS) * time.Millisecond, Changes: map[string]string{}, Bank: o.Bank}

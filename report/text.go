@@ -37,7 +37,7 @@ func runText(w io.Writer, r Run) error {
 	if r.DryRun {
 		what = "reconcile dry run (nothing written)"
 	}
-	fmt.Fprintf(&b, "%s: %s %s", what, ledger.SafeLine(r.Provider, 64), LocalWindow(r.From, r.To, r.zone()))
+	fmt.Fprintf(&b, "%s: %s %s", what, ledger.SafeLine(ledger.Scope(r.Provider, r.Account), 64), LocalWindow(r.From, r.To, r.zone()))
 	if r.RunID != 0 {
 		fmt.Fprintf(&b, " (run %d, attempt %d)", r.RunID, r.Attempt)
 	}

@@ -222,7 +222,7 @@ func (s *Server) routes() ([]string, error) {
 	}
 	if s.cfg.HTTP.APIToken != "" {
 		api.New(api.Config{Token: s.cfg.HTTP.APIToken, Store: s.store, Charges: s.charges, Providers: s.providers,
-			Findings: s.findings, Clock: s.d.Clock, Logger: s.logger}).Routes(s.mux)
+			Accounts: config.AccountsOf(s.d.Providers), Findings: s.findings, Clock: s.d.Clock, Logger: s.logger}).Routes(s.mux)
 	} else {
 		s.logger.Info("intents API off: set RECONCILE_HTTP_API_TOKEN to serve it")
 	}

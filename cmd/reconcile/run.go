@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sort"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/reconcilehq/reconcile/alerts"
 	"github.com/reconcilehq/reconcile/charge"
+	"github.com/reconcilehq/reconcile/config"
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/bankaccount"
 	"github.com/reconcilehq/reconcile/queue"
@@ -20,11 +23,11 @@ import (
 
 func newRunCmd(a *app) *cobra.Command {
 	var (
-		provider, from, to, format     string
-		dryRun, failOnFindings, noPull bool
+		provider, account, from, to, format string
+		dryRun, failOnFindings, noPull      bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run --provider P --from T [--to T]",
+		Use:   "run --provider P [--account A] --from T [--to T]",
 		Short: "Reconcile one provider and window on demand",
 		Long: `Reconcile the window [from, to) of one provider: pull its evidence (Stripe's API, M-Pesa's
 Pull Transactions API when enabled) unless --no-pull, match it to the books, then record findings,
@@ -44,6 +47,10 @@ A bank account (--provider bank:NAME, configured under banks) is reconciled thre
 of the providers that pay into it (Stripe payouts, pulled by arrival date when Stripe's API key is
 set, and M-Pesa settlements from portal statements) are matched to its statement's credits, and
 what each payout carries is checked against the books; see docs/design.md, "Payouts and the bank".
+
+A provider with several accounts (M-Pesa paybills and tills under providers.mpesa.accounts) is
+reconciled one account at a time, each in a window and run of its own: --account names one (its
+short code, or "default" for providers.mpesa.short_code); without it every account is run in turn.
 
 Times are RFC 3339 or YYYY-MM-DD (midnight in the provider's zone: Africa/Nairobi for M-Pesa,
 UTC for Stripe, the bank's zone for bank:NAME); --to defaults to one day after --from. Re-running a window updates the same
@@ -79,6 +86,10 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 				return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
 					"the evidence already stored (imported reports, webhooks)", provider, setup.PullSetting)
 			}
+			accounts, err := runAccounts(setup, account)
+			if err != nil {
+				return err
+			}
 			mode := storeCreate
 			if dryRun {
 				mode = storeExisting // a dry run writes nothing, not even a database
@@ -91,25 +102,16 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			if err != nil {
 				return err
 			}
-			progress := report.NewProgress(os.Stderr, a.clock)
-			out, err := rec.Run(ctx, reconciler.Params{Provider: provider, From: start, To: end, DryRun: dryRun, NoPull: noPull,
-				Progress: progress.Update})
-			progress.Done()
-			if err != nil {
-				return err
-			}
-			r := report.FromOutcome(out)
-			r.Zone = setup.Zone
-			r.Evidence = setup.Evidence(provider, dryRun, noPull)
-			if err := report.WriteRun(a.stdout, f, r); err != nil {
-				return err
-			}
-			if dryRun {
-				if err := a.previewDryRun(d, out, f); err != nil {
+			open := 0
+			for _, acct := range accounts {
+				out, err := a.runAccount(ctx, rec, d, setup, f, reconciler.Params{Provider: provider, Account: acct, From: start,
+					To: end, DryRun: dryRun, NoPull: noPull})
+				if err != nil {
 					return err
 				}
+				open += out.OpenFindings()
 			}
-			if failOnFindings && out.OpenFindings() > 0 {
+			if failOnFindings && open > 0 {
 				return &exitErr{code: exitFindings}
 			}
 			return nil
@@ -117,6 +119,7 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "provider to reconcile (required)")
+	fl.StringVar(&account, "account", "", `the provider account to reconcile: a short code, or "default" (default every account in turn)`)
 	fl.StringVar(&from, "from", "", "window start, RFC 3339 or YYYY-MM-DD (required)")
 	fl.StringVar(&to, "to", "", "window end (exclusive), RFC 3339 or YYYY-MM-DD (default one day after --from)")
 	fl.StringVar(&format, "format", "text", "text, json or csv")
@@ -127,6 +130,43 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 		_ = cmd.MarkFlagRequired(req)
 	}
 	return cmd
+}
+
+// runAccounts returns the accounts a run reconciles: the one named, or
+// every account of the provider, the default first.
+func runAccounts(setup config.Provider, account string) ([]string, error) {
+	if account == "" {
+		return append([]string{""}, setup.Accounts...), nil
+	}
+	acct, err := config.ParseAccount(setup, account)
+	if err != nil {
+		return nil, usagef("--account: %v", err)
+	}
+	return []string{acct}, nil
+}
+
+// runAccount runs one account's window and writes its report.
+func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *deps, setup config.Provider, f report.Format,
+	p reconciler.Params) (*reconciler.Outcome, error) {
+	progress := report.NewProgress(os.Stderr, a.clock)
+	p.Progress = progress.Update
+	out, err := rec.Run(ctx, p)
+	progress.Done()
+	if err != nil {
+		return nil, err
+	}
+	r := report.FromOutcome(out)
+	r.Zone = setup.Zone
+	r.Evidence = setup.Evidence(p.Provider, p.DryRun, p.NoPull)
+	if err := report.WriteRun(a.stdout, f, r); err != nil {
+		return nil, err
+	}
+	if p.DryRun {
+		if err := a.previewDryRun(d, out, f); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -153,6 +193,9 @@ func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reco
 		}
 		if p.Puller != nil {
 			cfg.Pullers[name] = p.Puller
+		}
+		for acct, puller := range p.AccountPullers {
+			cfg.Pullers[ledger.Scope(name, acct)] = puller
 		}
 		if p.PayoutPuller != nil {
 			cfg.PayoutPullers[name] = p.PayoutPuller

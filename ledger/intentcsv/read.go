@@ -22,7 +22,7 @@ import (
 // Columns of the intents CSV.
 var (
 	Required = []string{"key", "provider", "amount", "currency", "status", "created_at"}
-	Optional = []string{"reference", "provider_refs", "customer", "updated_at", "kind", "refund_of", "due_at", "tolerance"}
+	Optional = []string{"reference", "provider_refs", "customer", "updated_at", "kind", "refund_of", "due_at", "tolerance", "account"}
 )
 
 // Kinds says, per provider, what a row that names no kind is: a row with
@@ -158,12 +158,13 @@ const (
 	colRefundOf
 	colDueAt
 	colTolerance
+	colAccount
 	numColumns
 )
 
 // columnNames are the names of the columns, in column order.
 var columnNames = [numColumns]string{"key", "provider", "amount", "currency", "status", "created_at", "reference",
-	"provider_refs", "customer", "updated_at", "kind", "refund_of", "due_at", "tolerance"}
+	"provider_refs", "customer", "updated_at", "kind", "refund_of", "due_at", "tolerance", "account"}
 
 // positions is where each column is in a row, -1 when the header lacks it:
 // looked up once rather than by name on every row.
@@ -202,6 +203,9 @@ func parseRow(at [numColumns]int, width int, rec []string, kinds Kinds) (Row, st
 		kind = kinds.of(strings.ToLower(n.Provider), len(refs) > 0)
 	}
 	n.Kind, n.RefundOf = kind, get(colRefundOf)
+	if a := get(colAccount); !strings.EqualFold(a, "default") {
+		n.Account = a
+	}
 	cur, err := money.NormalizeCurrency(get(colCurrency))
 	if err != nil {
 		return Row{}, "currency", err

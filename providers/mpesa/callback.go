@@ -64,7 +64,12 @@ var (
 // not from the delivery, so the same callback delivered twice, even with
 // different bytes, is one sighting. The delivery ref names the body in
 // errors.
-type CallbackParser struct{}
+type CallbackParser struct {
+	// Accounts, when set, names the account of a C2B confirmation's
+	// BusinessShortCode ("" for the default account); a shortcode it does
+	// not know is refused. Unset, every payment is the default account's.
+	Accounts *Accounts
+}
 
 var (
 	_ providers.CallbackParser = CallbackParser{}
@@ -82,8 +87,8 @@ func (p CallbackParser) ParseCallback(body []byte, ref string, receivedAt time.T
 // is a validation (which moves no money and yields no sighting), and a
 // result without parameters belongs to the endpoint's API. When the shape
 // contradicts the kind, the shape wins.
-func (CallbackParser) ParseCallbackKind(kind string, body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
-	p := parser{ref: ref, receivedAt: receivedAt.UTC(), raw: body}
+func (cp CallbackParser) ParseCallbackKind(kind string, body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
+	p := parser{ref: ref, receivedAt: receivedAt.UTC(), raw: body, accounts: cp.Accounts}
 	root, err := p.root(body)
 	if err != nil {
 		return providers.Evidence{}, err
@@ -107,6 +112,7 @@ type parser struct {
 	ref        string
 	receivedAt time.Time
 	raw        []byte
+	accounts   *Accounts
 }
 
 func (p *parser) fail(field string, err error) *ledger.ParseError {
@@ -447,6 +453,10 @@ func (p *parser) c2b(n node, validation bool) (providers.Evidence, error) {
 		}
 		text[i] = f.String()
 	}
+	account, err := p.accounts.Of(text[4])
+	if err != nil {
+		return ev, p.fail("BusinessShortCode", err)
+	}
 	if validation {
 		// A validation asks whether to accept a payment that has not
 		// happened yet: it moves no money and is kept only as the stored
@@ -454,7 +464,7 @@ func (p *parser) c2b(n node, validation bool) (providers.Evidence, error) {
 		return ev, nil
 	}
 	s, err := p.sighting(ledger.ProviderTxn{ID: id, Type: ledger.TxnCharge, Status: ledger.TxnSucceeded, Amount: amt,
-		OccurredAt: at, Reference: text[0], Counterparty: counterparty(text[1], text[2])},
+		OccurredAt: at, Reference: text[0], Counterparty: counterparty(text[1], text[2]), Account: account},
 		KindC2BConfirmation, "c2b:"+id)
 	if err != nil {
 		return ev, err

@@ -1,0 +1,172 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/mpesa"
+)
+
+// MpesaAccount is one more paybill or till of the M-Pesa provider, beside
+// the default one (providers.mpesa.short_code). Its intents, statements,
+// callbacks, pulls, runs and findings are its own: they name the account by
+// its short code.
+//
+// An account charges and pulls with the provider's credentials unless the
+// environment gives it its own, named after its short code:
+// RECONCILE_PROVIDERS_MPESA_ACCOUNTS_<SHORT_CODE>_CONSUMER_KEY, _CONSUMER_SECRET,
+// _PASS_KEY and _PULL_NOMINATED_NUMBER.
+type MpesaAccount struct {
+	// ShortCode is the paybill or till number; it names the account.
+	ShortCode string `mapstructure:"short_code"`
+	// Name is a label for people (a branch, a shop); optional.
+	Name string `mapstructure:"name"`
+	// The account's own secrets, read from the environment by Load.
+	ConsumerKey     string `mapstructure:"-"`
+	ConsumerSecret  string `mapstructure:"-"`
+	PassKey         string `mapstructure:"-"`
+	NominatedNumber string `mapstructure:"-"`
+}
+
+// accountEnv is the environment variable of one secret of an M-Pesa
+// account.
+func accountEnv(shortCode, secret string) string {
+	return EnvName("providers.mpesa.accounts." + strings.TrimSpace(shortCode) + "." + secret)
+}
+
+// loadAccountSecrets reads each account's own secrets from the
+// environment.
+func (m *MpesaConfig) loadAccountSecrets() {
+	for i := range m.Accounts {
+		a := &m.Accounts[i]
+		a.ConsumerKey = os.Getenv(accountEnv(a.ShortCode, "consumer_key"))
+		a.ConsumerSecret = os.Getenv(accountEnv(a.ShortCode, "consumer_secret"))
+		a.PassKey = os.Getenv(accountEnv(a.ShortCode, "pass_key"))
+		a.NominatedNumber = os.Getenv(accountEnv(a.ShortCode, "pull_nominated_number"))
+	}
+}
+
+// accountSecrets lists the accounts' secrets, for scrubbing.
+func (m MpesaConfig) accountSecrets() []string {
+	var out []string
+	for _, a := range m.Accounts {
+		out = append(out, a.ConsumerKey, a.ConsumerSecret, a.PassKey, a.NominatedNumber)
+	}
+	return out
+}
+
+// AccountSet is the accounts of the M-Pesa provider, as its callback
+// parser tells them apart.
+func (m MpesaConfig) AccountSet() *mpesa.Accounts {
+	a := &mpesa.Accounts{Default: strings.TrimSpace(m.ShortCode)}
+	for _, o := range m.Accounts {
+		a.Others = append(a.Others, strings.TrimSpace(o.ShortCode))
+	}
+	return a
+}
+
+// AccountIDs lists the accounts beyond the default one, by short code.
+func (m MpesaConfig) AccountIDs() []string {
+	return m.AccountSet().Others
+}
+
+// shortCodeForm is what a paybill or till number looks like.
+var shortCodeForm = regexp.MustCompile(`^[0-9]{5,8}$`)
+
+// validateAccounts checks the M-Pesa accounts: each a short code of its
+// own, and the default account's short code set beside them.
+func (m MpesaConfig) validateAccounts(bad func(key, format string, args ...any)) {
+	if len(m.Accounts) > 0 && strings.TrimSpace(m.ShortCode) == "" {
+		bad("providers.mpesa.short_code", "is required when accounts are listed: it names the default account")
+	}
+	seen := map[string]bool{strings.TrimSpace(m.ShortCode): true}
+	for i, a := range m.Accounts {
+		key := fmt.Sprintf("providers.mpesa.accounts[%d].short_code", i)
+		sc := strings.TrimSpace(a.ShortCode)
+		switch {
+		case !shortCodeForm.MatchString(sc):
+			bad(key, "%q is not a paybill or till number (5 to 8 digits)", a.ShortCode)
+		case seen[sc]:
+			bad(key, "%q is already an account (or the default short_code)", a.ShortCode)
+		}
+		seen[sc] = true
+	}
+}
+
+// Account returns the configured M-Pesa account of shortCode: "" and true
+// for the default account (or shortCode empty), the account and true for
+// another, false for a short code that is no account.
+func (m MpesaConfig) Account(shortCode string) (MpesaAccount, bool) {
+	sc := strings.TrimSpace(shortCode)
+	if sc == "" || sc == strings.TrimSpace(m.ShortCode) {
+		return MpesaAccount{}, true
+	}
+	for _, a := range m.Accounts {
+		if strings.TrimSpace(a.ShortCode) == sc {
+			return a, true
+		}
+	}
+	return MpesaAccount{}, false
+}
+
+// buildAccountPullers builds a puller for each account, with the account's
+// short code and its own credentials where the environment gives them
+// (base, the default account's client configuration, otherwise).
+func (m MpesaConfig) buildAccountPullers(mp *Provider, base mpesa.Config, hcfg mpesa.HandlerConfig, clock func() time.Time,
+	quarantine Quarantiner) error {
+	mp.AccountPullers = map[string]providers.Puller{}
+	mp.AccountRegistrars = map[string]providers.PullRegistrar{}
+	for i, a := range m.Accounts {
+		cfg := base
+		cfg.ShortCode, cfg.PartyB = strings.TrimSpace(a.ShortCode), ""
+		cfg.ConsumerKey, cfg.ConsumerSecret = cmp.Or(a.ConsumerKey, base.ConsumerKey), cmp.Or(a.ConsumerSecret, base.ConsumerSecret)
+		cfg.PassKey = cmp.Or(a.PassKey, base.PassKey)
+		p, err := mpesa.NewPuller(cfg, mpesa.PullConfig{ShortCode: cfg.ShortCode,
+			NominatedNumber: cmp.Or(a.NominatedNumber, m.Pull.NominatedNumber),
+			CallbackURL:     hcfg.CallbackURL(m.Callbacks.PublicURL, "c2b/confirmation"), CallbackSecret: m.Callbacks.PathToken,
+			MaxPages: m.Pull.MaxPages, OnReject: quarantine("mpesa_pull")})
+		if err != nil {
+			return fmt.Errorf("config providers.mpesa.accounts[%d]: %w", i, err)
+		}
+		mp.AccountPullers[cfg.ShortCode], mp.AccountRegistrars[cfg.ShortCode] = mpesa.RecentOnly(p, clock), p
+	}
+	return nil
+}
+
+// DefaultAccount is how people name a provider's default account on the
+// command line and in the console.
+const DefaultAccount = "default"
+
+// ParseAccount reads an account of the provider set up as setup, as a
+// person names it: "default" (or "") for the default account, an account's
+// id otherwise. An id the provider does not have is refused, naming those
+// it has.
+func ParseAccount(setup Provider, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || strings.EqualFold(name, DefaultAccount) {
+		return "", nil
+	}
+	if slices.Contains(setup.Accounts, name) {
+		return name, nil
+	}
+	return "", fmt.Errorf("%q is not an account of this provider (accounts: %s)", name,
+		strings.Join(append([]string{DefaultAccount}, setup.Accounts...), ", "))
+}
+
+// AccountsOf lists, by provider, the accounts beyond the default one of
+// each provider that has some.
+func AccountsOf(providers map[string]Provider) map[string][]string {
+	out := map[string][]string{}
+	for name, p := range providers {
+		if len(p.Accounts) > 0 {
+			out[name] = p.Accounts
+		}
+	}
+	return out
+}
