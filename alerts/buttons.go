@@ -151,7 +151,7 @@ func resolveDialog(ref buttonRef, f ledger.Finding) slack.ModalViewRequest {
 		Submit: plain("Resolve"),
 		Close:  plain("Cancel"),
 		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			section(kindTitle(f.Kind) + " on " + providerName(f.Provider) + " · " + amountText(f.AtRisk) + " at risk\nFinding " + code(scrubID(f.ID))),
+			section(kindTitle(f.Kind) + " on " + accountName(f.Provider, f.Account) + " · " + amountText(f.AtRisk) + " at risk\nFinding " + code(scrubID(f.ID))),
 			slack.NewInputBlock(noteBlockID, plain("Note"), nil, input),
 		}},
 		PrivateMetadata: ref.encode(),

@@ -205,11 +205,18 @@ func truncate(s string, n int) string {
 func amountText(a money.Amount) string { return a.Display() }
 
 var providerNames = map[string]string{
-	"mpesa":       "M-Pesa",
-	"stripe":      "Stripe",
-	"paystack":    "Paystack",
-	"flutterwave": "Flutterwave",
-	"adyen":       "Adyen",
+	"mpesa":  "M-Pesa",
+	"stripe": "Stripe",
+}
+
+// accountName is the name finance ops know one account of a provider by:
+// the provider's name, and the account's id (a paybill number) beside it
+// when it is not the provider's default account.
+func accountName(provider, account string) string {
+	if account == "" {
+		return providerName(provider)
+	}
+	return providerName(provider) + " " + scrubID(account)
 }
 
 // providerName is the name finance ops know a provider by.

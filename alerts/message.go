@@ -135,7 +135,7 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding, hist []le
 		return message{}, err
 	}
 	m := message{AlertID: a.ID, Kind: r.Kind, Channel: a.Channel, Metadata: metadata(a, "finding_id")}
-	what := kindTitle(f.Kind) + " on " + providerName(f.Provider)
+	what := kindTitle(f.Kind) + " on " + accountName(f.Provider, f.Account)
 	intent := scrub(f.IntentKey)
 	ref := " (finding " + scrubID(f.ID) + ")"
 	if intent != "" {
@@ -222,10 +222,10 @@ func kindHint(f ledger.Finding) string {
 		return ""
 	}
 	if f.Severity == ledger.SeverityHigh {
-		return "The funds are withdrawn: submit evidence in the " + providerName(f.Provider) +
+		return "The funds are withdrawn: submit evidence in the " + accountName(f.Provider, f.Account) +
 			" Dashboard before the dispute's deadline. This finding resolves itself if the dispute is won, and stays open if it is lost."
 	}
-	return "The funds are not withdrawn yet: answer the inquiry in the " + providerName(f.Provider) +
+	return "The funds are not withdrawn yet: answer the inquiry in the " + accountName(f.Provider, f.Account) +
 		" Dashboard before its deadline."
 }
 
@@ -310,7 +310,7 @@ func buildSummary(cfg Config, in summaryInput, meta slack.SlackMetadata) message
 	run := in.Run
 	findings := slices.Clone(in.Findings)
 	slices.SortFunc(findings, compareFindings)
-	name := providerName(run.Provider)
+	name := accountName(run.Provider, run.Account)
 	window := windowText(run.From, run.To, cfg.zone(run.Provider))
 	totals := totalsByCurrency(findings)
 

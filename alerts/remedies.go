@@ -76,7 +76,7 @@ func remedyDialog(ref buttonRef, f ledger.Finding) slack.ModalViewRequest {
 		prompt, callback = rejectNotePrompt, rejectCallbackID
 	}
 	blocks := []slack.Block{
-		section(kindTitle(f.Kind) + " on " + providerName(f.Provider) + " · " + amountText(f.AtRisk) + " at risk\nFinding " + code(scrubID(f.ID))),
+		section(kindTitle(f.Kind) + " on " + accountName(f.Provider, f.Account) + " · " + amountText(f.AtRisk) + " at risk\nFinding " + code(scrubID(f.ID))),
 	}
 	if verb == findings.Refund || verb == findings.WriteOff {
 		hint := "Leave empty for the money at risk."
@@ -148,7 +148,7 @@ func buildRemedyMessage(cfg Config, a ledger.Alert, rs reason, r ledger.Remedy, 
 	m := message{AlertID: a.ID, Kind: rs.Kind, Channel: a.Channel, Metadata: metadata(a, "remedy")}
 	zone := cfg.zone(f.Provider)
 	asked := escape(scrubActor(r.RequestedBy)) + " " + surfaceText(r.RequestedVia)
-	about := lowerFirst(kindTitle(f.Kind)) + " on " + providerName(f.Provider)
+	about := lowerFirst(kindTitle(f.Kind)) + " on " + accountName(f.Provider, f.Account)
 	if f.IntentKey != "" {
 		about += ", " + intentWord(f) + " " + code(scrub(f.IntentKey))
 	}

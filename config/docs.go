@@ -201,6 +201,12 @@ var configDocs = map[string]string{
 	"providers.mpesa.pull.enabled":          "Pull before each run (and register the short code for pulling).",
 	"providers.mpesa.pull.nominated_number": "Pull Transactions API nominated number",
 	"providers.mpesa.pull.max_pages":        "Most pages one pull reads.",
+	"providers.mpesa.accounts": "Other paybills and tills of the business, each an account reconciled apart from " +
+		"the default one (short_code): its intents (the account column or field), statements " +
+		"(`reconcile import statement --account`), C2B callbacks (by BusinessShortCode), pulls, runs and findings " +
+		"are its own. An account charges and pulls with the provider's credentials unless the environment gives it " +
+		"its own: RECONCILE_PROVIDERS_MPESA_ACCOUNTS_<SHORT_CODE>_CONSUMER_KEY, _CONSUMER_SECRET, _PASS_KEY and " +
+		"_PULL_NOMINATED_NUMBER (docs/operations.md, \"Several accounts\").",
 	"providers.stripe": "Stripe. Charging and pulling need RECONCILE_PROVIDERS_STRIPE_API_KEY; report " +
 		"imports and webhooks do not.",
 	"providers.stripe.zone":                "Where date-only windows live.",
@@ -258,6 +264,8 @@ var configDocs = map[string]string{
 // configExamples are shown, commented out, after a list or map of sections
 // whose default is empty.
 var configExamples = map[string]string{
+	"providers.mpesa.accounts": `- short_code: "600639"             # the account's paybill or till number, which names it
+  name: westlands                    # a label for people (optional)`,
 	"statements": `- provider: equity-bank
   delimiter: ","
   id: Transaction Ref

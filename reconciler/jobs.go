@@ -27,7 +27,10 @@ func (TickArgs) Kind() string { return "reconcile_tick" }
 // a lookback pass (Lookback set to the newest window's start) runs it again
 // once per newer window, to pick up late evidence.
 type RunWindowArgs struct {
-	Provider string    `json:"provider"`
+	Provider string `json:"provider"`
+	// Account is the provider account; the default one is left out, so
+	// that its jobs are those enqueued before providers had accounts.
+	Account  string    `json:"account,omitempty"`
 	From     time.Time `json:"from"`
 	To       time.Time `json:"to"`
 	Lookback time.Time `json:"lookback,omitzero"`
@@ -59,21 +62,35 @@ type TickWorker struct {
 	river.WorkerDefaults[TickArgs]
 	Store  ledger.RunStore
 	Queue  Inserter
-	Specs  map[string]schedule.Spec
-	Clock  func() time.Time
-	Logger *slog.Logger
+	Specs map[string]schedule.Spec
+	// Accounts lists, by provider, its accounts beyond the default one:
+	// each account's windows are jobs of their own, which any replica
+	// takes.
+	Accounts map[string][]string
+	Clock    func() time.Time
+	Logger   *slog.Logger
 }
 
-// Work enqueues the due windows of the provider of job.
+// Work enqueues the due windows of each account of the provider of job.
 func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	spec, ok := w.Specs[job.Args.Provider]
 	if !ok {
 		return river.JobCancel(fmt.Errorf("no schedule for provider %q", job.Args.Provider))
 	}
+	for _, acct := range append([]string{""}, w.Accounts[spec.Provider]...) {
+		if err := w.enqueue(ctx, spec, acct); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueue enqueues the due windows of one account.
+func (w *TickWorker) enqueue(ctx context.Context, spec schedule.Spec, account string) error {
 	now := w.Clock()
 	closed := spec.Closed(now)
 	newest := closed[0]
-	lastTo, err := LastFinished(ctx, w.Store, spec.Provider)
+	lastTo, err := LastFinished(ctx, w.Store, spec.Provider, account)
 	if err != nil {
 		return err
 	}
@@ -83,25 +100,25 @@ func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	}
 	opts := &river.InsertOpts{Queue: queue.QueueRuns, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 	var enqueued int
-	for _, win := range first {
-		res, err := w.Queue.Insert(ctx, RunWindowArgs{Provider: spec.Provider, From: win.From, To: win.To}, opts)
-		if err != nil {
-			return err
-		}
-		if !res.UniqueSkippedAsDuplicate {
+	insert := func(args RunWindowArgs) error {
+		res, err := w.Queue.Insert(ctx, args, opts)
+		if err == nil && !res.UniqueSkippedAsDuplicate {
 			enqueued++
+		}
+		return err
+	}
+	for _, win := range first {
+		if err := insert(RunWindowArgs{Provider: spec.Provider, Account: account, From: win.From, To: win.To}); err != nil {
+			return err
 		}
 	}
 	for _, win := range closed[1:] {
-		res, err := w.Queue.Insert(ctx, RunWindowArgs{Provider: spec.Provider, From: win.From, To: win.To, Lookback: newest.From}, opts)
+		err := insert(RunWindowArgs{Provider: spec.Provider, Account: account, From: win.From, To: win.To, Lookback: newest.From})
 		if err != nil {
 			return err
 		}
-		if !res.UniqueSkippedAsDuplicate {
-			enqueued++
-		}
 	}
-	attrs := []any{"provider", spec.Provider, "newest_window", newest.String(), "enqueued", enqueued,
+	attrs := []any{"provider", ledger.Scope(spec.Provider, account), "newest_window", newest.String(), "enqueued", enqueued,
 		"next_run", spec.Local(spec.Next(now))}
 	if enqueued == 0 {
 		w.Logger.Info("reconcile tick enqueued nothing", append(attrs, "reason", idleReason(spec, newest, lastTo, len(first), len(closed)-1))...)
@@ -122,15 +139,16 @@ func idleReason(spec schedule.Spec, newest schedule.Window, lastTo time.Time, fi
 	return fmt.Sprintf("each due window (%d first pass(es), %d lookback(s)) %s", firsts, lookbacks, held)
 }
 
-// LastFinished returns the end of the latest finished window of provider.
-func LastFinished(ctx context.Context, store ledger.RunStore, provider string) (time.Time, error) {
+// LastFinished returns the end of the latest finished window of one
+// account of provider.
+func LastFinished(ctx context.Context, store ledger.RunStore, provider, account string) (time.Time, error) {
 	runs, err := store.ListRuns(ctx, provider, 50)
 	if err != nil {
 		return time.Time{}, err
 	}
 	var last time.Time
 	for _, r := range runs {
-		if r.State == ledger.RunFinished && r.To.After(last) {
+		if r.Account == account && r.State == ledger.RunFinished && r.To.After(last) {
 			last = r.To
 		}
 	}
@@ -139,7 +157,7 @@ func LastFinished(ctx context.Context, store ledger.RunStore, provider string) (
 
 // WindowFinished reports whether the window of args has a finished run.
 func WindowFinished(ctx context.Context, store ledger.RunStore, args RunWindowArgs) (bool, error) {
-	r, err := store.GetRunByKey(ctx, ledger.RunKey(args.Provider, args.From, args.To))
+	r, err := store.GetRunByKey(ctx, ledger.AccountRunKey(args.Provider, args.Account, args.From, args.To))
 	if errors.Is(err, ledger.ErrNotFound) {
 		return false, nil
 	}
@@ -183,13 +201,13 @@ func (w *RunWorker) Work(ctx context.Context, job *river.Job[RunWindowArgs]) err
 		}
 		if finished {
 			w.outcome(args.Provider, OutcomeSkipped, 0)
-			w.Logger.Info("skipped duplicate delivery", "what", "reconcile run", "provider", args.Provider,
+			w.Logger.Info("skipped duplicate delivery", "what", "reconcile run", "provider", ledger.Scope(args.Provider, args.Account),
 				"from", args.From, "to", args.To)
 			return nil
 		}
 	}
 	start := time.Now()
-	_, err := w.Reconciler.Run(ctx, Params{Provider: args.Provider, From: args.From, To: args.To})
+	_, err := w.Reconciler.Run(ctx, Params{Provider: args.Provider, Account: args.Account, From: args.From, To: args.To})
 	if w.AfterRun != nil && !errors.Is(err, ErrBusy) {
 		w.AfterRun(ctx)
 	}

@@ -181,6 +181,12 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 	if listed {
 		head += "\tOCCURRED\tSTATUS\tLAST SEEN"
 	}
+	// The account shows when a finding of the list belongs to another
+	// account than its provider's default one.
+	accounts := slices.ContainsFunc(fs, func(f ledger.Finding) bool { return f.Account != "" })
+	if accounts {
+		head += "\tACCOUNT"
+	}
 	fmt.Fprintln(tw, head)
 	for _, f := range fs {
 		intent := f.IntentKey
@@ -204,6 +210,9 @@ func table(w io.Writer, fs []ledger.Finding, listed bool, zone func(provider str
 			showAmount(f.Actual), showAmount(f.AtRisk), cell(cp), cell(ids)}, "\t")
 		if listed {
 			line += "\t" + LocalTime(f.OccurredAt, zone(f.Provider)) + "\t" + string(f.Status) + "\t" + LocalTime(f.LastSeenAt, zone(f.Provider))
+		}
+		if accounts {
+			line += "\t" + cell(ledger.Scope(f.Provider, f.Account))
 		}
 		fmt.Fprintln(tw, line)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/schedule"
 )
@@ -206,6 +207,9 @@ func (s *Server) registerPulls(ctx context.Context) {
 			s.metrics.registrations.Registrations.WithLabelValues(name, providers.RegistrationFailed).Inc()
 		default:
 			registrars[name] = p.Registrar
+			for acct, r := range p.AccountRegistrars {
+				registrars[ledger.Scope(name, acct)] = r
+			}
 		}
 	}
 	host, _ := os.Hostname()

@@ -132,7 +132,8 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 func (s *Server) workers(specs []schedule.Spec) (*river.Workers, *reconciler.TickWorker, *reconciler.RunWorker, error) {
 	workers := river.NewWorkers()
 	charge.AddWorkers(workers, s.charges)
-	ticks := &reconciler.TickWorker{Store: s.store, Specs: map[string]schedule.Spec{}, Clock: s.d.Clock, Logger: s.logger}
+	ticks := &reconciler.TickWorker{Store: s.store, Specs: map[string]schedule.Spec{}, Accounts: config.AccountsOf(s.d.Providers),
+		Clock: s.d.Clock, Logger: s.logger}
 	for _, sp := range specs {
 		ticks.Specs[sp.Provider] = sp
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
-	"github.com/spf13/cobra"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
@@ -27,8 +29,8 @@ longer sees; a person resolves the rest with a note.`,
 
 func newFindingsListCmd(a *app) *cobra.Command {
 	var (
-		provider, format string
-		from, to         string
+		provider, account, format string
+		from, to                  string
 		statuses, kinds  []string
 		limit            int
 	)
@@ -37,12 +39,22 @@ func newFindingsListCmd(a *app) *cobra.Command {
 		Short: "List findings, newest first (open and acknowledged by default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := ledger.FindingFilter{Provider: provider, Limit: limit}
 			if provider != "" {
-				if _, err := a.setup(provider); err != nil {
+				setup, err := a.setup(provider)
+				if err != nil {
 					return err
 				}
+				if cmd.Flags().Changed("account") {
+					acct, err := config.ParseAccount(setup, account)
+					if err != nil {
+						return usagef("--account: %v", err)
+					}
+					f.Accounts = []string{acct}
+				}
+			} else if cmd.Flags().Changed("account") {
+				return usagef("--account needs --provider: an account belongs to one provider")
 			}
-			f := ledger.FindingFilter{Provider: provider, Limit: limit}
 			for _, s := range statuses {
 				if strings.EqualFold(strings.TrimSpace(s), "all") {
 					f.Statuses = nil // every status, as the console's "all"
@@ -82,6 +94,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "only this provider")
+	fl.StringVar(&account, "account", "", `only this account of --provider: a short code, or "default"`)
 	fl.StringSliceVar(&statuses, "status", []string{"open", "acknowledged"}, "statuses to list (open, acknowledged, resolved), or all")
 	fl.StringSliceVar(&kinds, "kind", nil, "only these kinds ("+findings.KindNames()+")")
 	fl.StringVar(&format, "format", "text", "text, json or csv")
