@@ -63,6 +63,9 @@ func (r *Reconciler) rerunForRefunds(ctx context.Context, p Params) ([]*Outcome,
 			continue
 		}
 		f, err := rs.GetFinding(ctx, x.FindingID)
+		if err == nil && f.Account != p.Account {
+			continue // another account's: its own runs confirm it
+		}
 		if err != nil || f.Status == ledger.FindingResolved || f.LastRunID == 0 {
 			if errors.Is(err, ledger.ErrNotFound) {
 				continue
@@ -85,7 +88,7 @@ func (r *Reconciler) rerunForRefunds(ctx context.Context, p Params) ([]*Outcome,
 	slices.SortFunc(again, func(a, b ledger.Run) int { return a.From.Compare(b.From) })
 	var out []*Outcome
 	for _, run := range again {
-		o, err := r.Run(ctx, Params{Provider: p.Provider, From: run.From, To: run.To, NoPull: true, confirming: true})
+		o, err := r.Run(ctx, Params{Provider: p.Provider, Account: p.Account, From: run.From, To: run.To, NoPull: true, confirming: true})
 		if errors.Is(err, ErrBusy) {
 			// Its window is being run now: that run sees the refund.
 			r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "reconcile run: window busy, refunds confirmed by its own run",
