@@ -30,7 +30,7 @@ func (c *Console) listRoutes() {
 // parseFindingsForm reads the list's filter from q: the form as shown, the
 // filter, the zone its dates are read in, and the problems found.
 func parseFindingsForm(q url.Values, zones map[string]*time.Location) (filterForm, ledger.FindingFilter, *time.Location, []string) {
-	form := filterForm{Status: q.Get("status"), Provider: q.Get("provider"), Kind: q.Get("kind"), From: q.Get("from"), To: q.Get("to"),
+	form := filterForm{Status: q.Get("status"), Provider: q.Get("provider"), Account: strings.TrimSpace(q.Get("account")), Kind: q.Get("kind"), From: q.Get("from"), To: q.Get("to"),
 		Run: q.Get("run"), Q: strings.TrimSpace(q.Get("q"))}
 	var problems []string
 	f := ledger.FindingFilter{Limit: 1000}
@@ -47,6 +47,14 @@ func parseFindingsForm(q url.Values, zones map[string]*time.Location) (filterFor
 		} else {
 			f.Provider, zone = form.Provider, z
 		}
+	}
+	switch {
+	case form.Account != "" && f.Provider == "":
+		problems = append(problems, "account: choose its provider too")
+	case strings.EqualFold(form.Account, "default"):
+		f.Accounts = []string{""}
+	case form.Account != "":
+		f.Accounts = []string{form.Account}
 	}
 	if form.Kind != "" {
 		if !slices.Contains(ledger.Kinds, ledger.Kind(form.Kind)) {
@@ -193,7 +201,7 @@ func (c *Console) showFindings(w http.ResponseWriter, r *http.Request, q url.Val
 // way back from a bulk action.
 func filterQuery(f filterForm) string {
 	q := url.Values{}
-	for k, v := range map[string]string{"status": f.Status, "provider": f.Provider, "kind": f.Kind, "from": f.From, "to": f.To,
+	for k, v := range map[string]string{"status": f.Status, "provider": f.Provider, "account": f.Account, "kind": f.Kind, "from": f.From, "to": f.To,
 		"run": f.Run, "q": f.Q} {
 		if v != "" {
 			q.Set(k, v)

@@ -47,7 +47,7 @@ func (c *Console) actor(r *http.Request) ledger.Actor {
 // filterForm is the findings filter as the form shows it; Q searches
 // (findingsSearch).
 type filterForm struct {
-	Status, Provider, Kind, From, To, Run, Q string
+	Status, Provider, Account, Kind, From, To, Run, Q string
 }
 
 var statusChoices = map[string][]ledger.FindingStatus{

@@ -262,6 +262,10 @@ type FindingChange struct {
 	Finding   Finding
 }
 
+// Scope names the provider account of f (Scope): the provider alone for
+// its default account.
+func (f Finding) Scope() string { return Scope(f.Provider, f.Account) }
+
 // FindingFilter selects findings. Zero fields match everything.
 type FindingFilter struct {
 	Provider string
