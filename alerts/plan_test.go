@@ -349,3 +349,34 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// The findings service's announcer of a resolution plans the follow-up and
+// hands it to enqueue in the deciding transaction, once.
+func TestAnnouncersPlanAndEnqueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.SQLite(t)
+	r := newReconciler(t, store, testConfig(ModeBot, nil))
+	dup, _, unknown := fixtureFindings(t)
+	r.run(dup, unknown)
+	resolved, err := store.UpdateFinding(ctx, ledger.FindingUpdate{ID: dup.ID, To: ledger.FindingResolved, Note: "refunded", Now: t0.Add(3 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var enqueued []ledger.Alert
+	announce, announceRemedy := r.planner.Announcers(func(_ context.Context, _ ledger.Tx, as []ledger.Alert) error {
+		enqueued = append(enqueued, as...)
+		return nil
+	})
+	if announceRemedy == nil {
+		t.Fatal("no remedy announcer")
+	}
+	for i, want := range []int{1, 1} {
+		if err := store.InTx(ctx, func(tx ledger.Tx) error { return announce(ctx, tx, resolved) }); err != nil {
+			t.Fatal(err)
+		}
+		if len(enqueued) != want || enqueued[0].Subject != dup.ID {
+			t.Fatalf("announce %d: enqueued %+v, want %d follow-up of %s", i, enqueued, want, dup.ID)
+		}
+	}
+}

@@ -202,6 +202,21 @@ type Provider struct {
 // (mpesa_pull, stripe_pull).
 type Quarantiner func(source string) func(ctx context.Context, perr *ledger.ParseError, raw []byte) error
 
+// QuarantineTo is the Quarantiner that keeps what a provider's pull
+// refuses in store, once: pulling the window again meets the same record.
+// clock stamps the record.
+func QuarantineTo(store interface {
+	AddQuarantineOnce(ctx context.Context, q ledger.QuarantineItem) (int64, bool, error)
+}, clock func() time.Time) Quarantiner {
+	return func(source string) func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
+		return func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
+			_, _, err := store.AddQuarantineOnce(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
+				Field: perr.Field, Reason: perr.Err.Error(), Raw: raw, At: clock()})
+			return err
+		}
+	}
+}
+
 // DescribeProviders describes the configured providers by name (M-Pesa, Stripe and
 // every statement layout) without building their clients: enough to check
 // a command line (a provider's name, zone, parsers, whether it is pulled)

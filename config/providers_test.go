@@ -2,10 +2,13 @@ package config
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa/mpesafake"
@@ -57,5 +60,32 @@ func TestMpesaRefundWiring(t *testing.T) {
 	cfg.Providers.Mpesa.SecurityCredential = ""
 	if _, err := cfg.BuildProviders(time.Now, nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL") {
 		t.Errorf("initiator without credential: %v", err)
+	}
+}
+
+// QuarantineTo keeps what a pull refused once, under its source, with the
+// file, line, field and reason of the refusal.
+func TestQuarantineToKeepsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store := dbtest.SQLite(t)
+	at := time.Date(2026, 11, 3, 8, 0, 0, 0, time.UTC)
+	keep := QuarantineTo(store, func() time.Time { return at })("mpesa_pull")
+	perr := &ledger.ParseError{File: "pull 2026-11-02", Line: 3, Field: "amount", Err: errors.New("not a number")}
+	for range 2 {
+		if err := keep(ctx, perr, []byte(`{"amount":"x"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items, err := store.ListQuarantine(ctx, "mpesa_pull", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 {
+		t.Fatalf("kept %d item(s), want 1", len(items))
+	}
+	q := items[0]
+	if q.Origin != perr.File || q.Line != 3 || q.Field != "amount" || q.Reason != "not a number" || !q.At.Equal(at) {
+		t.Fatalf("kept %+v", q)
 	}
 }

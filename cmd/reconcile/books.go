@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,7 +56,7 @@ standard output; progress to standard error (--quiet for none). Any difference e
 			if _, err := database.Engine(to); err != nil {
 				return usagef("--to: %v", err)
 			}
-			if sameDatabase(from, to) {
+			if database.Same(from, to) {
 				return usagef("--to %s is the database the books are copied from", database.Redact(to))
 			}
 			src, err := a.openSource(ctx)
@@ -139,31 +135,12 @@ was changed) exits 1.`,
 	return cmd
 }
 
-// sameDatabase reports whether two database URLs name the same database,
-// as far as their text tells.
-func sameDatabase(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ea, errA := database.Engine(a)
-	eb, errB := database.Engine(b)
-	if errA != nil || errB != nil || ea != eb || ea != ledger.EngineSQLite {
-		return false
-	}
-	pa, errA := filepath.Abs(database.SQLitePath(a))
-	pb, errB := filepath.Abs(database.SQLitePath(b))
-	return errA == nil && errB == nil && pa == pb
-}
-
 // openSource opens the configured database to read it: never creating it,
 // never migrating it.
 func (a *app) openSource(ctx context.Context) (ledger.Store, error) {
 	u := a.cfg.DatabaseURL
-	if e, err := database.Engine(u); err == nil && e == ledger.EngineSQLite {
-		p := database.SQLitePath(u)
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("database %s does not exist: point --database-url at the books to copy", database.Redact(u))
-		}
+	if database.Missing(u) {
+		return nil, fmt.Errorf("database %s does not exist: point --database-url at the books to copy", database.Redact(u))
 	}
 	return database.Open(ctx, u, database.Options{MaxConns: a.cfg.Database.MaxConns})
 }
