@@ -468,3 +468,22 @@ const DefaultHorizon = reconciler.DefaultHorizon
 
 // MaxHorizon bounds providers.<name>.horizon.
 const MaxHorizon = 366 * 24 * time.Hour
+
+// RegisterForPulling registers the short code of the provider name (p)
+// for pulling, unless book records it registered already and force is
+// false (providers.PullRegistrar), recording the registration by by. A
+// provider that is not pulled, that needs no registration or whose
+// configuration lacks what registering needs is refused with the setting
+// to change.
+func (p Provider) RegisterForPulling(ctx context.Context, name string, book ledger.PullRegistrationStore, by string, force bool) (ledger.PullRegistration, bool, error) {
+	switch {
+	case p.Registrar == nil && name == mpesa.Provider:
+		return ledger.PullRegistration{}, false, fmt.Errorf("providers register mpesa: M-Pesa is not pulled: set providers.mpesa.pull.enabled " +
+			"(with the short code and the Daraja credentials) to pull and register")
+	case p.Registrar == nil:
+		return ledger.PullRegistration{}, false, fmt.Errorf("providers register %s: %s needs no registration for pulling", name, name)
+	case p.RegistrarSetting != "":
+		return ledger.PullRegistration{}, false, fmt.Errorf("providers register %s: registering for pulling needs %s", name, p.RegistrarSetting)
+	}
+	return p.Registrar.EnsureRegistered(ctx, book, by, force)
+}

@@ -89,3 +89,27 @@ func TestQuarantineToKeepsOnce(t *testing.T) {
 		t.Fatalf("kept %+v", q)
 	}
 }
+
+// Registering for pulling is refused, with the setting to change, for a
+// provider that is not pulled, needs no registration or lacks a setting.
+func TestRegisterForPullingRefusals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		p    Provider
+		want string
+	}{
+		{"mpesa", Provider{}, "set providers.mpesa.pull.enabled"},
+		{"stripe", Provider{}, "stripe needs no registration for pulling"},
+		{"mpesa", Provider{Registrar: noRegistrar{}, RegistrarSetting: "providers.mpesa.callbacks.public_url"},
+			"registering for pulling needs providers.mpesa.callbacks.public_url"},
+	} {
+		_, _, err := c.p.RegisterForPulling(t.Context(), c.name, nil, "cli:ops", false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// noRegistrar must never be asked.
+type noRegistrar struct{ providers.PullRegistrar }

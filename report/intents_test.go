@@ -49,3 +49,23 @@ func TestWriteIntent(t *testing.T) {
 	}
 	golden.Assert(t, "testdata/intent.text.golden", b.String())
 }
+
+// What registering for pulling says: the provider's answer, or the
+// registration the books hold, in the provider's zone.
+func TestWriteRegistration(t *testing.T) {
+	t.Parallel()
+	nairobi, err := time.LoadLocation("Africa/Nairobi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := ledger.PullRegistration{Provider: "mpesa", ShortCode: "600000", RegisteredAt: time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC),
+		By: "cli:ops", CallbackURL: "https://pay.example.com/daraja/xxxxx/pull", NominatedNumber: "2547****0000", ResponseRef: "ref-1",
+		Status: "0", Description: "Success"}
+	var b strings.Builder
+	for _, asked := range []bool{true, false} {
+		if err := report.WriteRegistration(&b, "mpesa", reg, asked, nairobi); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden.Assert(t, "testdata/registration.text.golden", b.String())
+}
