@@ -222,7 +222,7 @@ func TestPlanThresholds(t *testing.T) {
 }
 
 // TestPlanResolutionByHand plans the follow-up of a finding a person
-// resolved, once.
+// resolved, once, as the findings service's announcer does.
 func TestPlanResolutionByHand(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -240,11 +240,14 @@ func TestPlanResolutionByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Through the findings service's announcer: planned and handed to
+		// enqueue in the deciding transaction.
 		var got []ledger.Alert
-		err = store.InTx(ctx, func(tx ledger.Tx) error {
-			got, err = r.planner.PlanResolution(ctx, tx, resolved)
-			return err
+		announce, _ := r.planner.Announcers(func(_ context.Context, _ ledger.Tx, as []ledger.Alert) error {
+			got = as
+			return nil
 		})
+		err = store.InTx(ctx, func(tx ledger.Tx) error { return announce(ctx, tx, resolved) })
 		if err != nil || len(got) != want {
 			t.Fatalf("try %d: planned %d, want %d: %v", i, len(got), want, err)
 		}
@@ -350,33 +353,3 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// The findings service's announcer of a resolution plans the follow-up and
-// hands it to enqueue in the deciding transaction, once.
-func TestAnnouncersPlanAndEnqueue(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store := dbtest.SQLite(t)
-	r := newReconciler(t, store, testConfig(ModeBot, nil))
-	dup, _, unknown := fixtureFindings(t)
-	r.run(dup, unknown)
-	resolved, err := store.UpdateFinding(ctx, ledger.FindingUpdate{ID: dup.ID, To: ledger.FindingResolved, Note: "refunded", Now: t0.Add(3 * time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var enqueued []ledger.Alert
-	announce, announceRemedy := r.planner.Announcers(func(_ context.Context, _ ledger.Tx, as []ledger.Alert) error {
-		enqueued = append(enqueued, as...)
-		return nil
-	})
-	if announceRemedy == nil {
-		t.Fatal("no remedy announcer")
-	}
-	for i, want := range []int{1, 1} {
-		if err := store.InTx(ctx, func(tx ledger.Tx) error { return announce(ctx, tx, resolved) }); err != nil {
-			t.Fatal(err)
-		}
-		if len(enqueued) != want || enqueued[0].Subject != dup.ID {
-			t.Fatalf("announce %d: enqueued %+v, want %d follow-up of %s", i, enqueued, want, dup.ID)
-		}
-	}
-}

@@ -57,6 +57,16 @@ func text(t *testing.T, path string, write func(*strings.Builder) error) string 
 	return strings.ReplaceAll(b.String(), path, filepath.Base(path))
 }
 
+// eachEngine runs fn, in parallel, on fresh books of each engine.
+func eachEngine(t *testing.T, fn func(t *testing.T, store ledger.Store)) {
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, e.New(t))
+		})
+	}
+}
+
 // charges queues nothing and counts the keys it was asked to queue; a
 // provider in refuse can neither charge nor refund.
 type charges struct {
@@ -79,31 +89,27 @@ func (c *charges) EnqueueRefundsTx(_ context.Context, _ ledger.Tx, keys []string
 // them, the pending charges and refunds of the file are queued, and a
 // second import queues nothing again.
 func TestIntentsImport(t *testing.T) {
-	for _, e := range dbtest.Engines() {
-		t.Run(e.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			store := e.New(t)
-			path := file(t, "intents.csv", intentsCSV)
-			im := &ingest.Intents{Store: store, Kinds: kinds, Clock: clock}
-			res, err := im.Import(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Assert(t, "testdata/intents.uncharged.golden", text(t, path, func(b *strings.Builder) error { return res.WriteText(b) }))
+	eachEngine(t, func(t *testing.T, store ledger.Store) {
+		ctx := t.Context()
+		path := file(t, "intents.csv", intentsCSV)
+		im := &ingest.Intents{Store: store, Kinds: kinds, Clock: clock}
+		res, err := im.Import(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Assert(t, "testdata/intents.uncharged.golden", text(t, path, func(b *strings.Builder) error { return res.WriteText(b) }))
 
-			c := &charges{}
-			im.Charges = c
-			res, err = im.Import(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Assert(t, "testdata/intents.charged.golden", text(t, path, func(b *strings.Builder) error { return res.WriteText(b) }))
-			if strings.Join(c.charged, " ") != "charge:order-1 charge:order-2" || strings.Join(c.refunds, " ") != "refund:order-3" {
-				t.Fatalf("queued charges %q, refunds %q", c.charged, c.refunds)
-			}
-		})
-	}
+		c := &charges{}
+		im.Charges = c
+		res, err = im.Import(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Assert(t, "testdata/intents.charged.golden", text(t, path, func(b *strings.Builder) error { return res.WriteText(b) }))
+		if strings.Join(c.charged, " ") != "charge:order-1 charge:order-2" || strings.Join(c.refunds, " ") != "refund:order-3" {
+			t.Fatalf("queued charges %q, refunds %q", c.charged, c.refunds)
+		}
+	})
 }
 
 // A pending intent whose provider cannot send it stops a charging import
@@ -181,54 +187,46 @@ const stripeReport = "balance_transaction_id,created_utc,currency,gross,fee,net,
 // A statement is imported once: a second import adds only what it had not
 // (nothing), and its dry run then finds every transaction in the books.
 func TestStatementImport(t *testing.T) {
-	for _, e := range dbtest.Engines() {
-		t.Run(e.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			store := e.New(t)
-			path := file(t, "report.csv", stripeReport)
-			im := &ingest.Statement{Store: store, Provider: "stripe", Parser: stripe.ReportParser{Clock: clock}, Clock: clock}
-			first, err := im.Import(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := im.Import(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first.NewTxns != 3 || again.NewTxns != 0 || again.Duplicates != first.NewSources {
-				t.Fatalf("first import %+v, second %+v: want 3 new transactions, then none", first, again)
-			}
-			got := text(t, path, func(b *strings.Builder) error { return im.DryRun(ctx, b, store, path) })
-			golden.Assert(t, "testdata/statement.dryrun.golden", got)
-		})
-	}
+	eachEngine(t, func(t *testing.T, store ledger.Store) {
+		ctx := t.Context()
+		path := file(t, "report.csv", stripeReport)
+		im := &ingest.Statement{Store: store, Provider: "stripe", Parser: stripe.ReportParser{Clock: clock}, Clock: clock}
+		first, err := im.Import(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := im.Import(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.NewTxns != 3 || again.NewTxns != 0 || again.Duplicates != first.NewSources {
+			t.Fatalf("first import %+v, second %+v: want 3 new transactions, then none", first, again)
+		}
+		got := text(t, path, func(b *strings.Builder) error { return im.DryRun(ctx, b, store, path) })
+		golden.Assert(t, "testdata/statement.dryrun.golden", got)
+	})
 }
 
 // A callbacks file is delivered through the intake; delivering it again
 // adds nothing and says the lines were delivered before.
 func TestCallbacksImport(t *testing.T) {
-	for _, e := range dbtest.Engines() {
-		t.Run(e.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			store := e.New(t)
-			body, err := os.ReadFile("../providers/mpesa/testdata/callbacks/c2b_official.json")
+	eachEngine(t, func(t *testing.T, store ledger.Store) {
+		ctx := t.Context()
+		body, err := os.ReadFile("../providers/mpesa/testdata/callbacks/c2b_official.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := file(t, "callbacks.jsonl", strings.ReplaceAll(string(body), "\n", "")+"\n")
+		im := &ingest.Callbacks{Processor: &intake.Processor{Store: store, Clock: clock}, Provider: "mpesa",
+			Parser: mpesa.CallbackParser{}, Clock: clock}
+		var out strings.Builder
+		for range 2 {
+			res, err := im.Import(ctx, path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := file(t, "callbacks.jsonl", strings.ReplaceAll(string(body), "\n", "")+"\n")
-			im := &ingest.Callbacks{Processor: &intake.Processor{Store: store, Clock: clock}, Provider: "mpesa",
-				Parser: mpesa.CallbackParser{}, Clock: clock}
-			var out strings.Builder
-			for range 2 {
-				res, err := im.Import(ctx, path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out.WriteString(text(t, path, func(b *strings.Builder) error { return res.WriteText(b) }))
-			}
-			golden.Assert(t, "testdata/callbacks.golden", out.String())
-		})
-	}
+			out.WriteString(text(t, path, func(b *strings.Builder) error { return res.WriteText(b) }))
+		}
+		golden.Assert(t, "testdata/callbacks.golden", out.String())
+	})
 }
