@@ -487,3 +487,27 @@ func (p Provider) RegisterForPulling(ctx context.Context, name string, book ledg
 	}
 	return p.Registrar.EnsureRegistered(ctx, book, by, force)
 }
+
+// Chargers returns the configured chargers of setups, by provider name:
+// what the charge service sends charges and refunds through.
+func Chargers(setups map[string]Provider) map[string]providers.Charger {
+	out := map[string]providers.Charger{}
+	for name, p := range setups {
+		if p.Charger != nil {
+			out[name] = p.Charger
+		}
+	}
+	return out
+}
+
+// CallbackParsers returns the callback parsers of setups, by provider
+// name: what the intake interprets callback bodies with.
+func CallbackParsers(setups map[string]Provider) map[string]providers.CallbackParser {
+	out := map[string]providers.CallbackParser{}
+	for name, p := range setups {
+		if p.Callbacks != nil {
+			out[name] = p.Callbacks
+		}
+	}
+	return out
+}

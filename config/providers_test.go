@@ -113,3 +113,25 @@ func TestRegisterForPullingRefusals(t *testing.T) {
 
 // noRegistrar must never be asked.
 type noRegistrar struct{ providers.PullRegistrar }
+
+// Chargers and CallbackParsers list only the providers that have one.
+func TestChargersAndCallbackParsers(t *testing.T) {
+	t.Parallel()
+	cfg := Default()
+	setups, err := cfg.DescribeProviders(time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Chargers(setups); len(got) != 0 {
+		t.Errorf("chargers described without credentials: %v", got)
+	}
+	parsers := CallbackParsers(setups)
+	for name, p := range setups {
+		if _, ok := parsers[name]; ok != (p.Callbacks != nil) {
+			t.Errorf("%s: listed %v, has callbacks %v", name, ok, p.Callbacks != nil)
+		}
+	}
+	if _, ok := parsers["mpesa"]; !ok {
+		t.Errorf("mpesa's callback parser is not listed: %v", parsers)
+	}
+}

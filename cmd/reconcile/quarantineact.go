@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
@@ -154,11 +155,5 @@ func (a *app) replay(ctx context.Context, d *deps, q ledger.QuarantineItem) (str
 // callbackParsers are the configured providers' callback parsers, by
 // provider.
 func (d *deps) callbackParsers() map[string]providers.CallbackParser {
-	parsers := map[string]providers.CallbackParser{}
-	for name, p := range d.providers {
-		if p.Callbacks != nil {
-			parsers[name] = p.Callbacks
-		}
-	}
-	return parsers
+	return config.CallbackParsers(d.providers)
 }

@@ -164,15 +164,7 @@ func (d *deps) announcer() (findings.Announcer, findings.RemedyAnnouncer, error)
 }
 
 // chargers returns the configured chargers by provider name.
-func (d *deps) chargers() map[string]providers.Charger {
-	out := map[string]providers.Charger{}
-	for name, p := range d.providers {
-		if p.Charger != nil {
-			out[name] = p.Charger
-		}
-	}
-	return out
-}
+func (d *deps) chargers() map[string]providers.Charger { return config.Chargers(d.providers) }
 
 // openStore opens the books as mode says. On SQLite it migrates
 // automatically; on PostgreSQL it refuses an out-of-date schema unless
