@@ -352,4 +352,3 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
-

@@ -91,7 +91,7 @@ func TestRemediesInSlack(t *testing.T) {
 				return nil
 			})
 			svc := findings.NewService(b.store, findings.Options{Clock: b.clock.Now, Payments: payments,
-				Approvals: findings.Approvals{Thresholds: map[string]decimal.Decimal{"KES": decimal.NewFromInt(1000)}},
+				Approvals:      findings.Approvals{Thresholds: map[string]decimal.Decimal{"KES": decimal.NewFromInt(1000)}},
 				AnnounceRemedy: announceRemedy})
 			h, err := NewInteractions(InteractionsConfig{SigningSecret: testSigningSecret, AllowedUsers: []string{"U0ALICE", "U0BOB"},
 				Alerts: b.cfg, Store: b.store, Clock: b.clock.Now, HTTPClient: testHTTPClient(t), Findings: svc})
