@@ -222,7 +222,7 @@ func TestPlanThresholds(t *testing.T) {
 }
 
 // TestPlanResolutionByHand plans the follow-up of a finding a person
-// resolved, once.
+// resolved, once, as the findings service's announcer does.
 func TestPlanResolutionByHand(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -240,11 +240,14 @@ func TestPlanResolutionByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Through the findings service's announcer: planned and handed to
+		// enqueue in the deciding transaction.
 		var got []ledger.Alert
-		err = store.InTx(ctx, func(tx ledger.Tx) error {
-			got, err = r.planner.PlanResolution(ctx, tx, resolved)
-			return err
+		announce, _ := r.planner.Announcers(func(_ context.Context, _ ledger.Tx, as []ledger.Alert) error {
+			got = as
+			return nil
 		})
+		err = store.InTx(ctx, func(tx ledger.Tx) error { return announce(ctx, tx, resolved) })
 		if err != nil || len(got) != want {
 			t.Fatalf("try %d: planned %d, want %d: %v", i, len(got), want, err)
 		}

@@ -403,3 +403,23 @@ func (h *Interactions) afterRequest(ctx context.Context, ref buttonRef, channel,
 		h.log.Warn("slack request not updated", slog.String("finding", ref.Finding), slog.String("error", redact(err.Error(), h.secrets())))
 	}
 }
+
+// Announcers returns the findings service's announcers: the Slack
+// follow-up of a finding a person resolved, and the messages of a request
+// awaiting a second person and of its decision, each planned and handed
+// to enqueue in the deciding transaction.
+func (p *Planner) Announcers(enqueue func(ctx context.Context, tx ledger.Tx, alerts []ledger.Alert) error) (findings.Announcer, findings.RemedyAnnouncer) {
+	return func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
+			planned, err := p.PlanResolution(ctx, tx, f)
+			if err != nil {
+				return err
+			}
+			return enqueue(ctx, tx, planned)
+		}, func(ctx context.Context, tx ledger.Tx, r ledger.Remedy, f ledger.Finding) error {
+			planned, err := p.PlanRemedy(ctx, tx, r, f)
+			if err != nil {
+				return err
+			}
+			return enqueue(ctx, tx, planned)
+		}
+}

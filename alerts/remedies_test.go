@@ -86,13 +86,13 @@ func TestRemediesInSlack(t *testing.T) {
 			payments := charge.New(charge.Deps{Store: b.store, Clock: b.clock.Now}, charge.Config{})
 			payments.UseQueue(q)
 			var pending []ledger.Alert
+			_, announceRemedy := b.rec.planner.Announcers(func(_ context.Context, _ ledger.Tx, as []ledger.Alert) error {
+				pending = append(pending, as...)
+				return nil
+			})
 			svc := findings.NewService(b.store, findings.Options{Clock: b.clock.Now, Payments: payments,
-				Approvals: findings.Approvals{Thresholds: map[string]decimal.Decimal{"KES": decimal.NewFromInt(1000)}},
-				AnnounceRemedy: func(ctx context.Context, tx ledger.Tx, r ledger.Remedy, f ledger.Finding) error {
-					as, err := b.rec.planner.PlanRemedy(ctx, tx, r, f)
-					pending = append(pending, as...)
-					return err
-				}})
+				Approvals:      findings.Approvals{Thresholds: map[string]decimal.Decimal{"KES": decimal.NewFromInt(1000)}},
+				AnnounceRemedy: announceRemedy})
 			h, err := NewInteractions(InteractionsConfig{SigningSecret: testSigningSecret, AllowedUsers: []string{"U0ALICE", "U0BOB"},
 				Alerts: b.cfg, Store: b.store, Clock: b.clock.Now, HTTPClient: testHTTPClient(t), Findings: svc})
 			if err != nil {

@@ -213,6 +213,21 @@ type Provider struct {
 // (mpesa_pull, stripe_pull).
 type Quarantiner func(source string) func(ctx context.Context, perr *ledger.ParseError, raw []byte) error
 
+// QuarantineTo is the Quarantiner that keeps what a provider's pull
+// refuses in store, once: pulling the window again meets the same record.
+// clock stamps the record.
+func QuarantineTo(store interface {
+	AddQuarantineOnce(ctx context.Context, q ledger.QuarantineItem) (int64, bool, error)
+}, clock func() time.Time) Quarantiner {
+	return func(source string) func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
+		return func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
+			_, _, err := store.AddQuarantineOnce(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
+				Field: perr.Field, Reason: perr.Err.Error(), Raw: raw, At: clock()})
+			return err
+		}
+	}
+}
+
 // DescribeProviders describes the configured providers by name (M-Pesa, Stripe and
 // every statement layout) without building their clients: enough to check
 // a command line (a provider's name, zone, parsers, whether it is pulled)
@@ -469,3 +484,46 @@ const DefaultHorizon = reconciler.DefaultHorizon
 
 // MaxHorizon bounds providers.<name>.horizon.
 const MaxHorizon = 366 * 24 * time.Hour
+
+// RegisterForPulling registers the short code of the provider name (p)
+// for pulling, unless book records it registered already and force is
+// false (providers.PullRegistrar), recording the registration by by. A
+// provider that is not pulled, that needs no registration or whose
+// configuration lacks what registering needs is refused with the setting
+// to change.
+func (p Provider) RegisterForPulling(ctx context.Context, name string, book ledger.PullRegistrationStore, by string, force bool) (ledger.PullRegistration, bool, error) {
+	switch {
+	case p.Registrar == nil && name == mpesa.Provider:
+		return ledger.PullRegistration{}, false, fmt.Errorf("providers register mpesa: M-Pesa is not pulled: set providers.mpesa.pull.enabled " +
+			"(with the short code and the Daraja credentials) to pull and register")
+	case p.Registrar == nil:
+		return ledger.PullRegistration{}, false, fmt.Errorf("providers register %s: %s needs no registration for pulling", name, name)
+	case p.RegistrarSetting != "":
+		return ledger.PullRegistration{}, false, fmt.Errorf("providers register %s: registering for pulling needs %s", name, p.RegistrarSetting)
+	}
+	return p.Registrar.EnsureRegistered(ctx, book, by, force)
+}
+
+// Chargers returns the configured chargers of setups, by provider name:
+// what the charge service sends charges and refunds through.
+func Chargers(setups map[string]Provider) map[string]providers.Charger {
+	out := map[string]providers.Charger{}
+	for name, p := range setups {
+		if p.Charger != nil {
+			out[name] = p.Charger
+		}
+	}
+	return out
+}
+
+// CallbackParsers returns the callback parsers of setups, by provider
+// name: what the intake interprets callback bodies with.
+func CallbackParsers(setups map[string]Provider) map[string]providers.CallbackParser {
+	out := map[string]providers.CallbackParser{}
+	for name, p := range setups {
+		if p.Callbacks != nil {
+			out[name] = p.Callbacks
+		}
+	}
+	return out
+}

@@ -2,10 +2,13 @@ package config
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa/mpesafake"
@@ -57,5 +60,78 @@ func TestMpesaRefundWiring(t *testing.T) {
 	cfg.Providers.Mpesa.SecurityCredential = ""
 	if _, err := cfg.BuildProviders(time.Now, nil); err == nil || !strings.Contains(err.Error(), "RECONCILE_PROVIDERS_MPESA_SECURITY_CREDENTIAL") {
 		t.Errorf("initiator without credential: %v", err)
+	}
+}
+
+// QuarantineTo keeps what a pull refused once, under its source, with the
+// file, line, field and reason of the refusal.
+func TestQuarantineToKeepsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store := dbtest.SQLite(t)
+	at := time.Date(2026, 11, 3, 8, 0, 0, 0, time.UTC)
+	keep := QuarantineTo(store, func() time.Time { return at })("mpesa_pull")
+	perr := &ledger.ParseError{File: "pull 2026-11-02", Line: 3, Field: "amount", Err: errors.New("not a number")}
+	for range 2 {
+		if err := keep(ctx, perr, []byte(`{"amount":"x"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items, err := store.ListQuarantine(ctx, "mpesa_pull", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 {
+		t.Fatalf("kept %d item(s), want 1", len(items))
+	}
+	q := items[0]
+	if q.Origin != perr.File || q.Line != 3 || q.Field != "amount" || q.Reason != "not a number" || !q.At.Equal(at) {
+		t.Fatalf("kept %+v", q)
+	}
+}
+
+// Registering for pulling is refused, with the setting to change, for a
+// provider that is not pulled, needs no registration or lacks a setting.
+func TestRegisterForPullingRefusals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		p    Provider
+		want string
+	}{
+		{"mpesa", Provider{}, "set providers.mpesa.pull.enabled"},
+		{"stripe", Provider{}, "stripe needs no registration for pulling"},
+		{"mpesa", Provider{Registrar: noRegistrar{}, RegistrarSetting: "providers.mpesa.callbacks.public_url"},
+			"registering for pulling needs providers.mpesa.callbacks.public_url"},
+	} {
+		_, _, err := c.p.RegisterForPulling(t.Context(), c.name, nil, "cli:ops", false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// noRegistrar must never be asked.
+type noRegistrar struct{ providers.PullRegistrar }
+
+// Chargers and CallbackParsers list only the providers that have one.
+func TestChargersAndCallbackParsers(t *testing.T) {
+	t.Parallel()
+	cfg := Default()
+	setups, err := cfg.DescribeProviders(time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Chargers(setups); len(got) != 0 {
+		t.Errorf("chargers described without credentials: %v", got)
+	}
+	parsers := CallbackParsers(setups)
+	for name, p := range setups {
+		if _, ok := parsers[name]; ok != (p.Callbacks != nil) {
+			t.Errorf("%s: listed %v, has callbacks %v", name, ok, p.Callbacks != nil)
+		}
+	}
+	if _, ok := parsers["mpesa"]; !ok {
+		t.Errorf("mpesa's callback parser is not listed: %v", parsers)
 	}
 }

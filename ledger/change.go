@@ -70,6 +70,32 @@ type ChangeParams struct {
 // on "intent" saying why.
 var ErrNotCorrectable = errors.New("cannot be corrected")
 
+// ChangeIntent amends or voids an imported intent in a transaction of its
+// own (ChangeIntentInTx). amount, when not empty, is the amendment's amount
+// as a person typed it, in major units: it is read in the intent's
+// currency, and a bad one is a *FieldError on "amount".
+func ChangeIntent(ctx context.Context, s Transactor, p ChangeParams, amount string) (Intent, IntentChange, error) {
+	var (
+		in Intent
+		c  IntentChange
+	)
+	err := s.InTx(ctx, func(tx Tx) error {
+		if amount != "" {
+			cur, err := tx.GetIntent(ctx, p.Key)
+			if err != nil {
+				return err
+			}
+			if p.Amount, err = money.Parse(amount, cur.Amount.Currency); err != nil {
+				return &FieldError{Field: "amount", Err: err}
+			}
+		}
+		var err error
+		in, c, err = ChangeIntentInTx(ctx, tx, p)
+		return err
+	})
+	return in, c, err
+}
+
 // ChangeIntentInTx amends or voids an imported intent in the caller's
 // transaction. Only an intent that nothing depends on yet is corrected: a
 // charge or an expected payment (not a refund), never sent to its provider

@@ -172,3 +172,20 @@ func utc(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
+
+// WriteRegistration says what registering provider's short code for
+// pulling did: what the provider answered (asked), or the registration the
+// books hold already, with its time in the provider's zone.
+func WriteRegistration(w io.Writer, provider string, reg ledger.PullRegistration, asked bool, zone *time.Location) error {
+	var b strings.Builder
+	if asked {
+		fmt.Fprintf(&b, "%s: short code %s registered for pulling (status %s: %s; ref %s)\n", provider, reg.ShortCode,
+			reg.Status, reg.Description, reg.ResponseRef)
+	} else {
+		fmt.Fprintf(&b, "%s: short code %s is registered for pulling already, since %s by %s (ref %s); --force registers it again\n",
+			provider, reg.ShortCode, LocalTime(reg.RegisteredAt, zone), reg.By, reg.ResponseRef)
+	}
+	fmt.Fprintf(&b, "  nominated number %s, callback %s\n", reg.NominatedNumber, reg.CallbackURL)
+	_, err := io.WriteString(w, b.String())
+	return err
+}

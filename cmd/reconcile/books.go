@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,31 +56,22 @@ standard output; progress to standard error (--quiet for none). Any difference e
 			if _, err := database.Engine(to); err != nil {
 				return usagef("--to: %v", err)
 			}
-			if sameDatabase(from, to) {
+			if database.Same(from, to) {
 				return usagef("--to %s is the database the books are copied from", database.Redact(to))
 			}
-			src, err := a.openSource(ctx)
+			src, dst, err := a.openBoth(ctx, to)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
-			dst, err := database.Open(ctx, to, database.Options{MaxConns: a.cfg.Database.MaxConns})
-			if err != nil {
-				return err
-			}
 			defer dst.Close()
 			var progress io.Writer = a.stderr
 			if quiet {
 				progress = nil
 			}
 			rep, err := books.Copy(ctx, src, dst, books.CopyOptions{Progress: progress, Clock: a.clock})
-			if rep != nil {
-				if werr := rep.WriteText(a.stdout); werr != nil {
-					return werr
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("copy to %s: %w", database.Redact(to), err)
+			if err := a.copyOutcome("copy to", to, rep, err); err != nil {
+				return err
 			}
 			a.logger.Info("books copied", "from", src.Engine(), "to", database.Redact(to), "tables", len(rep.Tables),
 				"rows", rep.Rows(), "duration", rep.Took.Round(time.Millisecond).String())
@@ -112,26 +99,14 @@ was changed) exits 1.`,
 			if _, err := database.Engine(to); err != nil {
 				return usagef("--to: %v", err)
 			}
-			src, err := a.openSource(ctx)
+			src, dst, err := a.openBoth(ctx, to)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
-			dst, err := database.Open(ctx, to, database.Options{MaxConns: a.cfg.Database.MaxConns})
-			if err != nil {
-				return err
-			}
 			defer dst.Close()
 			rep, err := books.Verify(ctx, src, dst)
-			if rep != nil {
-				if werr := rep.WriteText(a.stdout); werr != nil {
-					return werr
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("verify %s: %w", database.Redact(to), err)
-			}
-			return nil
+			return a.copyOutcome("verify", to, rep, err)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the copy: postgres://... or sqlite:PATH (required)")
@@ -139,33 +114,36 @@ was changed) exits 1.`,
 	return cmd
 }
 
-// sameDatabase reports whether two database URLs name the same database,
-// as far as their text tells.
-func sameDatabase(a, b string) bool {
-	if a == b {
-		return true
+// openBoth opens the configured books to read them, never creating nor
+// migrating them, and the database to.
+func (a *app) openBoth(ctx context.Context, to string) (src, dst ledger.Store, err error) {
+	u := a.cfg.DatabaseURL
+	if database.Missing(u) {
+		return nil, nil, fmt.Errorf("database %s does not exist: point --database-url at the books to copy", database.Redact(u))
 	}
-	ea, errA := database.Engine(a)
-	eb, errB := database.Engine(b)
-	if errA != nil || errB != nil || ea != eb || ea != ledger.EngineSQLite {
-		return false
+	opts := database.Options{MaxConns: a.cfg.Database.MaxConns}
+	if src, err = database.Open(ctx, u, opts); err != nil {
+		return nil, nil, err
 	}
-	pa, errA := filepath.Abs(database.SQLitePath(a))
-	pb, errB := filepath.Abs(database.SQLitePath(b))
-	return errA == nil && errB == nil && pa == pb
+	if dst, err = database.Open(ctx, to, opts); err != nil {
+		src.Close()
+		return nil, nil, err
+	}
+	return src, dst, nil
 }
 
-// openSource opens the configured database to read it: never creating it,
-// never migrating it.
-func (a *app) openSource(ctx context.Context) (ledger.Store, error) {
-	u := a.cfg.DatabaseURL
-	if e, err := database.Engine(u); err == nil && e == ledger.EngineSQLite {
-		p := database.SQLitePath(u)
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("database %s does not exist: point --database-url at the books to copy", database.Redact(u))
+// copyOutcome prints the table of checks of a copy or a verification,
+// when there is one, and says what failed (verb and the database to).
+func (a *app) copyOutcome(verb, to string, rep *books.CopyReport, err error) error {
+	if rep != nil {
+		if werr := rep.WriteText(a.stdout); werr != nil {
+			return werr
 		}
 	}
-	return database.Open(ctx, u, database.Options{MaxConns: a.cfg.Database.MaxConns})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", verb, database.Redact(to), err)
+	}
+	return nil
 }
 
 func newBooksPruneCmd(a *app) *cobra.Command {

@@ -64,20 +64,7 @@ func decisionCmd(a *app, verb findings.Verb, use, short, long, noteHelp string) 
 			if err != nil {
 				return decisionError(verb, args[0], err)
 			}
-			switch l := out.Link; {
-			case verb == findings.Match:
-				fmt.Fprintf(a.stdout, "matched provider txn %s with intent %s\n", l.TxnID, l.IntentKey)
-			case verb == findings.Unmatch:
-				fmt.Fprintf(a.stdout, "unmatched provider txn %s from intent %s\n", l.TxnID, l.IntentKey)
-			}
-			for _, f := range out.Changed {
-				suffix := ""
-				if verb == findings.Note {
-					suffix = ", noted"
-				}
-				fmt.Fprintf(a.stdout, "%s %s: %s%s\n", ledger.SafeLine(f.ID, 128), f.Kind, f.Status, suffix)
-			}
-			return nil
+			return findings.WriteDecision(a.stdout, verb, out)
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", noteHelp)

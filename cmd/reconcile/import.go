@@ -1,21 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/config"
+	"github.com/reconcilehq/reconcile/ingest"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/intentcsv"
 	"github.com/reconcilehq/reconcile/providers/intake"
-	"github.com/reconcilehq/reconcile/providers/statement"
-	"github.com/reconcilehq/reconcile/report"
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -72,30 +68,15 @@ type and status, the totals per currency and the largest amounts.`,
 				return usagef("--provider %s has no statement format", provider)
 			}
 			ctx := cmd.Context()
+			d, err := a.resolve(ctx, importMode(dryRun))
+			if err != nil {
+				return err
+			}
+			im := &ingest.Statement{Store: d.store, Provider: provider, Parser: setup.Statement, Clock: a.clock, Progress: os.Stderr}
 			if dryRun {
-				return a.dryRunStatement(ctx, provider, setup, args[0])
+				return im.DryRun(ctx, a.stdout, d.store, args[0])
 			}
-			d, err := a.resolve(ctx, storeCreate)
-			if err != nil {
-				return err
-			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			var size int64
-			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-				size = st.Size()
-			}
-			in := &report.CountingReader{R: f}
-			progress := report.NewProgress(os.Stderr, a.clock)
-			im := &statement.Importer{Store: d.store, Clock: a.clock, Progress: func(lines int) {
-				progress.UpdateFile("import", lines, in.N, size)
-			}}
-			c, err := im.Import(ctx, statement.File{Name: args[0], Reader: in, Parser: setup.Statement,
-				Source: provider + "_statement"})
-			progress.Done()
+			c, err := im.Import(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -132,36 +113,16 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeCreate)
+			d, err := a.resolve(cmd.Context(), storeCreate)
 			if err != nil {
 				return err
 			}
-			proc := a.processor(d)
-			f, err := os.Open(args[0])
+			im := &ingest.Callbacks{Processor: a.processor(d), Provider: provider, Parser: setup.Callbacks, Clock: a.clock, Progress: os.Stderr}
+			res, err := im.Import(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			var size int64
-			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-				size = st.Size()
-			}
-			in := &report.CountingReader{R: f, Seeker: f}
-			progress := report.NewProgress(os.Stderr, a.clock)
-			c, err := proc.ImportFile(ctx, intake.FileImport{Provider: provider, Parser: setup.Callbacks, Name: args[0], Data: in,
-				Progress: func(stage string, lines int) { progress.UpdateFile(stage, lines, in.N, size) }})
-			progress.Done()
-			if err != nil {
-				return err
-			}
-			var kinds []string
-			for _, k := range sortedNames(c.Kinds) {
-				kinds = append(kinds, fmt.Sprintf("%d %s", c.Kinds[k], k))
-			}
-			fmt.Fprintf(a.stdout, "%s: %d callback(s) (%s): %d new transaction(s), %d new source(s), %d delivered before\n",
-				args[0], c.Lines, strings.Join(kinds, ", "), c.NewTxns, c.NewSources, c.Duplicates)
-			return nil
+			return res.WriteText(a.stdout)
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa or stripe (required)")
@@ -210,103 +171,35 @@ in the wrong unit (cents for shillings) shows in its totals; see docs/operations
 that went in.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if dryRun {
-				if chargeThem {
-					return usagef("--dry-run charges nothing: leave --charge out")
-				}
-				return a.dryRunIntents(ctx, args[0])
+			if dryRun && chargeThem {
+				return usagef("--dry-run charges nothing: leave --charge out")
 			}
-			d, err := a.resolve(ctx, storeCreate)
+			ctx := cmd.Context()
+			d, err := a.resolve(ctx, importMode(dryRun))
 			if err != nil {
 				return err
+			}
+			im := &ingest.Intents{Store: d.store, Kinds: intentcsv.Kinds{}, Clock: a.clock, Progress: os.Stderr,
+				ChargerSetting: config.ChargerSetting, RefunderSetting: config.RefunderSetting}
+			for name, p := range d.providers {
+				im.Kinds[name] = p.IntentKind
+			}
+			if dryRun {
+				return im.DryRun(ctx, a.stdout, d.store, args[0])
 			}
 			// On PostgreSQL the import keeps a set of the file's keys, which
 			// grows with the file, so its heap has no fixed bound.
 			if a.embedded() {
-				a.boundHeap()
+				ingest.BoundHeap(true)
 			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			in := &report.CountingFile{File: f}
-			opt := &intentcsv.Options{Kinds: intentcsv.Kinds{}}
-			for name, p := range d.providers {
-				opt.Kinds[name] = p.IntentKind
-			}
-			progressDone := func() {}
-			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-				// Lines, lines/s and how much of the file is read, on a
-				// terminal only.
-				progress := report.NewProgress(os.Stderr, a.clock)
-				progressDone = progress.Done
-				opt.Progress = func(rows int) {
-					progress.Update(fmt.Sprintf("import %d%%", in.N.Load()*100/max(st.Size(), 1)), rows)
-				}
-			}
-			// Intents of a provider the configuration does not know are
-			// refused, as the API refuses them.
-			setups := d.providers
-			opt.Check = func(r intentcsv.Row) error { return checkProvider(setups, r.Intent.Provider) }
-			enqueued, enqueuedRefunds := 0, 0
 			if chargeThem {
-				svc := a.charges(d)
-				opt.Check = func(r intentcsv.Row) error {
-					if err := checkProvider(setups, r.Intent.Provider); err != nil {
-						return err
-					}
-					if r.Intent.State != ledger.StatePending {
-						return nil
-					}
-					if r.Intent.Kind == ledger.IntentRefund {
-						if svc.CanRefund(r.Intent.Provider) {
-							return nil
-						}
-						return fmt.Errorf("%s line %d: --charge: provider %q cannot send refunds as configured: %s",
-							args[0], r.Line, r.Intent.Provider, config.RefunderSetting(r.Intent.Provider))
-					}
-					if svc.CanCharge(r.Intent.Provider) {
-						return nil
-					}
-					return fmt.Errorf("%s line %d: --charge: no charger is configured for provider %q: %s",
-						args[0], r.Line, r.Intent.Provider, config.ChargerSetting(r.Intent.Provider))
-				}
-				opt.Pending = func(ctx context.Context, tx ledger.Tx, keys []string) error {
-					n, err := svc.EnqueueChargesTx(ctx, tx, keys)
-					enqueued += n
-					return err
-				}
-				opt.PendingRefunds = func(ctx context.Context, tx ledger.Tx, keys []string) error {
-					n, err := svc.EnqueueRefundsTx(ctx, tx, keys)
-					enqueuedRefunds += n
-					return err
-				}
+				im.Charges = a.charges(d)
 			}
-			res, err := intentcsv.Import(ctx, d.store, args[0], in, a.clock(), opt)
-			progressDone()
+			res, err := im.Import(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s: %d row(s), %d intent(s) created, %d already present\n", args[0], res.Rows, res.Created, res.Existing)
-			switch {
-			case chargeThem:
-				fmt.Fprintf(a.stdout, "%d pending intent(s): %d charge job(s) enqueued, %d already queued\n",
-					res.Pending, enqueued, res.Pending-enqueued)
-			case res.Pending > 0:
-				fmt.Fprintf(a.stdout, "%d pending intent(s) imported and not charged: no charge jobs were enqueued. "+
-					"To charge them, import the file again with --charge.\n", res.Pending)
-			}
-			switch {
-			case chargeThem && res.PendingRefunds > 0:
-				fmt.Fprintf(a.stdout, "%d pending refund(s): %d refund job(s) enqueued, %d already queued\n",
-					res.PendingRefunds, enqueuedRefunds, res.PendingRefunds-enqueuedRefunds)
-			case res.PendingRefunds > 0:
-				fmt.Fprintf(a.stdout, "%d pending refund(s) imported and not sent: no refund jobs were enqueued. "+
-					"To send them, import the file again with --charge.\n", res.PendingRefunds)
-			}
-			return nil
+			return res.WriteText(a.stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&chargeThem, "charge", false, "enqueue the charge of every pending intent of the file (sends real payment requests)")
@@ -315,40 +208,17 @@ that went in.`,
 	return cmd
 }
 
-// checkProvider refuses a provider the configuration does not know.
-func checkProvider(setups map[string]config.Provider, provider string) error {
-	if _, ok := setups[strings.ToLower(strings.TrimSpace(provider))]; ok {
-		return nil
+// importMode opens the books of an import: a dry run never creates them.
+func importMode(dryRun bool) storeMode {
+	if dryRun {
+		return storeExisting
 	}
-	return &ledger.FieldError{Field: "provider", Err: fmt.Errorf("%s is not a configured provider (configured: %s)",
-		ledger.Clip(provider), strings.Join(sortedNames(setups), ", "))}
+	return storeCreate
 }
 
-// importHeapLimit is the soft heap limit of file imports: they stream in
-// batches and need far less, and the collector otherwise lets the heap
-// grow to twice what is live before collecting.
-const importHeapLimit = 192 << 20
-
-// importGCPercent lets the heap of an import into SQLite grow to nine
-// times what is live between collections, up to importHeapLimit. What an
-// import keeps live is a few batches, often under 10 MiB: at the default
-// of 100 the collector ran about 40 times a second, and every cycle
-// preempted the goroutine running the embedded engine in mid-statement (a
-// 1M-row SQLite intents import takes about a third less CPU at 800). On
-// PostgreSQL the engine runs elsewhere: the setting gains nothing there and
-// costs resident memory.
-const importGCPercent = 800
-
-// boundHeap sets importHeapLimit unless GOMEMLIMIT says otherwise and, for
-// an import into SQLite, importGCPercent unless GOGC says otherwise.
-func (a *app) boundHeap() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(importHeapLimit)
-	}
-	if os.Getenv("GOGC") == "" && a.embedded() {
-		debug.SetGCPercent(importGCPercent)
-	}
-}
+// boundHeap bounds the heap of a command that imports a file
+// (ingest.BoundHeap).
+func (a *app) boundHeap() { ingest.BoundHeap(a.embedded()) }
 
 // embedded reports whether the database is SQLite, whose engine runs in
 // this process.

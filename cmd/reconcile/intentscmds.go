@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 // newIntentsCmd corrects imported intents: amend an amount, void an intent,
@@ -79,24 +78,7 @@ func (a *app) changeIntent(cmd *cobra.Command, p ledger.ChangeParams, amount, ac
 		return err
 	}
 	p.Actor, p.Now = who, a.clock()
-	var (
-		in ledger.Intent
-		c  ledger.IntentChange
-	)
-	err = d.store.InTx(ctx, func(tx ledger.Tx) error {
-		if amount != "" {
-			cur, err := tx.GetIntent(ctx, p.Key)
-			if err != nil {
-				return err
-			}
-			if p.Amount, err = money.Parse(amount, cur.Amount.Currency); err != nil {
-				return &ledger.FieldError{Field: "amount", Err: err}
-			}
-		}
-		var err error
-		in, c, err = ledger.ChangeIntentInTx(ctx, tx, p)
-		return err
-	})
+	in, c, err := ledger.ChangeIntent(ctx, d.store, p, amount)
 	var fe *ledger.FieldError
 	switch {
 	case errors.As(err, &fe):
@@ -106,15 +88,7 @@ func (a *app) changeIntent(cmd *cobra.Command, p ledger.ChangeParams, amount, ac
 	case err != nil:
 		return fmt.Errorf("intents %s %s: %w", verb, p.Key, err)
 	}
-	switch c.Action {
-	case ledger.IntentAmended:
-		fmt.Fprintf(a.stdout, "intent %s amended: %s (was %s); the next run of its window judges it again\n",
-			ledger.SafeLine(in.Key, 200), ledger.ShowAmount(in.Amount), ledger.ShowAmount(c.OldAmount))
-	default:
-		fmt.Fprintf(a.stdout, "intent %s voided: %s (was %s); runs no longer call it missing or stuck\n",
-			ledger.SafeLine(in.Key, 200), in.State, c.OldState)
-	}
-	return nil
+	return report.WriteIntentChange(a.stdout, in, c)
 }
 
 func newIntentsShowCmd(a *app) *cobra.Command {
@@ -139,25 +113,7 @@ func newIntentsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := a.stdout
-			fmt.Fprintf(w, "Intent   %s (%s)\n", ledger.SafeLine(in.Key, 200), in.Kind)
-			fmt.Fprintf(w, "Amount   %s\n", ledger.ShowAmount(in.Amount))
-			fmt.Fprintf(w, "State    %s\n", in.State)
-			fmt.Fprintf(w, "Provider %s, reference %s\n", in.Provider, ledger.SafeLine(in.Reference, 64))
-			fmt.Fprintf(w, "Created  %s, updated %s\n", in.CreatedAt.UTC().Format(time.RFC3339), in.UpdatedAt.UTC().Format(time.RFC3339))
-			fmt.Fprintln(w, "\nCorrections")
-			if len(changes) == 0 {
-				fmt.Fprintln(w, "  none")
-			}
-			for _, c := range changes {
-				what := fmt.Sprintf("amount %s -> %s", ledger.ShowAmount(c.OldAmount), ledger.ShowAmount(c.NewAmount))
-				if c.Action == ledger.IntentVoided {
-					what = fmt.Sprintf("state %s -> %s", c.OldState, c.NewState)
-				}
-				fmt.Fprintf(w, "  %s  %s by %s via %s: %s: %s\n", c.At.UTC().Format(time.RFC3339), c.Action, ledger.SafeLine(c.Actor, 200),
-					c.Surface, what, ledger.SafeLine(c.Note, 400))
-			}
-			return nil
+			return report.WriteIntent(a.stdout, in, changes)
 		},
 	}
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 )
 
@@ -55,39 +50,14 @@ Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			p := d.providers[provider]
-			switch {
-			case p.Registrar == nil && provider == "mpesa":
-				return fmt.Errorf("providers register mpesa: M-Pesa is not pulled: set providers.mpesa.pull.enabled " +
-					"(with the short code and the Daraja credentials) to pull and register")
-			case p.Registrar == nil:
-				return fmt.Errorf("providers register %s: %s needs no registration for pulling", provider, provider)
-			case p.RegistrarSetting != "":
-				return fmt.Errorf("providers register %s: registering for pulling needs %s", provider, p.RegistrarSetting)
-			}
-			reg, asked, err := p.Registrar.EnsureRegistered(ctx, d.store, "cli:"+who.Name, force)
+			reg, asked, err := d.providers[provider].RegisterForPulling(ctx, provider, d.store, "cli:"+who.Name, force)
 			if err != nil {
 				return err
 			}
-			writeRegistration(a.stdout, provider, reg, asked, d.zones[provider])
-			return nil
+			return report.WriteRegistration(a.stdout, provider, reg, asked, d.zones[provider])
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "register again even if the books record the short code as registered")
 	cmd.Flags().StringVar(&actor, "actor", "", "who registers, recorded with the registration (default: the operating system user)")
 	return cmd
-}
-
-// writeRegistration says what registering did: what Daraja answered, or
-// the registration the books hold already, with its time in the
-// provider's zone.
-func writeRegistration(w io.Writer, provider string, reg ledger.PullRegistration, asked bool, zone *time.Location) {
-	if asked {
-		fmt.Fprintf(w, "%s: short code %s registered for pulling (status %s: %s; ref %s)\n", provider, reg.ShortCode,
-			reg.Status, reg.Description, reg.ResponseRef)
-	} else {
-		fmt.Fprintf(w, "%s: short code %s is registered for pulling already, since %s by %s (ref %s); --force registers it again\n",
-			provider, reg.ShortCode, report.LocalTime(reg.RegisteredAt, zone), reg.By, reg.ResponseRef)
-	}
-	fmt.Fprintf(w, "  nominated number %s, callback %s\n", reg.NominatedNumber, reg.CallbackURL)
 }

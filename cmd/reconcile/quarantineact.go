@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/report"
 )
 
@@ -49,26 +50,7 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			hist := findings.ViewHistory(evs)
-			switch f {
-			case report.JSON:
-				return writeIndented(a.stdout, map[string]any{"item": map[string]any{"id": q.ID, "source": q.Source, "origin": q.Origin,
-					"line": q.Line, "field": q.Field, "reason": q.Reason, "at": q.At.UTC(), "status": q.Status,
-					"input": ledger.MaskPayload(q.Raw)}, "history": hist})
-			case report.CSV:
-				return findings.WriteHistoryCSV(a.stdout, strconv.FormatInt(q.ID, 10), hist)
-			}
-			w := a.stdout
-			fmt.Fprintf(w, "Quarantined item %d (%s), %s\n", q.ID, q.Source, q.Status)
-			fmt.Fprintf(w, "Received %s from %s", report.LocalTime(q.At, time.UTC), q.Origin)
-			if q.Line > 0 {
-				fmt.Fprintf(w, " line %d", q.Line)
-			}
-			if q.Field != "" {
-				fmt.Fprintf(w, ", field %s", q.Field)
-			}
-			fmt.Fprintf(w, "\nReason: %s\nInput (masked): %s\n\nHistory\n", q.Reason, findings.OneLine(ledger.MaskPayload(q.Raw), 2000))
-			return findings.WriteHistoryText(w, hist, time.UTC)
+			return findings.WriteQuarantineItem(a.stdout, f, q, evs)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
@@ -148,24 +130,12 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if err != nil {
 				return err
 			}
-			q, err := d.store.GetQuarantine(ctx, id)
-			if err != nil {
-				return quarantineActionError(args[0], "replay", err)
+			q, res, err := a.processor(d).ReplayKept(ctx, d.store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.callbackParsers()})
+			if errors.Is(err, ledger.ErrNotFound) {
+				return notFound("quarantined item", args[0], "quarantine list")
 			}
-			if q.Status != ledger.QuarantineKept {
-				return fmt.Errorf("quarantine replay %d: item is %s, not kept", id, q.Status)
-			}
-			res, err := a.replay(ctx, d, q)
 			if err != nil {
 				return err
-			}
-			msg := "replayed: " + res
-			if strings.TrimSpace(note) != "" {
-				msg = strings.TrimSpace(note) + " (" + msg + ")"
-			}
-			q, err = d.store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineReplayed, Actor: who, Note: msg, Now: a.clock()})
-			if err != nil {
-				return quarantineActionError(args[0], "replay", err)
 			}
 			fmt.Fprintf(a.stdout, "quarantine %d (%s): %s: %s\n", q.ID, q.Source, q.Status, res)
 			return nil
@@ -179,11 +149,11 @@ with their file's header); fix the file and import it again, then dismiss the it
 // replay submits a kept item's raw input through its path and says what it
 // added (intake.Processor.Replay).
 func (a *app) replay(ctx context.Context, d *deps, q ledger.QuarantineItem) (string, error) {
-	parsers := map[string]providers.CallbackParser{}
-	for name, p := range d.providers {
-		if p.Callbacks != nil {
-			parsers[name] = p.Callbacks
-		}
-	}
-	return a.processor(d).Replay(ctx, q, parsers)
+	return a.processor(d).Replay(ctx, q, d.callbackParsers())
+}
+
+// callbackParsers are the configured providers' callback parsers, by
+// provider.
+func (d *deps) callbackParsers() map[string]providers.CallbackParser {
+	return config.CallbackParsers(d.providers)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -125,51 +123,14 @@ func (a *app) decideRemedy(cmd *cobra.Command, d findings.Decision, actor string
 	}
 	out, err := deps.findings.Decide(ctx, d)
 	if out.Remedy != nil && errors.Is(err, findings.ErrRequestExpired) {
-		printRemedy(a.stdout, out)
+		if werr := findings.WriteRemedy(a.stdout, out); werr != nil {
+			return werr
+		}
 	}
 	if err != nil {
 		return remedyError(d.Verb, d.FindingID, err)
 	}
-	printRemedy(a.stdout, out)
-	return nil
-}
-
-// printRemedy says what a remedy decision did: the request and what became
-// of it, the intent it acted on, and the finding as it now stands.
-func printRemedy(w io.Writer, out findings.Outcome) {
-	r := out.Remedy
-	if r == nil {
-		return
-	}
-	switch r.Status {
-	case ledger.RemedyAwaitingApproval:
-		fmt.Fprintf(w, "request %d: %s awaits approval by another operator until %s\n", r.ID, r.Describe(),
-			r.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
-	case ledger.RemedyRejected:
-		fmt.Fprintf(w, "request %d: %s rejected by %s; nothing was done\n", r.ID, r.Describe(), r.DecidedBy)
-	case ledger.RemedyExpired:
-		fmt.Fprintf(w, "request %d: %s expired unapproved; nothing was done\n", r.ID, r.Describe())
-	default:
-		line := strconv.FormatInt(r.ID, 10) + ": " + r.Describe() + " applied"
-		if r.DecidedBy != "" {
-			line += " (asked by " + r.RequestedBy + ", approved by " + r.DecidedBy + ")"
-		}
-		fmt.Fprintf(w, "request %s\n", line)
-	}
-	if in := out.Intent; in != nil {
-		switch r.Kind {
-		case ledger.RemedyRefund:
-			fmt.Fprintf(w, "refund %s of %s for %s: %s\n", in.Key, ledger.ShowAmount(in.Amount), r.TxnID, in.State)
-		default:
-			fmt.Fprintf(w, "intent %s: %s\n", in.Key, in.State)
-		}
-	}
-	f := out.Finding
-	suffix := ""
-	if r.Kind == ledger.RemedyRefund && r.Status == ledger.RemedyApplied && f.Status != ledger.FindingResolved {
-		suffix = " (resolved when a run sees the money given back)"
-	}
-	fmt.Fprintf(w, "%s %s: %s%s\n", ledger.SafeLine(f.ID, 128), f.Kind, f.Status, suffix)
+	return findings.WriteRemedy(a.stdout, out)
 }
 
 // remedyError explains a refused remedy as decisionError does; a request

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -16,7 +13,6 @@ import (
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/ledger/engine"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/queue"
 )
@@ -104,7 +100,7 @@ func (a *app) resolve(ctx context.Context, mode storeMode) (*deps, error) {
 // queue and the findings service.
 func (a *app) wire(d *deps) error {
 	var err error
-	if d.providers, err = a.cfg.BuildProviders(a.clock, quarantineTo(d.store, a.clock)); err != nil {
+	if d.providers, err = a.cfg.BuildProviders(a.clock, config.QuarantineTo(d.store, a.clock)); err != nil {
 		return err
 	}
 	for name, p := range d.providers {
@@ -129,18 +125,6 @@ func (a *app) wire(d *deps) error {
 	d.findings = findings.NewService(d.store, findings.Options{Announce: announce, AnnounceRemedy: announceRemedy,
 		Payments: d.charges, Approvals: rules, Clock: a.clock})
 	return nil
-}
-
-// quarantineTo keeps what a provider's pull refuses in store, once:
-// pulling the window again meets the same record.
-func quarantineTo(store ledger.Store, clock func() time.Time) config.Quarantiner {
-	return func(source string) func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
-		return func(ctx context.Context, perr *ledger.ParseError, raw []byte) error {
-			_, _, err := store.AddQuarantineOnce(ctx, ledger.QuarantineItem{Source: source, Origin: perr.File, Line: perr.Line,
-				Field: perr.Field, Reason: perr.Err.Error(), Raw: raw, At: clock()})
-			return err
-		}
-	}
 }
 
 // close closes the books and their replica.
@@ -175,74 +159,32 @@ func (d *deps) announcer() (findings.Announcer, findings.RemedyAnnouncer, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	enqueue := alerts.EnqueueFunc(d.queue, d.alerts)
-	return func(ctx context.Context, tx ledger.Tx, f ledger.Finding) error {
-			planned, err := planner.PlanResolution(ctx, tx, f)
-			if err != nil {
-				return err
-			}
-			return enqueue(ctx, tx, planned)
-		}, func(ctx context.Context, tx ledger.Tx, r ledger.Remedy, f ledger.Finding) error {
-			planned, err := planner.PlanRemedy(ctx, tx, r, f)
-			if err != nil {
-				return err
-			}
-			return enqueue(ctx, tx, planned)
-		}, nil
+	announce, announceRemedy := planner.Announcers(alerts.EnqueueFunc(d.queue, d.alerts))
+	return announce, announceRemedy, nil
 }
 
 // chargers returns the configured chargers by provider name.
-func (d *deps) chargers() map[string]providers.Charger {
-	out := map[string]providers.Charger{}
-	for name, p := range d.providers {
-		if p.Charger != nil {
-			out[name] = p.Charger
-		}
-	}
-	return out
-}
+func (d *deps) chargers() map[string]providers.Charger { return config.Chargers(d.providers) }
 
 // openStore opens the books as mode says. On SQLite it migrates
 // automatically; on PostgreSQL it refuses an out-of-date schema unless
 // migrating is the point.
 func (a *app) openStore(ctx context.Context, mode storeMode) (ledger.Store, error) {
 	url := a.cfg.DatabaseURL
-	if mode == storeExisting {
-		if engine, err := database.Engine(url); err == nil && engine == ledger.EngineSQLite {
-			path := database.SQLitePath(url)
-			if path != "" && path != ":memory:" && !strings.HasPrefix(path, "file:") {
-				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-					return nil, fmt.Errorf("database %s does not exist: create it with `reconcile migrate --database-url %s` "+
-						"(then import intents and statements), or point --database-url at an existing one",
-						database.Redact(url), database.Redact(url))
-				}
-			}
-		}
+	if mode == storeExisting && database.Missing(url) {
+		return nil, fmt.Errorf("database %s does not exist: create it with `reconcile migrate --database-url %s` "+
+			"(then import intents and statements), or point --database-url at an existing one",
+			database.Redact(url), database.Redact(url))
 	}
 	if a.defaultDB {
 		fmt.Fprintf(a.stderr, "reconcile: using the default database %s (choose another with --database-url or RECONCILE_DATABASE_URL)\n",
 			database.DefaultURL)
 	}
-	s, err := database.Open(ctx, url, database.Options{MaxConns: a.cfg.Database.MaxConns})
-	if err != nil {
-		return nil, err
-	}
+	opts := database.Options{MaxConns: a.cfg.Database.MaxConns}
 	if mode == storeMigrate {
-		return s, nil
+		return database.Open(ctx, url, opts)
 	}
-	drv, err := engine.Of(s)
-	if err == nil {
-		if drv.MigrateOnOpen() {
-			_, err = database.Migrate(ctx, s)
-		} else {
-			err = database.Check(ctx, s)
-		}
-	}
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return database.OpenMigrated(ctx, url, opts)
 }
 
 // setup describes a configured provider without building its clients, for

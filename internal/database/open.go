@@ -2,8 +2,12 @@ package database
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -58,6 +62,62 @@ func Open(ctx context.Context, rawURL string, opts Options) (ledger.Store, error
 	s, err := o.Open(ctx, rawURL, engine.OpenOptions{MaxConns: opts.MaxConns, SearchPath: opts.SearchPath})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", Redact(rawURL), err)
+	}
+	return s, nil
+}
+
+// Missing reports whether rawURL names a SQLite file that does not exist:
+// opening it would create an empty one. An in-memory database or a file:
+// URI is never missing.
+func Missing(rawURL string) bool {
+	if e, err := Engine(rawURL); err != nil || e != ledger.EngineSQLite {
+		return false
+	}
+	path := SQLitePath(rawURL)
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return false
+	}
+	_, err := os.Stat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// Same reports whether two database URLs name the same database, as far
+// as their text tells: the same text, or SQLite files at the same absolute
+// path.
+func Same(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ea, errA := Engine(a)
+	eb, errB := Engine(b)
+	if errA != nil || errB != nil || ea != eb || ea != ledger.EngineSQLite {
+		return false
+	}
+	pa, errA := filepath.Abs(SQLitePath(a))
+	pb, errB := filepath.Abs(SQLitePath(b))
+	return errA == nil && errB == nil && pa == pb
+}
+
+// OpenMigrated opens the books rawURL names, ready for work: an engine
+// that migrates on open (SQLite, embedded, one process) is migrated; any
+// other (PostgreSQL, shared) must be migrated already, and an out-of-date
+// or newer schema is refused (Check).
+func OpenMigrated(ctx context.Context, rawURL string, opts Options) (ledger.Store, error) {
+	s, err := Open(ctx, rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	drv, err := engine.Of(s)
+	if err == nil {
+		if drv.MigrateOnOpen() {
+			_, err = Migrate(ctx, s)
+		} else {
+			err = Check(ctx, s)
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }

@@ -37,6 +37,7 @@ func exerciseChanges(t *testing.T, newStore NewStore) {
 	imported("inv:cents", "150000", ledger.StateSucceeded, "ws_CO_1")
 	imported("inv:void", "700", ledger.StatePending)
 	imported("inv:refunded", "500", ledger.StateSucceeded)
+	imported("inv:typed", "150000", ledger.StateSucceeded)
 	mustCreate(t, s, params(t, "charge:sent", "900"))
 	in, err := s.ClaimIntent(ctx, ledger.ClaimParams{Key: "charge:sent", Owner: "w", Lease: time.Minute, Now: T0})
 	if err != nil {
@@ -50,15 +51,7 @@ func exerciseChanges(t *testing.T, newStore NewStore) {
 		t.Fatal(err)
 	}
 	change := func(p ledger.ChangeParams) (ledger.Intent, ledger.IntentChange, error) {
-		var (
-			in ledger.Intent
-			c  ledger.IntentChange
-		)
-		err := s.InTx(ctx, func(tx ledger.Tx) (err error) {
-			in, c, err = ledger.ChangeIntentInTx(ctx, tx, p)
-			return err
-		})
-		return in, c, err
+		return ledger.ChangeIntent(ctx, s, p, "")
 	}
 
 	t.Run("amend", func(t *testing.T) {
@@ -98,6 +91,25 @@ func exerciseChanges(t *testing.T, newStore NewStore) {
 			if _, _, err := change(bad); !errors.As(err, &fe) {
 				t.Errorf("%+v: %v", bad, err)
 			}
+		}
+	})
+
+	t.Run("amend as typed", func(t *testing.T) {
+		p := ledger.ChangeParams{Key: "inv:typed", Action: ledger.IntentAmended, Actor: ops, Note: "imported in cents", Now: T0}
+		var fe *ledger.FieldError
+		if _, _, err := ledger.ChangeIntent(ctx, s, p, "1500.001"); !errors.As(err, &fe) || fe.Field != "amount" {
+			t.Fatalf("three decimals of KES: got %v, want a field error on amount", err)
+		}
+		if _, _, err := ledger.ChangeIntent(ctx, s, ledger.ChangeParams{Key: "nope", Action: ledger.IntentAmended, Actor: ops,
+			Note: "x", Now: T0}, "1"); !errors.Is(err, ledger.ErrNotFound) {
+			t.Fatalf("an intent that does not exist: got %v, want ErrNotFound", err)
+		}
+		in, c, err := ledger.ChangeIntent(ctx, s, p, "1500.00")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !in.Amount.Equal(kes(t, "1500")) || !c.OldAmount.Equal(kes(t, "150000")) {
+			t.Fatalf("amended %+v, change %+v: want KES 1500.00, was 150000", in, c)
 		}
 	})
 

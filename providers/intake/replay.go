@@ -69,3 +69,49 @@ func (p *Processor) Replay(ctx context.Context, q ledger.QuarantineItem, parsers
 	}
 	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", kind, res.NewTxns, res.NewSources), nil
 }
+
+// QuarantineBooks is what ReplayKept needs of the books beside the
+// Processor's Store; a ledger.Store has it.
+type QuarantineBooks interface {
+	GetQuarantine(ctx context.Context, id int64) (ledger.QuarantineItem, error)
+	UpdateQuarantine(ctx context.Context, u ledger.QuarantineUpdate) (ledger.QuarantineItem, error)
+}
+
+// KeptReplay asks ReplayKept to replay a quarantined item.
+type KeptReplay struct {
+	ID    int64
+	Actor ledger.Actor
+	// Note says what was fixed; it may be empty.
+	Note string
+	// Parsers are the configured providers' callback parsers, by provider.
+	Parsers map[string]providers.CallbackParser
+}
+
+// ReplayKept replays a quarantined item that is still kept (Replay) and
+// records it replayed, by r.Actor, with r.Note and what the replay added
+// in the note. It returns the item as recorded and what the replay added.
+// An item that is not kept is refused; an item that does not exist is
+// ledger.ErrNotFound, one another person dismissed or replayed meanwhile
+// ledger.ErrConflict.
+func (p *Processor) ReplayKept(ctx context.Context, books QuarantineBooks, r KeptReplay) (ledger.QuarantineItem, string, error) {
+	q, err := books.GetQuarantine(ctx, r.ID)
+	if err != nil {
+		return q, "", fmt.Errorf("quarantine replay %d: %w", r.ID, err)
+	}
+	if q.Status != ledger.QuarantineKept {
+		return q, "", fmt.Errorf("quarantine replay %d: item is %s, not kept", r.ID, q.Status)
+	}
+	res, err := p.Replay(ctx, q, r.Parsers)
+	if err != nil {
+		return q, "", err
+	}
+	msg := "replayed: " + res
+	if note := strings.TrimSpace(r.Note); note != "" {
+		msg = note + " (" + msg + ")"
+	}
+	q, err = books.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: r.ID, To: ledger.QuarantineReplayed, Actor: r.Actor, Note: msg, Now: p.now()})
+	if err != nil {
+		return q, "", fmt.Errorf("quarantine replay %d: %w", r.ID, err)
+	}
+	return q, res, nil
+}
