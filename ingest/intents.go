@@ -36,6 +36,9 @@ type Intents struct {
 	// names neither a kind nor a provider reference. A row of any other
 	// provider is refused, as the intents API refuses it.
 	Kinds intentcsv.Kinds
+	// Accounts lists, by provider, its accounts beyond the default one: a
+	// row's account must be one of them.
+	Accounts map[string][]string
 	// Charges, when set, queues the charge of every pending intent of the
 	// file and the refund of every pending refund, in the import's
 	// transaction (the command line's --charge); a pending row its
@@ -109,6 +112,10 @@ func (im *Intents) check(file string) func(intentcsv.Row) error {
 	return func(r intentcsv.Row) error {
 		if err := CheckProvider(im.Kinds, r.Intent.Provider); err != nil {
 			return err
+		}
+		if a := r.Intent.Account; a != "" && !slices.Contains(im.Accounts[r.Intent.Provider], a) {
+			return &ledger.FieldError{Field: "account", Err: fmt.Errorf("%s is not an account of provider %s (accounts: %s)",
+				ledger.Clip(a), r.Intent.Provider, strings.Join(append([]string{"default"}, im.Accounts[r.Intent.Provider]...), ", "))}
 		}
 		if im.Charges == nil || r.Intent.State != ledger.StatePending {
 			return nil

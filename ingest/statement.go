@@ -19,7 +19,10 @@ type Statement struct {
 	// Provider names the provider (mpesa, stripe, a configured layout,
 	// bank:NAME); its files are quarantined under Provider_statement.
 	Provider string
-	Parser   providers.StatementParser
+	// Account is the provider account the file is of; empty is the
+	// provider's default account.
+	Account string
+	Parser  providers.StatementParser
 	// Clock stamps sightings without a receipt time and quarantine items;
 	// time.Now when nil.
 	Clock func() time.Time
@@ -37,7 +40,8 @@ func (s *Statement) Import(ctx context.Context, path string) (statement.Counts, 
 	}
 	defer f.Close()
 	im := &statement.Importer{Store: s.Store, Clock: s.Clock, Progress: func(lines int) { f.update("import", lines) }}
-	c, err := im.Import(ctx, statement.File{Name: path, Reader: f.in, Parser: s.Parser, Source: s.Provider + "_statement"})
+	c, err := im.Import(ctx, statement.File{Name: path, Reader: f.in, Parser: s.Parser, Source: s.Provider + "_statement",
+		Account: s.Account})
 	f.done()
 	return c, err
 }

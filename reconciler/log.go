@@ -28,6 +28,9 @@ func logAttrs(o *Outcome, d time.Duration) []slog.Attr {
 		slog.Int("late_intents", o.Late.Intents), slog.Int("late_transactions", o.Late.Txns),
 		slog.String("late_lookups", o.Late.Took.Round(time.Millisecond).String()),
 	}
+	if o.Run.Account != "" {
+		attrs = append(attrs, slog.String("account", o.Run.Account))
+	}
 	if o.PullError != "" {
 		attrs = append(attrs, slog.String("pull_error", o.PullError))
 	}

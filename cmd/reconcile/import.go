@@ -24,10 +24,10 @@ func newImportCmd(a *app) *cobra.Command {
 }
 
 func newImportStatementCmd(a *app) *cobra.Command {
-	var provider string
+	var provider, account string
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "statement --provider P FILE",
+		Use:   "statement --provider P [--account A] FILE",
 		Short: "Import a provider or bank statement file (M-Pesa portal CSV, Stripe itemized report CSV, camt.053, MT940, BAI2, a configured CSV layout)",
 		Long: `Import a statement as provider evidence:
   --provider mpesa   the M-Pesa organisation portal export (CSV; preamble rows, BOM and CRLF are fine)
@@ -40,6 +40,10 @@ func newImportStatementCmd(a *app) *cobra.Command {
                      (camt.053/camt.054, MT940, BAI2 or a CSV layout); a statement of another account
                      or currency, or one whose entries do not add up from its opening to its closing
                      balance, is refused whole and kept in quarantine
+
+--account names the provider account the statement is of (an M-Pesa paybill or till listed under
+providers.mpesa.accounts, by its short code); its transactions are that account's and are
+reconciled in its runs. Without it the statement is the default account's.
 
 An M-Pesa portal statement is refused when its running balance shows a missing row (a row's
 balance does not follow from the row before it); its settlements to the bank are recorded as
@@ -67,12 +71,17 @@ type and status, the totals per currency and the largest amounts.`,
 			if setup.Statement == nil {
 				return usagef("--provider %s has no statement format", provider)
 			}
+			acct, err := config.ParseAccount(setup, account)
+			if err != nil {
+				return usagef("--account: %v", err)
+			}
 			ctx := cmd.Context()
 			d, err := a.resolve(ctx, importMode(dryRun))
 			if err != nil {
 				return err
 			}
-			im := &ingest.Statement{Store: d.store, Provider: provider, Parser: setup.Statement, Clock: a.clock, Progress: os.Stderr}
+			im := &ingest.Statement{Store: d.store, Provider: provider, Account: acct, Parser: setup.Statement, Clock: a.clock,
+				Progress: os.Stderr}
 			if dryRun {
 				return im.DryRun(ctx, a.stdout, d.store, args[0])
 			}
@@ -85,6 +94,7 @@ type and status, the totals per currency and the largest amounts.`,
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa, stripe, a configured statement layout or bank:NAME (required)")
+	cmd.Flags().StringVar(&account, "account", "", `the provider account the statement is of: a short code, or "default"`)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and check the file against the books, print counts, totals per currency "+
 		"and the largest amounts, and write nothing")
 	_ = cmd.MarkFlagRequired("provider")
@@ -146,7 +156,9 @@ func newImportIntentsCmd(a *app) *cobra.Command {
 Optional columns:
   reference,provider_refs (;-separated),customer,updated_at,
   kind (charge, expected or refund),refund_of (a refund's charge key),
-  due_at,tolerance (an expected payment's)
+  due_at,tolerance (an expected payment's),
+  account (the provider account: a short code under providers.mpesa.accounts; empty or
+  "default" for the default one)
 Times are RFC 3339 with a zone. An unknown column is an error. A row that names no
 kind is a charge when it names provider_refs, else its provider's intent_kind
 (M-Pesa: expected, a paybill invoice the customer pays in as many parts as they
@@ -179,7 +191,8 @@ that went in.`,
 			if err != nil {
 				return err
 			}
-			im := &ingest.Intents{Store: d.store, Kinds: intentcsv.Kinds{}, Clock: a.clock, Progress: os.Stderr,
+			im := &ingest.Intents{Store: d.store, Kinds: intentcsv.Kinds{}, Accounts: config.AccountsOf(d.providers), Clock: a.clock,
+				Progress: os.Stderr,
 				ChargerSetting: config.ChargerSetting, RefunderSetting: config.RefunderSetting}
 			for name, p := range d.providers {
 				im.Kinds[name] = p.IntentKind

@@ -46,6 +46,10 @@ type File struct {
 	Parser providers.StatementParser
 	// Source names the input path in the quarantine, e.g. "mpesa_statement".
 	Source string
+	// Account is the provider account the statement is of (an M-Pesa
+	// paybill's short code); every transaction it holds is that
+	// account's. Empty is the provider's default account.
+	Account string
 }
 
 // Counts says what an import did.
@@ -184,6 +188,7 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 		}
 		perr := f.Parser.ParseStatement(r, f.Name, func(s providers.Sighting) error {
 			counts.Lines++
+			s.Txn.Account = f.Account
 			if len(problems) > 0 {
 				// The transaction will be rolled back; read on only to
 				// find every problem.
