@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -490,8 +491,16 @@ const MaxHorizon = 366 * 24 * time.Hour
 // false (providers.PullRegistrar), recording the registration by by. A
 // provider that is not pulled, that needs no registration or whose
 // configuration lacks what registering needs is refused with the setting
-// to change.
-func (p Provider) RegisterForPulling(ctx context.Context, name string, book ledger.PullRegistrationStore, by string, force bool) (ledger.PullRegistration, bool, error) {
+// to change. A non-empty account registers that account's short code.
+func (p Provider) RegisterForPulling(ctx context.Context, name, account string, book ledger.PullRegistrationStore, by string, force bool) (ledger.PullRegistration, bool, error) {
+	if account != "" {
+		r := p.AccountRegistrars[account]
+		if r == nil || p.RegistrarSetting != "" {
+			return ledger.PullRegistration{}, false, fmt.Errorf("providers register %s --account %s: the account is not pulled "+
+				"(providers.mpesa.pull.enabled, %s)", name, account, cmp.Or(p.RegistrarSetting, "its short code under accounts"))
+		}
+		return r.EnsureRegistered(ctx, book, by, force)
+	}
 	switch {
 	case p.Registrar == nil && name == mpesa.Provider:
 		return ledger.PullRegistration{}, false, fmt.Errorf("providers register mpesa: M-Pesa is not pulled: set providers.mpesa.pull.enabled " +

@@ -104,7 +104,7 @@ func TestRegisterForPullingRefusals(t *testing.T) {
 		{"mpesa", Provider{Registrar: noRegistrar{}, RegistrarSetting: "providers.mpesa.callbacks.public_url"},
 			"registering for pulling needs providers.mpesa.callbacks.public_url"},
 	} {
-		_, _, err := c.p.RegisterForPulling(t.Context(), c.name, nil, "cli:ops", false)
+		_, _, err := c.p.RegisterForPulling(t.Context(), c.name, "", nil, "cli:ops", false)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.want)
 		}

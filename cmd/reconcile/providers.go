@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/report"
 )
 
@@ -17,8 +18,8 @@ func newProvidersCmd(a *app) *cobra.Command {
 
 func newProvidersRegisterCmd(a *app) *cobra.Command {
 	var (
-		force bool
-		actor string
+		force          bool
+		actor, account string
 	)
 	cmd := &cobra.Command{
 		Use:   "register PROVIDER",
@@ -31,6 +32,8 @@ nominated number and Daraja's answer. A short code the books record as registere
 again unless --force says so (after a pull failed with "not registered for pulling": Safaricom no
 longer has it). Daraja's "already registered" (1001) is success.
 
+An account listed under providers.mpesa.accounts is registered with --account SHORT_CODE.
+
 reconcile serve registers at its start every configured short code the books do not record, so
 this is for registering before the first run or again by hand.
 
@@ -39,8 +42,13 @@ Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			provider := args[0]
-			if _, err := a.setup(provider); err != nil {
+			setup, err := a.setup(provider)
+			if err != nil {
 				return err
+			}
+			acct, err := config.ParseAccount(setup, account)
+			if err != nil {
+				return usagef("--account: %v", err)
 			}
 			who, err := cliActor(actor)
 			if err != nil {
@@ -50,13 +58,14 @@ Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			reg, asked, err := d.providers[provider].RegisterForPulling(ctx, provider, d.store, "cli:"+who.Name, force)
+			reg, asked, err := d.providers[provider].RegisterForPulling(ctx, provider, acct, d.store, "cli:"+who.Name, force)
 			if err != nil {
 				return err
 			}
 			return report.WriteRegistration(a.stdout, provider, reg, asked, d.zones[provider])
 		},
 	}
+	cmd.Flags().StringVar(&account, "account", "", `the account whose short code to register (providers.mpesa.accounts); default the provider's own`)
 	cmd.Flags().BoolVar(&force, "force", false, "register again even if the books record the short code as registered")
 	cmd.Flags().StringVar(&actor, "actor", "", "who registers, recorded with the registration (default: the operating system user)")
 	return cmd
