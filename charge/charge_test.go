@@ -32,12 +32,17 @@ type bundle struct {
 	q       *queue.Queue
 	fake    *fake.Server
 	metrics *charge.Metrics
+	// accounts are the fake servers of the provider's other accounts.
+	accounts map[string]*fake.Server
 }
 
 type setupOpts struct {
 	fake        fake.Options
 	maxAttempts int
 	endpoints   []string
+	// accounts are other accounts of the provider, each with a charger
+	// (and fake server) of its own.
+	accounts []string
 }
 
 func setup(t *testing.T, newStore func(testing.TB) ledger.Store, o setupOpts) *bundle {
@@ -46,8 +51,15 @@ func setup(t *testing.T, newStore func(testing.TB) ledger.Store, o setupOpts) *b
 	srv := fake.NewServer(o.fake)
 	t.Cleanup(srv.Close)
 	m := charge.NewMetrics()
-	svc := charge.New(charge.Deps{Store: store, Metrics: m,
-		Chargers: map[string]providers.Charger{"fake": &fake.Charger{Name: "fake", BaseURL: srv.URL(), HonoursKeys: o.fake.HonourKeys, Timeout: 2 * time.Second}}},
+	chargers := map[string]providers.Charger{"fake": &fake.Charger{Name: "fake", BaseURL: srv.URL(), HonoursKeys: o.fake.HonourKeys, Timeout: 2 * time.Second}}
+	accounts := map[string]*fake.Server{}
+	for _, a := range o.accounts {
+		as := fake.NewServer(o.fake)
+		t.Cleanup(as.Close)
+		accounts[a] = as
+		chargers[ledger.Scope("fake", a)] = &fake.Charger{Name: "fake", BaseURL: as.URL(), HonoursKeys: o.fake.HonourKeys, Timeout: 2 * time.Second}
+	}
+	svc := charge.New(charge.Deps{Store: store, Metrics: m, Chargers: chargers},
 		charge.Config{Lease: 5 * time.Second, MaxAttempts: o.maxAttempts, Endpoints: o.endpoints, SigningSecret: "whsec_test_secret"})
 	workers := river.NewWorkers()
 	charge.AddWorkers(workers, svc)
@@ -58,7 +70,7 @@ func setup(t *testing.T, newStore func(testing.TB) ledger.Store, o setupOpts) *b
 		t.Fatal(err)
 	}
 	svc.UseQueue(q)
-	return &bundle{store: store, svc: svc, q: q, fake: srv, metrics: m}
+	return &bundle{store: store, svc: svc, q: q, fake: srv, metrics: m, accounts: accounts}
 }
 
 func (b *bundle) create(t *testing.T, key, amount string) ledger.Intent {
@@ -142,6 +154,34 @@ func TestChargesOnce(t *testing.T) {
 			if _, err := b.store.GetEvent(ctx, ledger.EventID(ledger.EventChargeSucceeded, k)); err != nil {
 				t.Errorf("%s: no charge.succeeded event: %v", k, err)
 			}
+		}
+	})
+}
+
+// TestAccountsChargeThroughTheirOwn: an intent of another account of the
+// provider is charged through that account's charger (its short code),
+// never the default one, and the default account's through its own.
+func TestAccountsChargeThroughTheirOwn(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		b := setup(t, newStore, setupOpts{fake: fake.Options{HonourKeys: true}, accounts: []string{"600639"}})
+		a, err := money.Parse("100", "KES")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _, err := b.svc.CreateIntent(context.Background(), ledger.NewIntent{IntentParams: ledger.IntentParams{Key: "charge:branch-1",
+			Provider: "fake", Account: "600639", Amount: a, Customer: "254712340845"}})
+		if err != nil || in.Account != "600639" {
+			t.Fatalf("create: %+v, %v", in, err)
+		}
+		b.create(t, "charge:main-1", "100")
+		b.work(t, b.final(t, "charge:branch-1", "charge:main-1"))
+		branch := b.accounts["600639"]
+		if n, m := len(branch.Charges("charge:branch-1")), len(b.fake.Charges("charge:branch-1")); n != 1 || m != 0 {
+			t.Fatalf("the branch's intent charged %d times through its account, %d through the default", n, m)
+		}
+		if n, m := len(b.fake.Charges("charge:main-1")), len(branch.Charges("charge:main-1")); n != 1 || m != 0 {
+			t.Fatalf("the default account's intent charged %d times through it, %d through the branch", n, m)
 		}
 	})
 }

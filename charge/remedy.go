@@ -51,7 +51,7 @@ func (s *Service) RetryTx(ctx context.Context, tx ledger.Tx, key string, tag int
 	if in.IsExpected() {
 		return in, errNotNow(key, "an expected payment is paid by the customer, never charged")
 	}
-	charger, ok := s.chargers[in.Provider]
+	charger, ok := s.chargerOf(in.IntentParams)
 	if !ok {
 		return in, errNotNow(key, "no charger is configured for provider %q", in.Provider)
 	}

@@ -106,7 +106,10 @@ type Service struct {
 
 // Deps are the collaborators of a Service.
 type Deps struct {
-	Store    Store
+	Store Store
+	// Chargers are the chargers by account scope (ledger.Scope): the
+	// provider's name for its default account, provider@account for
+	// another.
 	Chargers map[string]providers.Charger
 	Clock    func() time.Time
 	Logger   *slog.Logger
@@ -161,7 +164,7 @@ func (s *Service) CreateIntentTx(ctx context.Context, tx ledger.Tx, n ledger.New
 		// nothing is charged; the reconciler sums what arrives.
 		return in, true, nil
 	}
-	if _, ok := s.chargers[in.Provider]; !ok {
+	if _, ok := s.chargerOf(in.IntentParams); !ok {
 		return ledger.Intent{}, false, ledger.Wrap("create intent", in.Key,
 			&ledger.FieldError{Field: "provider", Err: fmt.Errorf("no charger is configured for provider %q", in.Provider)})
 	}
@@ -217,7 +220,7 @@ func (s *Service) CheckIntent(p ledger.IntentParams) error {
 	if err := providers.CheckIntentCurrency(p); err != nil {
 		return err
 	}
-	c, ok := s.chargers[p.Provider]
+	c, ok := s.chargerOf(p)
 	if !ok {
 		return nil // CreateIntentTx says so
 	}
@@ -257,6 +260,14 @@ func (s *Service) enqueueTx(ctx context.Context, tx ledger.Tx, keys []string, wh
 		return n, fmt.Errorf("charge: enqueue %d %s(s): %w", len(keys), what, err)
 	}
 	return n, nil
+}
+
+// chargerOf returns the charger of p's provider account: an intent of
+// another account than the default one is charged through its own short
+// code (config.Chargers keys them by ledger.Scope).
+func (s *Service) chargerOf(p ledger.IntentParams) (providers.Charger, bool) {
+	c, ok := s.chargers[ledger.Scope(p.Provider, p.Account)]
+	return c, ok
 }
 
 // CanCharge reports whether provider has a charger.

@@ -42,7 +42,8 @@ func (s *Service) awaitEvidence(ctx context.Context, key string) (waitVerdict, t
 	if err != nil || in.State != ledger.StatePending || !in.IsRefund() {
 		return proceed, 0, "", nil // the claim says what is wrong, or there is nothing to send
 	}
-	checker, ok := s.chargers[in.Provider].(providers.RefundChecker)
+	c, _ := s.chargerOf(in.IntentParams)
+	checker, ok := c.(providers.RefundChecker)
 	if !ok {
 		return proceed, 0, "", nil
 	}

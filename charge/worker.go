@@ -94,7 +94,7 @@ func (s *Service) work(ctx context.Context, job jobRef) error {
 		}
 		return river.JobCancel(c.giveBack(ctx, first, cause))
 	}
-	charger, ok := s.chargers[in.Provider]
+	charger, ok := s.chargerOf(in.IntentParams)
 	if !ok {
 		return river.JobCancel(c.giveBack(ctx, first, fmt.Errorf("%s %s: no charger is configured for provider %q", kind, key, in.Provider)))
 	}

@@ -115,6 +115,32 @@ func (m MpesaConfig) Account(shortCode string) (MpesaAccount, bool) {
 	return MpesaAccount{}, false
 }
 
+// accountClient is base, the default account's Daraja client
+// configuration, for account a: its short code, and its own credentials
+// where the environment gives them.
+func accountClient(base mpesa.Config, a MpesaAccount) mpesa.Config {
+	cfg := base
+	cfg.ShortCode, cfg.PartyB = strings.TrimSpace(a.ShortCode), ""
+	cfg.ConsumerKey, cfg.ConsumerSecret = cmp.Or(a.ConsumerKey, base.ConsumerKey), cmp.Or(a.ConsumerSecret, base.ConsumerSecret)
+	cfg.PassKey = cmp.Or(a.PassKey, base.PassKey)
+	return cfg
+}
+
+// buildAccountChargers builds a charger for each account (STK pushes to
+// its short code; its results come back to the same callback URLs and
+// are told apart by the attempt that asked).
+func (m MpesaConfig) buildAccountChargers(base mpesa.Config) (map[string]providers.Charger, error) {
+	out := map[string]providers.Charger{}
+	for i, a := range m.Accounts {
+		c, err := mpesa.NewCharger(accountClient(base, a))
+		if err != nil {
+			return nil, fmt.Errorf("config providers.mpesa.accounts[%d]: %w", i, err)
+		}
+		out[strings.TrimSpace(a.ShortCode)] = c
+	}
+	return out, nil
+}
+
 // buildAccountPullers builds a puller for each account, with the account's
 // short code and its own credentials where the environment gives them
 // (base, the default account's client configuration, otherwise).
@@ -123,10 +149,7 @@ func (m MpesaConfig) buildAccountPullers(mp *Provider, base mpesa.Config, hcfg m
 	mp.AccountPullers = map[string]providers.Puller{}
 	mp.AccountRegistrars = map[string]providers.PullRegistrar{}
 	for i, a := range m.Accounts {
-		cfg := base
-		cfg.ShortCode, cfg.PartyB = strings.TrimSpace(a.ShortCode), ""
-		cfg.ConsumerKey, cfg.ConsumerSecret = cmp.Or(a.ConsumerKey, base.ConsumerKey), cmp.Or(a.ConsumerSecret, base.ConsumerSecret)
-		cfg.PassKey = cmp.Or(a.PassKey, base.PassKey)
+		cfg := accountClient(base, a)
 		p, err := mpesa.NewPuller(cfg, mpesa.PullConfig{ShortCode: cfg.ShortCode,
 			NominatedNumber: cmp.Or(a.NominatedNumber, m.Pull.NominatedNumber),
 			CallbackURL:     hcfg.CallbackURL(m.Callbacks.PublicURL, "c2b/confirmation"), CallbackSecret: m.Callbacks.PathToken,
@@ -167,6 +190,17 @@ func AccountsOf(providers map[string]Provider) map[string][]string {
 		if len(p.Accounts) > 0 {
 			out[name] = p.Accounts
 		}
+	}
+	return out
+}
+
+// AttemptAccounts names the providers with several accounts, whose
+// results of a request take the account of the intent that made it
+// (intake.Processor.AttemptAccounts).
+func AttemptAccounts(providers map[string]Provider) map[string]bool {
+	out := map[string]bool{}
+	for name := range AccountsOf(providers) {
+		out[name] = true
 	}
 	return out
 }

@@ -208,6 +208,9 @@ type Provider struct {
 	// pulled.
 	AccountPullers    map[string]providers.Puller
 	AccountRegistrars map[string]providers.PullRegistrar
+	// AccountChargers is Charger for each of Accounts: an intent of the
+	// account is charged (and refunded) through its short code.
+	AccountChargers map[string]providers.Charger
 }
 
 // Quarantiner keeps a record a pull refused, for the source it came from
@@ -291,6 +294,9 @@ func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (
 		}
 		if mp.Charger, err = mpesa.NewCharger(mcfg); err != nil {
 			return nil, fmt.Errorf("config providers.mpesa: %w", err)
+		}
+		if mp.AccountChargers, err = m.buildAccountChargers(mcfg); err != nil {
+			return nil, err
 		}
 	}
 	if m.Pull.Enabled {
@@ -513,13 +519,17 @@ func (p Provider) RegisterForPulling(ctx context.Context, name, account string, 
 	return p.Registrar.EnsureRegistered(ctx, book, by, force)
 }
 
-// Chargers returns the configured chargers of setups, by provider name:
-// what the charge service sends charges and refunds through.
+// Chargers returns the configured chargers of setups, by account scope
+// (ledger.Scope: the provider's name for its default account): what the
+// charge service sends charges and refunds through.
 func Chargers(setups map[string]Provider) map[string]providers.Charger {
 	out := map[string]providers.Charger{}
 	for name, p := range setups {
 		if p.Charger != nil {
 			out[name] = p.Charger
+		}
+		for acct, c := range p.AccountChargers {
+			out[ledger.Scope(name, acct)] = c
 		}
 	}
 	return out

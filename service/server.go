@@ -235,7 +235,8 @@ func (s *Server) routes() ([]string, error) {
 func (s *Server) callbackRoutes() ([]string, error) {
 	var served []string
 	cfg := s.cfg
-	s.intake = &intake.Processor{Store: s.store, Applier: s.charges, Clock: s.d.Clock, Logger: s.logger}
+	s.intake = &intake.Processor{Store: s.store, Applier: s.charges, AttemptAccounts: config.AttemptAccounts(s.d.Providers),
+		Clock: s.d.Clock, Logger: s.logger}
 	m := cfg.Providers.Mpesa
 	if m.Callbacks.PathToken != "" {
 		h, err := mpesa.NewHandler(m.HandlerConfig(s.store, s.d.Clock), s.metrics.callbacks.Counting(s.intake), s.logger)

@@ -245,6 +245,9 @@ func (c *fileChunk) add(ctx context.Context, f FileImport, n int, body []byte, c
 }
 
 func (c *fileChunk) flush(ctx context.Context, counts *FileCounts) error {
+	if err := c.p.accountsOfAttempts(ctx, c.tx, c.provider, c.sightings); err != nil {
+		return err
+	}
 	u, err := c.tx.UpsertProviderTxns(ctx, c.sightings)
 	if err != nil {
 		return err

@@ -17,8 +17,13 @@ import (
 type Processor struct {
 	Store   Store
 	Applier providers.OutcomeApplier
-	Clock   func() time.Time
-	Logger  *slog.Logger
+	// AttemptAccounts names the providers with several accounts whose
+	// results of a request (an STK push's callback, a reversal's result)
+	// name no account: such a sighting takes the account of the intent
+	// whose attempt made the request (its provider reference).
+	AttemptAccounts map[string]bool
+	Clock           func() time.Time
+	Logger          *slog.Logger
 }
 
 // Result says what happened to one delivery.
@@ -167,7 +172,11 @@ func (p *Processor) process(ctx context.Context, parser providers.CallbackParser
 		if perr != nil {
 			return p.reject(ctx, tx, cb, perr, now, from)
 		}
-		u, err := tx.UpsertProviderTxns(ctx, sightings(ev.Sightings))
+		ss := sightings(ev.Sightings)
+		if err := p.accountsOfAttempts(ctx, tx, cb.Provider, ss); err != nil {
+			return err
+		}
+		u, err := tx.UpsertProviderTxns(ctx, ss)
 		if err != nil {
 			var fe *ledger.FieldError
 			if errors.As(err, &fe) {
@@ -233,6 +242,35 @@ func (p *Processor) reject(ctx context.Context, tx ledger.Tx, cb ledger.Callback
 }
 
 // sightings converts a provider's sightings to the ledger's.
+// accountsOfAttempts gives each sighting of ss that answers a request of
+// provider (its provider reference) and names no account the account of
+// the intent whose attempt made the request, when provider has several
+// accounts (AttemptAccounts).
+func (p *Processor) accountsOfAttempts(ctx context.Context, tx ledger.Tx, provider string, ss []ledger.Sighting) error {
+	if !p.AttemptAccounts[provider] {
+		return nil
+	}
+	for i := range ss {
+		t := &ss[i].Txn
+		if t.Account != "" || t.ProviderRef == "" {
+			continue
+		}
+		a, err := tx.FindAttempt(ctx, provider, t.ProviderRef)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue // no request of ours: the default account's
+		}
+		if err != nil {
+			return err
+		}
+		in, err := tx.GetIntent(ctx, a.IntentKey)
+		if err != nil {
+			return err
+		}
+		t.Account = in.Account
+	}
+	return nil
+}
+
 func sightings(ss []providers.Sighting) []ledger.Sighting {
 	out := make([]ledger.Sighting, len(ss))
 	for i, s := range ss {

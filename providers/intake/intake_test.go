@@ -58,7 +58,7 @@ func (p *testParser) ParseCallbackKind(kind string, body []byte, ref string, at 
 	}
 	ev := providers.Evidence{Kind: kind, Ack: []byte(`{"ok":true}`), Sightings: []providers.Sighting{{
 		Txn: ledger.ProviderTxn{Provider: "mpesa", ID: in.ID, Type: ledger.TxnCharge, Status: ledger.TxnSucceeded,
-			Amount: a, OccurredAt: t0, Reference: in.Ref},
+			Amount: a, OccurredAt: t0, Reference: in.Ref, ProviderRef: in.Checkout},
 		Source: ledger.Source{Channel: "test", Ref: "test:" + in.ID, Raw: body, ReceivedAt: at}}}}
 	if in.Checkout != "" {
 		ev.Outcomes = []providers.AttemptOutcome{{ProviderRef: in.Checkout, Status: providers.StatusSucceeded, TxnID: in.ID, Amount: a, At: t0}}
@@ -116,6 +116,42 @@ func eachEngine(t *testing.T, fn func(t *testing.T, newStore func(testing.TB) le
 			fn(t, e.New)
 		})
 	}
+}
+
+// TestResultsTakeTheAccountOfTheirAttempt: with several accounts, the
+// result of a request (an STK callback names no paybill) is recorded in
+// the account of the intent whose attempt asked, delivered or imported
+// from a file; a result nobody asked for stays in the default account.
+func TestResultsTakeTheAccountOfTheirAttempt(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, newStore func(testing.TB) ledger.Store) {
+		ctx := context.Background()
+		b := setup(t, newStore)
+		b.proc.AttemptAccounts = map[string]bool{"mpesa": true}
+		amt, _ := money.Parse("10", "KES")
+		if _, _, err := b.store.CreateIntent(ctx, ledger.NewIntent{IntentParams: ledger.IntentParams{Key: "k-branch", Provider: "mpesa",
+			Account: "600639", Amount: amt}, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.StartAttempt(ctx, ledger.AttemptParams{IntentKey: "k-branch", ProviderRef: "ws_CO_1", Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		for _, body := range []string{`{"ID":"R1","Amount":"10","Checkout":"ws_CO_1"}`, `{"ID":"R2","Amount":"10","Checkout":"ws_CO_unknown"}`} {
+			if _, err := b.proc.Deliver(ctx, intake.Delivery{Provider: "mpesa", Parser: b.parser, Body: []byte(body), Kind: "stk_callback"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		file := []byte(`{"ID":"R3","Amount":"10","Checkout":"ws_CO_1"}` + "\n")
+		if _, err := b.proc.ImportFile(ctx, intake.FileImport{Provider: "mpesa", Name: "results.jsonl", Parser: b.parser,
+			Data: bytes.NewReader(file)}); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]string{"R1": "600639", "R2": "", "R3": "600639"} {
+			if got, err := b.store.GetProviderTxn(ctx, "mpesa", id); err != nil || got.Account != want {
+				t.Errorf("%s in account %q (%v), want %q", id, got.Account, err, want)
+			}
+		}
+	})
 }
 
 func TestDeliverDuplicatesAndScopes(t *testing.T) {
