@@ -11,6 +11,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
+	"github.com/reconcilehq/reconcile/providers/stripe"
 )
 
 // MpesaAccount is one more paybill or till of the M-Pesa provider, beside
@@ -203,4 +204,60 @@ func AttemptAccounts(providers map[string]Provider) map[string]bool {
 		out[name] = true
 	}
 	return out
+}
+
+// StripeAccount is a connected account of a Connect platform, reconciled
+// apart from the platform's own account: its charges, refunds, pulls and
+// webhook events (by their account field) are its own. It is reached with
+// the platform's API key, on its behalf (the Stripe-Account header).
+type StripeAccount struct {
+	// ID is the connected account's id, acct_...; it names the account.
+	ID string `mapstructure:"id"`
+	// Name is a label for people (a region, a brand); optional.
+	Name string `mapstructure:"name"`
+}
+
+// AccountIDs lists the connected accounts by id.
+func (s StripeConfig) AccountIDs() []string {
+	var out []string
+	for _, a := range s.Accounts {
+		out = append(out, strings.TrimSpace(a.ID))
+	}
+	return out
+}
+
+// stripeAccountForm is what a connected account's id looks like.
+var stripeAccountForm = regexp.MustCompile(`^acct_[A-Za-z0-9]{1,64}$`)
+
+// validateAccounts checks the connected accounts: each an acct_ id of its
+// own.
+func (s StripeConfig) validateAccounts(bad func(key, format string, args ...any)) {
+	seen := map[string]bool{}
+	for i, a := range s.Accounts {
+		key := fmt.Sprintf("providers.stripe.accounts[%d].id", i)
+		id := strings.TrimSpace(a.ID)
+		switch {
+		case !stripeAccountForm.MatchString(id):
+			bad(key, "%q is not a connected account id (acct_...)", a.ID)
+		case seen[id]:
+			bad(key, "%q is listed twice", a.ID)
+		}
+		seen[id] = true
+	}
+}
+
+// buildAccounts builds, for each connected account, a client on its
+// behalf: its charger, puller and payout puller.
+func (s StripeConfig) buildAccounts(sp *Provider, base stripe.Config) error {
+	sp.AccountChargers, sp.AccountPullers = map[string]providers.Charger{}, map[string]providers.Puller{}
+	for i, id := range s.AccountIDs() {
+		cfg := base
+		cfg.Account = id
+		cl, err := stripe.New(cfg)
+		if err != nil {
+			return fmt.Errorf("config providers.stripe.accounts[%d]: %w", i, err)
+		}
+		sp.AccountChargers[id], sp.AccountPullers[id] = cl, cl
+	}
+	return nil
 }

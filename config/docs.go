@@ -207,6 +207,11 @@ var configDocs = map[string]string{
 		"are its own. An account charges and pulls with the provider's credentials unless the environment gives it " +
 		"its own: RECONCILE_PROVIDERS_MPESA_ACCOUNTS_<SHORT_CODE>_CONSUMER_KEY, _CONSUMER_SECRET, _PASS_KEY and " +
 		"_PULL_NOMINATED_NUMBER (docs/operations.md, \"Several accounts\").",
+	"providers.stripe.accounts": "Connected accounts of a Connect platform, each an account reconciled apart from the " +
+		"platform's own (the default one): its charges, refunds, pulls and payouts go through the platform's key on its " +
+		"behalf (the Stripe-Account header), its webhook events are placed by their account field (an event of a " +
+		"connected account not listed is kept in quarantine), and its reports are imported with " +
+		"`reconcile import statement --provider stripe --account acct_...`.",
 	"providers.stripe": "Stripe. Charging and pulling need RECONCILE_PROVIDERS_STRIPE_API_KEY; report " +
 		"imports and webhooks do not.",
 	"providers.stripe.zone":                "Where date-only windows live.",
@@ -264,6 +269,8 @@ var configDocs = map[string]string{
 // configExamples are shown, commented out, after a list or map of sections
 // whose default is empty.
 var configExamples = map[string]string{
+	"providers.stripe.accounts": `- id: acct_1NxKenya0000000           # the connected account, which names it
+  name: kenya                        # a label for people (optional)`,
 	"providers.mpesa.accounts": `- short_code: "600639"             # the account's paybill or till number, which names it
   name: westlands                    # a label for people (optional)`,
 	"statements": `- provider: equity-bank

@@ -152,6 +152,9 @@ type StripeConfig struct {
 	// intent key (charges write it; pulls, webhooks and reports read it,
 	// reports as the payment_metadata[KEY] column); default intent_key.
 	IntentMetadataKey string `mapstructure:"intent_metadata_key"`
+	// Accounts are connected accounts of a Connect platform, each
+	// reconciled apart from the platform's own account (the default one).
+	Accounts []StripeAccount `mapstructure:"accounts"`
 }
 
 // Provider is what reconcile knows of one provider from the configuration:
@@ -252,7 +255,7 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 	sp := Provider{Zone: sz, Grace: s.SettlementGrace, ExactReferences: !s.ReferenceNormalise, Pulled: s.APIKey != "",
 		Horizon: s.Horizon, IntentKind: ledger.IntentKind(s.IntentKind),
 		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
-		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey}}
+		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey, Accounts: s.AccountIDs()}, Accounts: s.AccountIDs()}
 	if s.APIKey == "" {
 		sp.PullSetting = EnvName("providers.stripe.api_key")
 	}
@@ -315,13 +318,17 @@ func (c Config) BuildProviders(clock func() time.Time, quarantine Quarantiner) (
 
 	if s := c.Providers.Stripe; s.APIKey != "" {
 		sp := out[stripe.Provider]
-		cl, err := stripe.New(stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
+		scfg := stripe.Config{APIKey: s.APIKey, BaseURL: s.BaseURL, MaxNetworkRetries: s.MaxNetworkRetries,
 			Timeout: s.Timeout, PaymentMethod: s.PaymentMethod, BalanceTransactions: s.PullBalanceTransactions,
-			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey, OnReject: quarantine("stripe_pull")})
+			PageSize: s.PageSize, Clock: clock, IntentMetadataKey: s.IntentMetadataKey, OnReject: quarantine("stripe_pull")}
+		cl, err := stripe.New(scfg)
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)
 		}
 		sp.Charger, sp.Puller, sp.PayoutPuller = cl, cl, cl
+		if err := s.buildAccounts(&sp, scfg); err != nil {
+			return nil, err
+		}
 		out[stripe.Provider] = sp
 	}
 	return out, nil
@@ -366,6 +373,7 @@ func (c Config) validateProviders() []error {
 	zone("providers.stripe.zone", s.Zone)
 	zone("providers.stripe.report_timezone", s.ReportTimezone)
 	m.validateAccounts(bad)
+	s.validateAccounts(bad)
 	if m.charges() {
 		if m.Callbacks.PublicURL == "" || m.Callbacks.PathToken == "" {
 			bad("providers.mpesa", "charging needs callbacks.public_url and %s so STK results can come back",

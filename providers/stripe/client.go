@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -66,6 +67,10 @@ type Config struct {
 	// object. When it fails, the pull stops with its error. When nil, the
 	// objects are reported together in Pull's error.
 	OnReject func(ctx context.Context, perr *ledger.ParseError, raw []byte) error
+	// Account, when set, is the connected account (acct_...) every request
+	// acts on, through the Stripe-Account header, with the platform's
+	// APIKey: its charges, refunds, pulls and payouts are that account's.
+	Account string
 }
 
 // Client talks to Stripe's API: it charges (create and confirm a
@@ -100,6 +105,11 @@ func New(cfg Config) (*Client, error) {
 		}
 		cfg.HTTPClient = &http.Client{Timeout: t}
 	}
+	if cfg.Account != "" {
+		hc := *cfg.HTTPClient
+		hc.Transport = accountTransport{base: cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport), account: cfg.Account}
+		cfg.HTTPClient = &hc
+	}
 	bc := &stripeapi.BackendConfig{
 		HTTPClient:        cfg.HTTPClient,
 		MaxNetworkRetries: stripeapi.Int64(int64(cfg.MaxNetworkRetries)),
@@ -121,6 +131,18 @@ func New(cfg Config) (*Client, error) {
 }
 
 func (c *Client) now() time.Time { return c.cfg.Clock().UTC() }
+
+// accountTransport sends every request on behalf of a connected account.
+type accountTransport struct {
+	base    http.RoundTripper
+	account string
+}
+
+func (t accountTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Stripe-Account", t.account)
+	return t.base.RoundTrip(r)
+}
 
 // key is the metadata key of the intent key.
 func (c *Client) key() string { return metadataKey(c.cfg.IntentMetadataKey) }

@@ -327,3 +327,37 @@ func TestPullQuarantinesObjectsBeyondTheLimits(t *testing.T) {
 		t.Errorf("a failing OnReject gave %v", err)
 	}
 }
+
+// TestConnectedAccountRequests: a client of a connected account makes
+// every request, pulls and charges alike, on its behalf (Stripe-Account);
+// the platform's client makes none so.
+func TestConnectedAccountRequests(t *testing.T) {
+	t.Parallel()
+	c, fb := setupFake(t, Config{Account: "acct_1Kenya", PaymentMethod: "pm_card_visa"})
+	seedWindow(fb.fake)
+	if err := c.Pull(context.Background(), T0, T0.Add(time.Hour), func(providers.Sighting) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Charge(context.Background(), providers.ChargeRequest{IntentKey: "k-connected", Amount: amount(t, "10", "USD"),
+		Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fb.fake.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.Account != "acct_1Kenya" {
+			t.Errorf("%s %s acted on account %q, want acct_1Kenya", r.Method, r.Path, r.Account)
+		}
+	}
+	p, pb := setupFake(t, Config{})
+	if err := p.Pull(context.Background(), T0, T0.Add(time.Hour), func(providers.Sighting) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range pb.fake.Requests() {
+		if r.Account != "" {
+			t.Errorf("the platform's %s %s acted on account %q", r.Method, r.Path, r.Account)
+		}
+	}
+}

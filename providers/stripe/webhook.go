@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -32,12 +33,18 @@ type EventParser struct {
 	// MetadataKey is the metadata key that carries the intent key; default
 	// MetadataIntentKey.
 	MetadataKey string
+	// Accounts are the connected accounts reconciled apart from the
+	// platform's own: an event of one of them (its account field) is that
+	// account's evidence, and an event of a connected account not listed is
+	// refused. Without accounts every event is the default account's.
+	Accounts []string
 }
 
 var _ providers.CallbackParser = EventParser{}
 
 type eventObject struct {
 	ID      string `json:"id"`
+	Account string `json:"account"`
 	Object  string `json:"object"`
 	Type    string `json:"type"`
 	Created *int64 `json:"created"`
@@ -49,7 +56,7 @@ type eventObject struct {
 // ParseCallback parses one event body. ref names the stored delivery and
 // goes into errors, which are *ledger.ParseError naming the field.
 func (p EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
-	ev, err := parseEvent(body, receivedAt, p.MetadataKey)
+	ev, err := parseEvent(body, receivedAt, p.MetadataKey, p.Accounts)
 	if err != nil {
 		perr := &ledger.ParseError{File: ref, Err: err}
 		var fe *ledger.FieldError
@@ -61,7 +68,7 @@ func (p EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time
 	return ev, nil
 }
 
-func parseEvent(body []byte, receivedAt time.Time, key string) (providers.Evidence, error) {
+func parseEvent(body []byte, receivedAt time.Time, key string, accounts []string) (providers.Evidence, error) {
 	if !utf8.Valid(body) {
 		// encoding/json would turn the bad bytes into U+FFFD silently.
 		return providers.Evidence{}, fieldErr("", "body", errors.New("is not valid UTF-8"))
@@ -83,6 +90,32 @@ func parseEvent(body []byte, receivedAt time.Time, key string) (providers.Eviden
 	if err != nil {
 		return providers.Evidence{}, err
 	}
+	account, err := eventAccount(e.Account, accounts)
+	if err != nil {
+		return providers.Evidence{}, err
+	}
+	ev, err := eventEvidence(e, at, receivedAt, key)
+	for i := range ev.Sightings {
+		ev.Sightings[i].Txn.Account = account
+	}
+	return ev, err
+}
+
+// eventAccount is the account an event of connected account acct (empty:
+// the platform's own) belongs to, among accounts.
+func eventAccount(acct string, accounts []string) (string, error) {
+	switch {
+	case len(accounts) == 0 || acct == "":
+		return "", nil
+	case slices.Contains(accounts, acct):
+		return acct, nil
+	}
+	return "", fieldErr("", "account", fmt.Errorf("%s is not one of the configured accounts (%s)", ledger.Clip(acct),
+		strings.Join(accounts, ", ")))
+}
+
+// eventEvidence is what event e, created at at, says.
+func eventEvidence(e eventObject, at, receivedAt time.Time, key string) (providers.Evidence, error) {
 	ev := providers.Evidence{Kind: e.Type}
 	family, _, _ := strings.Cut(e.Type, ".")
 	isRefund := family == "refund" || e.Type == "charge.refund.updated"

@@ -261,3 +261,37 @@ func TestWebhookIntoTheBooks(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsOfConnectedAccounts: with connected accounts configured, an
+// event of one of them (its top-level account field) is that account's
+// evidence, the platform's own events are the default account's, and an
+// event of a connected account not listed is refused, naming the field.
+func TestEventsOfConnectedAccounts(t *testing.T) {
+	t.Parallel()
+	body := readEvents(t)["charge_succeeded"]
+	of := func(acct string) []byte {
+		if acct == "" {
+			return body
+		}
+		return bytes.Replace(body, []byte(`{`), []byte(`{"account":"`+acct+`",`), 1)
+	}
+	p := EventParser{Accounts: []string{"acct_1Kenya"}}
+	for acct, want := range map[string]string{"": "", "acct_1Kenya": "acct_1Kenya"} {
+		ev, err := p.ParseCallback(of(acct), "callback:1", T0)
+		if err != nil || len(ev.Sightings) == 0 {
+			t.Fatalf("event of %q: %+v, %v", acct, ev, err)
+		}
+		for _, s := range ev.Sightings {
+			if s.Txn.Account != want {
+				t.Errorf("event of %q: sighting %s in account %q, want %q", acct, s.Txn.ID, s.Txn.Account, want)
+			}
+		}
+	}
+	var perr *ledger.ParseError
+	if _, err := p.ParseCallback(of("acct_1Other"), "callback:2", T0); !errors.As(err, &perr) || perr.Field != "account" {
+		t.Fatalf("event of an account not listed: %v, want a parse error of field account", err)
+	}
+	if ev, err := (EventParser{}).ParseCallback(of("acct_1Other"), "callback:3", T0); err != nil || ev.Sightings[0].Txn.Account != "" {
+		t.Fatalf("without accounts, a connected account's event: %+v, %v; want the default account's", ev, err)
+	}
+}

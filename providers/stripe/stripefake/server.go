@@ -142,6 +142,9 @@ type Request struct {
 	Path           string
 	Form           url.Values
 	IdempotencyKey string
+	// Account is the Stripe-Account header: the connected account the
+	// request acts on, empty for the platform's own.
+	Account string
 	// Replayed is true when an idempotency key replayed a stored answer.
 	Replayed bool
 	Status   int
@@ -522,7 +525,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	req := Request{Method: r.Method, Path: r.URL.Path, Form: cloneValues(r.Form), IdempotencyKey: r.Header.Get("Idempotency-Key")}
+	req := Request{Method: r.Method, Path: r.URL.Path, Form: cloneValues(r.Form), IdempotencyKey: r.Header.Get("Idempotency-Key"),
+		Account: r.Header.Get("Stripe-Account")}
 	defer func() { s.requests = append(s.requests, req) }()
 
 	if !authorised(r) {
