@@ -60,8 +60,8 @@ type Inserter interface {
 // missed since the last finished run (first passes), and the lookback.
 type TickWorker struct {
 	river.WorkerDefaults[TickArgs]
-	Store  ledger.RunStore
-	Queue  Inserter
+	Store ledger.RunStore
+	Queue Inserter
 	Specs map[string]schedule.Spec
 	// Accounts lists, by provider, its accounts beyond the default one:
 	// each account's windows are jobs of their own, which any replica
