@@ -101,6 +101,15 @@ func (api *API) parseFindingFilter(ctx context.Context, q url.Values) (ledger.Fi
 			return f, badField("provider", "%q: unknown provider", p)
 		}
 		f.Provider, zone = p, z
+		if a, ok := q["account"]; ok {
+			acct, err := accountOf(api.cfg.Accounts, p, a[0])
+			if err != nil {
+				return f, badField("account", "%s", err)
+			}
+			f.Accounts = []string{acct}
+		}
+	} else if q.Has("account") {
+		return f, badField("account", "needs provider: an account belongs to one provider")
 	}
 	for _, b := range []struct {
 		key string

@@ -16,6 +16,7 @@ import (
 type RunView struct {
 	ID         int64            `json:"id"`
 	Provider   string           `json:"provider"`
+	Account    string           `json:"account,omitempty"`
 	From       time.Time        `json:"from"`
 	To         time.Time        `json:"to"`
 	State      string           `json:"state"`
@@ -28,7 +29,7 @@ type RunView struct {
 
 // ViewRun is the view of r.
 func ViewRun(r ledger.Run) RunView {
-	return RunView{ID: r.ID, Provider: r.Provider, From: r.From.UTC(), To: r.To.UTC(), State: string(r.State), Attempt: r.Attempt,
+	return RunView{ID: r.ID, Provider: r.Provider, Account: r.Account, From: r.From.UTC(), To: r.To.UTC(), State: string(r.State), Attempt: r.Attempt,
 		StartedAt: r.StartedAt.UTC(), FinishedAt: optTime(r.FinishedAt), Counts: r.Counts, Error: r.Error}
 }
 
@@ -66,7 +67,7 @@ func WriteRuns(w io.Writer, f Format, runs []RunView) error {
 		if r.Attempt > 1 {
 			state = fmt.Sprintf("%s (attempt %d)", r.State, r.Attempt)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s .. %s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.ID, r.Provider, ts(r.From), ts(r.To), state,
+		fmt.Fprintf(tw, "%d\t%s\t%s .. %s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.ID, ledger.Scope(r.Provider, r.Account), ts(r.From), ts(r.To), state,
 			ts(r.StartedAt), r.Counts.Findings, r.Counts.New, r.Counts.Resolved, firstLine(r.Error))
 	}
 	return tw.Flush()
@@ -77,7 +78,7 @@ func WriteRuns(w io.Writer, f Format, runs []RunView) error {
 func WriteRunText(w io.Writer, r RunView, fs []ledger.Finding, zones map[string]*time.Location) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Run\t%d\n", r.ID)
-	fmt.Fprintf(tw, "Provider\t%s\n", r.Provider)
+	fmt.Fprintf(tw, "Provider\t%s\n", ledger.Scope(r.Provider, r.Account))
 	fmt.Fprintf(tw, "Window\t%s .. %s\n", ts(r.From), ts(r.To))
 	fmt.Fprintf(tw, "State\t%s (attempt %d)\n", r.State, r.Attempt)
 	fmt.Fprintf(tw, "Started\t%s\n", ts(r.StartedAt))
