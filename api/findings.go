@@ -90,26 +90,9 @@ func (api *API) parseFindingFilter(ctx context.Context, q url.Values) (ledger.Fi
 		}
 		f.Kinds = append(f.Kinds, kind)
 	}
-	zone := time.UTC
-	if p := q.Get("provider"); p != "" {
-		known, err := api.cfg.Providers(ctx)
-		if err != nil {
-			return f, err
-		}
-		z, ok := known[p]
-		if !ok {
-			return f, badField("provider", "%q: unknown provider", p)
-		}
-		f.Provider, zone = p, z
-		if a, ok := q["account"]; ok {
-			acct, err := accountOf(api.cfg.Accounts, p, a[0])
-			if err != nil {
-				return f, badField("account", "%s", err)
-			}
-			f.Accounts = []string{acct}
-		}
-	} else if q.Has("account") {
-		return f, badField("account", "needs provider: an account belongs to one provider")
+	zone, err := api.parseScope(ctx, q, &f)
+	if err != nil {
+		return f, err
 	}
 	for _, b := range []struct {
 		key string
@@ -141,6 +124,35 @@ func (api *API) parseFindingFilter(ctx context.Context, q url.Values) (ledger.Fi
 		f.Limit = n
 	}
 	return f, nil
+}
+
+// parseScope reads the provider and account of a findings filter into f
+// and returns the zone its dates are read in: the provider's, else UTC.
+func (api *API) parseScope(ctx context.Context, q url.Values, f *ledger.FindingFilter) (*time.Location, error) {
+	p := q.Get("provider")
+	if p == "" {
+		if q.Has("account") {
+			return nil, badField("account", "needs provider: an account belongs to one provider")
+		}
+		return time.UTC, nil
+	}
+	known, err := api.cfg.Providers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	zone, ok := known[p]
+	if !ok {
+		return nil, badField("provider", "%q: unknown provider", p)
+	}
+	f.Provider = p
+	if q.Has("account") {
+		acct, err := accountOf(api.cfg.Accounts, p, q.Get("account"))
+		if err != nil {
+			return nil, badField("account", "%s", err)
+		}
+		f.Accounts = []string{acct}
+	}
+	return zone, nil
 }
 
 func (api *API) listFindings(w http.ResponseWriter, r *http.Request) {
