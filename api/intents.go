@@ -261,17 +261,8 @@ func requestHash(p ledger.IntentParams) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// accountOf reads the account an intent names: "" or "default" for the
-// provider's default account, else one of the provider's accounts.
+// accountOf reads the account an intent names among the accounts of its
+// provider (ledger.ParseAccount).
 func accountOf(accounts map[string][]string, provider, name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" || strings.EqualFold(name, "default") {
-		return "", nil
-	}
-	accts := accounts[strings.ToLower(strings.TrimSpace(provider))]
-	if !slices.Contains(accts, name) {
-		return "", fmt.Errorf("%q is not an account of provider %q (accounts: default%s)", name, provider,
-			strings.Join(append([]string{""}, accts...), ", "))
-	}
-	return name, nil
+	return ledger.ParseAccount(name, accounts[strings.ToLower(strings.TrimSpace(provider))])
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
 	"github.com/reconcilehq/reconcile/providers/stripe"
@@ -163,24 +163,10 @@ func (m MpesaConfig) buildAccountPullers(mp *Provider, base mpesa.Config, hcfg m
 	return nil
 }
 
-// DefaultAccount is how people name a provider's default account on the
-// command line and in the console.
-const DefaultAccount = "default"
-
 // ParseAccount reads an account of the provider set up as setup, as a
-// person names it: "default" (or "") for the default account, an account's
-// id otherwise. An id the provider does not have is refused, naming those
-// it has.
+// person names it (ledger.ParseAccount).
 func ParseAccount(setup Provider, name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" || strings.EqualFold(name, DefaultAccount) {
-		return "", nil
-	}
-	if slices.Contains(setup.Accounts, name) {
-		return name, nil
-	}
-	return "", fmt.Errorf("%q is not an account of this provider (accounts: %s)", name,
-		strings.Join(append([]string{DefaultAccount}, setup.Accounts...), ", "))
+	return ledger.ParseAccount(name, setup.Accounts)
 }
 
 // AccountsOf lists, by provider, the accounts beyond the default one of

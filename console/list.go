@@ -51,7 +51,7 @@ func parseFindingsForm(q url.Values, zones map[string]*time.Location) (filterFor
 	switch {
 	case form.Account != "" && f.Provider == "":
 		problems = append(problems, "account: choose its provider too")
-	case strings.EqualFold(form.Account, "default"):
+	case strings.EqualFold(form.Account, ledger.DefaultAccount):
 		f.Accounts = []string{""}
 	case form.Account != "":
 		f.Accounts = []string{form.Account}

@@ -113,9 +113,8 @@ func (im *Intents) check(file string) func(intentcsv.Row) error {
 		if err := CheckProvider(im.Kinds, r.Intent.Provider); err != nil {
 			return err
 		}
-		if a := r.Intent.Account; a != "" && !slices.Contains(im.Accounts[r.Intent.Provider], a) {
-			return &ledger.FieldError{Field: "account", Err: fmt.Errorf("%s is not an account of provider %s (accounts: %s)",
-				ledger.Clip(a), r.Intent.Provider, strings.Join(append([]string{"default"}, im.Accounts[r.Intent.Provider]...), ", "))}
+		if _, err := ledger.ParseAccount(r.Intent.Account, im.Accounts[r.Intent.Provider]); err != nil {
+			return &ledger.FieldError{Field: "account", Err: err}
 		}
 		if im.Charges == nil || r.Intent.State != ledger.StatePending {
 			return nil

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -96,4 +98,23 @@ type RunFinish struct {
 	Counts RunCounts
 	Error  string
 	Now    time.Time
+}
+
+// DefaultAccount is how people name a provider's default account (the
+// empty one) on the command line, in files and in the APIs.
+const DefaultAccount = "default"
+
+// ParseAccount reads an account as a person names it: "" or "default" for
+// the provider's default account, else one of accounts (the provider's
+// others). Any other name is refused, naming those there are.
+func ParseAccount(name string, accounts []string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || strings.EqualFold(name, DefaultAccount) {
+		return "", nil
+	}
+	if slices.Contains(accounts, name) {
+		return name, nil
+	}
+	return "", fmt.Errorf("%s is not an account of the provider (accounts: %s)", Clip(name),
+		strings.Join(append([]string{DefaultAccount}, accounts...), ", "))
 }

@@ -203,7 +203,7 @@ func parseRow(at [numColumns]int, width int, rec []string, kinds Kinds) (Row, st
 		kind = kinds.of(strings.ToLower(n.Provider), len(refs) > 0)
 	}
 	n.Kind, n.RefundOf = kind, get(colRefundOf)
-	if a := get(colAccount); !strings.EqualFold(a, "default") {
+	if a := get(colAccount); !strings.EqualFold(a, ledger.DefaultAccount) {
 		n.Account = a
 	}
 	cur, err := money.NormalizeCurrency(get(colCurrency))
