@@ -86,17 +86,26 @@ func (m MpesaConfig) validateAccounts(bad func(key, format string, args ...any))
 	if len(m.Accounts) > 0 && strings.TrimSpace(m.ShortCode) == "" {
 		bad("providers.mpesa.short_code", "is required when accounts are listed: it names the default account")
 	}
-	seen := map[string]bool{strings.TrimSpace(m.ShortCode): true}
-	for i, a := range m.Accounts {
-		key := fmt.Sprintf("providers.mpesa.accounts[%d].short_code", i)
-		sc := strings.TrimSpace(a.ShortCode)
+	validateAccountIDs(bad, "providers.mpesa.accounts[%d].short_code", m.AccountIDs(), shortCodeForm,
+		"a paybill or till number (5 to 8 digits)", strings.TrimSpace(m.ShortCode))
+}
+
+// validateAccountIDs checks the ids of a provider's accounts, whose keys
+// are key with their position: each of the form form (described as what),
+// none listed twice nor the default account's id (taken, when not empty).
+func validateAccountIDs(bad func(key, format string, args ...any), key string, ids []string, form *regexp.Regexp, what, taken string) {
+	seen := map[string]bool{}
+	if taken != "" {
+		seen[taken] = true
+	}
+	for i, id := range ids {
 		switch {
-		case !shortCodeForm.MatchString(sc):
-			bad(key, "%q is not a paybill or till number (5 to 8 digits)", a.ShortCode)
-		case seen[sc]:
-			bad(key, "%q is already an account (or the default short_code)", a.ShortCode)
+		case !form.MatchString(id):
+			bad(fmt.Sprintf(key, i), "%q is not %s", id, what)
+		case seen[id]:
+			bad(fmt.Sprintf(key, i), "%q is listed twice (or is the default account)", id)
 		}
-		seen[sc] = true
+		seen[id] = true
 	}
 }
 
@@ -218,18 +227,7 @@ var stripeAccountForm = regexp.MustCompile(`^acct_[A-Za-z0-9]{1,64}$`)
 // validateAccounts checks the connected accounts: each an acct_ id of its
 // own.
 func (s StripeConfig) validateAccounts(bad func(key, format string, args ...any)) {
-	seen := map[string]bool{}
-	for i, a := range s.Accounts {
-		key := fmt.Sprintf("providers.stripe.accounts[%d].id", i)
-		id := strings.TrimSpace(a.ID)
-		switch {
-		case !stripeAccountForm.MatchString(id):
-			bad(key, "%q is not a connected account id (acct_...)", a.ID)
-		case seen[id]:
-			bad(key, "%q is listed twice", a.ID)
-		}
-		seen[id] = true
-	}
+	validateAccountIDs(bad, "providers.stripe.accounts[%d].id", s.AccountIDs(), stripeAccountForm, "a connected account id (acct_...)", "")
 }
 
 // buildAccounts builds, for each connected account, a client on its

@@ -22,7 +22,7 @@ func TestAccountsValidate(t *testing.T) {
 	for _, want := range []string{
 		"providers.mpesa.short_code: is required when accounts are listed",
 		`providers.mpesa.accounts[1].short_code: "60x" is not a paybill or till number`,
-		`providers.mpesa.accounts[2].short_code: "600639" is already an account`,
+		`providers.mpesa.accounts[2].short_code: "600639" is listed twice`,
 		`providers.stripe.accounts[1].id: "acc_nope" is not a connected account id`,
 		`providers.stripe.accounts[2].id: "acct_1Kenya" is listed twice`,
 	} {
