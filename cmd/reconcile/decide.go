@@ -60,7 +60,7 @@ func decisionCmd(a *app, verb findings.Verb, use, short, long, noteHelp string) 
 			if err != nil {
 				return err
 			}
-			out, err := deps.findings.Decide(ctx, d)
+			out, err := deps.Findings.Decide(ctx, d)
 			if err != nil {
 				return decisionError(verb, args[0], err)
 			}

@@ -31,8 +31,8 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	var (
 		provider, account, format string
 		from, to                  string
-		statuses, kinds  []string
-		limit            int
+		statuses, kinds           []string
+		limit                     int
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -85,11 +85,11 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if f.From, f.To, err = listWindow(ctx, d, provider, from, to); err != nil {
 				return err
 			}
-			list, err := d.reads(ctx).ListFindings(ctx, f)
+			list, err := d.Reads(ctx).ListFindings(ctx, f)
 			if err != nil {
 				return err
 			}
-			return report.WriteFindingsIn(a.stdout, fmtOut, list, d.zones)
+			return report.WriteFindingsIn(a.stdout, fmtOut, list, d.Zones)
 		},
 	}
 	fl := cmd.Flags()

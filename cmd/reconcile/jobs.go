@@ -69,7 +69,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := d.queue.List(cmd.Context(), params)
+			res, err := d.Queue.List(cmd.Context(), params)
 			if err != nil {
 				return err
 			}
@@ -98,7 +98,7 @@ func newJobsRetryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			job, err := d.queue.Retry(cmd.Context(), id)
+			job, err := d.Queue.Retry(cmd.Context(), id)
 			if err != nil {
 				return fmt.Errorf("retry job %d: %w", id, err)
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,10 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/report"
 )
@@ -130,7 +127,7 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if err != nil {
 				return err
 			}
-			q, res, err := a.processor(d).ReplayKept(ctx, d.store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.callbackParsers()})
+			q, res, err := d.Intake().ReplayKept(ctx, d.store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.CallbackParsers()})
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("quarantined item", args[0], "quarantine list")
 			}
@@ -144,16 +141,4 @@ with their file's header); fix the file and import it again, then dismiss the it
 	cmd.Flags().StringVar(&note, "note", "", "what was fixed (optional)")
 	addActorFlag(cmd, &actor)
 	return cmd
-}
-
-// replay submits a kept item's raw input through its path and says what it
-// added (intake.Processor.Replay).
-func (a *app) replay(ctx context.Context, d *deps, q ledger.QuarantineItem) (string, error) {
-	return a.processor(d).Replay(ctx, q, d.callbackParsers())
-}
-
-// callbackParsers are the configured providers' callback parsers, by
-// provider.
-func (d *deps) callbackParsers() map[string]providers.CallbackParser {
-	return config.CallbackParsers(d.providers)
 }

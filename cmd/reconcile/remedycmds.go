@@ -121,7 +121,7 @@ func (a *app) decideRemedy(cmd *cobra.Command, d findings.Decision, actor string
 	if err != nil {
 		return err
 	}
-	out, err := deps.findings.Decide(ctx, d)
+	out, err := deps.Findings.Decide(ctx, d)
 	if out.Remedy != nil && errors.Is(err, findings.ErrRequestExpired) {
 		if werr := findings.WriteRemedy(a.stdout, out); werr != nil {
 			return werr

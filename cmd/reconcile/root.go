@@ -174,7 +174,7 @@ func (a *app) load(cmd *cobra.Command) error {
 
 func (a *app) close() {
 	if a.deps != nil {
-		a.deps.close()
+		a.deps.Close()
 		a.deps = nil
 	}
 }

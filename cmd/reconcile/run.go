@@ -4,18 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
-	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/config"
-	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers"
-	"github.com/reconcilehq/reconcile/providers/bankaccount"
-	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
@@ -98,7 +92,7 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			if err != nil {
 				return err
 			}
-			rec, err := a.newReconciler(d, d.queue, a.charges(d))
+			rec, err := d.Reconciler(d.Queue, d.QueuedCharges())
 			if err != nil {
 				return err
 			}
@@ -169,74 +163,6 @@ func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *dep
 	return out, nil
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// newReconciler wires a Reconciler: the providers' pullers and graces, the
-// charge service as settler (so settling emits events), and the Slack
-// planner, enqueuing through q, as the findings hook.
-func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reconciler.Reconciler, error) {
-	cfg := reconciler.Config{Clock: a.clock, Logger: a.logger, Lease: a.cfg.Reconcile.Lease, Tolerance: a.cfg.Reconcile.Tolerance,
-		Fuzzy: a.cfg.Reconcile.Fuzzy, Grace: map[string]time.Duration{}, Pullers: map[string]providers.Puller{}, Settler: svc,
-		Horizon: map[string]time.Duration{}, Zones: map[string]*time.Location{}, Banks: map[string]*bankaccount.Account{},
-		PayoutPullers: map[string]providers.PayoutPuller{}}
-	for name, p := range d.providers {
-		cfg.Grace[name], cfg.Horizon[name], cfg.Zones[name] = p.Grace, p.Horizon, p.Zone
-		if p.ExactReferences {
-			cfg.ExactReferences = append(cfg.ExactReferences, name)
-		}
-		if p.Puller != nil {
-			cfg.Pullers[name] = p.Puller
-		}
-		for acct, puller := range p.AccountPullers {
-			cfg.Pullers[ledger.Scope(name, acct)] = puller
-		}
-		if p.PayoutPuller != nil {
-			cfg.PayoutPullers[name] = p.PayoutPuller
-		}
-		if p.Bank != nil {
-			cfg.Banks[name] = p.Bank
-		}
-	}
-	if d.alertsOn {
-		planner, err := alerts.NewPlanner(d.alerts, a.clock)
-		if err != nil {
-			return nil, err
-		}
-		cfg.OnFindings = planner.Hook(alerts.EnqueueFunc(q, d.alerts))
-	}
-	if d.replica != nil {
-		cfg.Replica = d.replica
-	}
-	return reconciler.New(d.store, cfg), nil
-}
-
-// chargeService builds the charge service of this process; the caller gives
-// it its queue.
-func (a *app) chargeService(d *deps, m *charge.Metrics) *charge.Service {
-	cfg := a.cfg
-	host, _ := os.Hostname()
-	return charge.New(charge.Deps{Store: d.store, Chargers: d.chargers(), Clock: a.clock, Logger: a.logger, Metrics: m},
-		charge.Config{Lease: cfg.Charges.Lease, MaxAttempts: cfg.Charges.MaxAttempts, PendingPoll: cfg.Charges.PendingPoll,
-			PendingGiveUp: cfg.Charges.PendingGiveUp, ReceiptPoll: cfg.Charges.ReceiptPoll, ReceiptWait: cfg.Charges.ReceiptWait,
-			Owner:     fmt.Sprintf("%s-%d", host, os.Getpid()),
-			Endpoints: cfg.Events.Endpoints, SigningSecret: cfg.Events.SigningSecret})
-}
-
-// charges is the charge service of a CLI command, enqueuing (events, the
-// charges of imported intents) through the insert-only queue.
-func (a *app) charges(d *deps) *charge.Service {
-	svc := a.chargeService(d, nil)
-	svc.UseQueue(d.queue)
-	return svc
-}
-
 // previewDryRun shows the Slack messages a real run would send.
 func (a *app) previewDryRun(d *deps, out *reconciler.Outcome, f report.Format) error {
 	w := a.stdout
@@ -244,5 +170,5 @@ func (a *app) previewDryRun(d *deps, out *reconciler.Outcome, f report.Format) e
 		w = a.stderr // keep machine-readable output clean
 	}
 	fmt.Fprintln(w, "\nSlack messages this run would send:")
-	return alerts.PreviewFindings(w, d.previewConfig(), out.Run, out.Findings)
+	return alerts.PreviewFindings(w, d.PreviewAlerts(), out.Run, out.Findings)
 }

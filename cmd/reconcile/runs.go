@@ -48,7 +48,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
-			runs, err := d.reads(ctx).ListRuns(ctx, provider, limit)
+			runs, err := d.Reads(ctx).ListRuns(ctx, provider, limit)
 			if err != nil {
 				return err
 			}
@@ -91,7 +91,7 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			books := deps.reads(ctx)
+			books := deps.Reads(ctx)
 			r, err := books.GetRun(ctx, id)
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("run", args[0], "runs list")
@@ -111,9 +111,9 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			case report.JSON:
 				return writeIndented(a.stdout, d)
 			case report.CSV:
-				return report.WriteFindingsIn(a.stdout, report.CSV, fs, deps.zones)
+				return report.WriteFindingsIn(a.stdout, report.CSV, fs, deps.Zones)
 			}
-			return report.WriteRunText(a.stdout, d.Run, fs, deps.zones)
+			return report.WriteRunText(a.stdout, d.Run, fs, deps.Zones)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the findings)")
