@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/config"
@@ -55,23 +53,12 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			} else if cmd.Flags().Changed("account") {
 				return usagef("--account needs --provider: an account belongs to one provider")
 			}
-			for _, s := range statuses {
-				if strings.EqualFold(strings.TrimSpace(s), "all") {
-					f.Statuses = nil // every status, as the console's "all"
-					break
-				}
-				st, ok := ledger.ParseFindingStatus(s)
-				if !ok {
-					return usagef("--status %q: want open, acknowledged, resolved or all", s)
-				}
-				f.Statuses = append(f.Statuses, st)
+			var err error
+			if f.Statuses, err = findings.ParseStatuses(statuses); err != nil {
+				return usagef("--status %v", err)
 			}
-			for _, k := range kinds {
-				kind, ok := findings.ParseKind(k)
-				if !ok {
-					return usagef("--kind %q: want one of %s", k, findings.KindNames())
-				}
-				f.Kinds = append(f.Kinds, kind)
+			if f.Kinds, err = findings.ParseKinds(kinds); err != nil {
+				return usagef("--kind %v", err)
 			}
 			fmtOut, err := report.ParseFormat(format)
 			if err != nil {

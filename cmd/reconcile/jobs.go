@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -25,10 +23,6 @@ the database, listed by 'reconcile jobs list --state discarded', until a person 
 	return cmd
 }
 
-var jobStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
-	rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStateCompleted,
-	rivertype.JobStatePending}
-
 func newJobsListCmd(a *app) *cobra.Command {
 	var (
 		states, kinds []string
@@ -40,26 +34,9 @@ func newJobsListCmd(a *app) *cobra.Command {
 		Short: "List jobs, newest first (by default everything not completed: waiting, running, retrying, discarded, cancelled)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			params := river.NewJobListParams().First(limit).OrderBy(river.JobListOrderByID, river.SortOrderDesc)
-			var st []rivertype.JobState
-			for _, s := range states {
-				ok := false
-				for _, js := range jobStates {
-					if string(js) == s {
-						st, ok = append(st, js), true
-					}
-				}
-				if !ok {
-					return usagef("--state %q: want one of available, running, retryable, scheduled, discarded, cancelled, completed, pending", s)
-				}
-			}
-			if len(st) == 0 {
-				st = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
-					rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStatePending}
-			}
-			params = params.States(st...)
-			if len(kinds) > 0 {
-				params = params.Kinds(kinds...)
+			params, err := queue.ListParams(states, kinds, limit)
+			if err != nil {
+				return usagef("--state %v", err)
 			}
 			f, err := report.ParseFormat(format)
 			if err != nil {
@@ -73,7 +50,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.WriteJobs(a.stdout, f, res.Jobs, func(s string) string { return redactAll(s, a.secrets()) })
+			return report.WriteJobs(a.stdout, f, res.Jobs, a.redact)
 		},
 	}
 	f := cmd.Flags()

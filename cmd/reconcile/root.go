@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -148,23 +147,11 @@ func (a *app) load(cmd *cobra.Command) error {
 	if f := cmd.Flags().Lookup("database-url"); f != nil && f.Changed {
 		src.DatabaseURL = f.Value.String()
 	}
-	cfg, err := config.Load(src)
+	cfg, err := config.LoadChecked(src, cmd.Name() == "serve")
 	if err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if cmd.Name() == "serve" {
-		if err := cfg.ValidateDelivery(); err != nil {
-			return err
-		}
-	}
-	a.cfg, a.loaded = cfg, true
-	if f := cmd.Flags().Lookup("database-url"); (f == nil || !f.Changed) && cfg.DatabaseURL == database.DefaultURL {
-		_, fromEnv := os.LookupEnv("RECONCILE_DATABASE_URL")
-		a.defaultDB = !fromEnv
-	}
+	a.cfg, a.loaded, a.defaultDB = cfg, true, src.DefaultDatabase(cfg)
 	if a.clock == nil {
 		a.clock = time.Now
 	}
@@ -179,21 +166,11 @@ func (a *app) close() {
 	}
 }
 
-// secrets lists configured secret values, to be scrubbed from any error text.
-func (a *app) secrets() []string {
+// redact scrubs the configured secrets from s (config.Config.Redact), once
+// the configuration is loaded.
+func (a *app) redact(s string) string {
 	if !a.loaded {
-		return nil
+		return s
 	}
-	return a.cfg.SecretValues()
-}
-
-// redactAll replaces every secret value in s, and the password of any
-// database URL.
-func redactAll(s string, secrets []string) string {
-	for _, v := range secrets {
-		if len(v) >= 6 {
-			s = strings.ReplaceAll(s, v, "[redacted]")
-		}
-	}
-	return s
+	return a.cfg.Redact(s)
 }

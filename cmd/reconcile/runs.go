@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -52,23 +50,13 @@ func newRunsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			views := make([]report.RunView, 0, len(runs))
-			for _, r := range runs {
-				views = append(views, report.ViewRun(r))
-			}
-			return report.WriteRuns(a.stdout, f, views)
+			return report.WriteRuns(a.stdout, f, report.ViewRuns(runs))
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "only this provider")
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many")
 	return cmd
-}
-
-// runDetail is a run with the findings it saw last.
-type runDetail struct {
-	Run      report.RunView         `json:"run"`
-	Findings []findings.FindingView `json:"findings"`
 }
 
 func newRunsShowCmd(a *app) *cobra.Command {
@@ -103,25 +91,9 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d := runDetail{Run: report.ViewRun(r), Findings: make([]findings.FindingView, 0, len(fs))}
-			for _, f := range fs {
-				d.Findings = append(d.Findings, findings.ViewFinding(f))
-			}
-			switch f {
-			case report.JSON:
-				return writeIndented(a.stdout, d)
-			case report.CSV:
-				return report.WriteFindingsIn(a.stdout, report.CSV, fs, deps.Zones)
-			}
-			return report.WriteRunText(a.stdout, d.Run, fs, deps.Zones)
+			return findings.WriteRun(a.stdout, f, r, fs, deps.Zones)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the findings)")
 	return cmd
-}
-
-func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

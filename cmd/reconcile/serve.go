@@ -41,6 +41,6 @@ func newServer(ctx context.Context, a *app) (*service.Server, error) {
 	}
 	return service.New(ctx, service.Deps{Config: a.cfg, Store: d.store, ConsoleStore: consoleBooks(d), Providers: d.Providers, Zones: d.Zones, Findings: d.Findings,
 		Charges: d.Charges, Reconciler: d.Reconciler, Replay: d.Replay,
-		Redact: func(t string) string { return redactAll(t, a.secrets()) },
+		Redact: a.redact,
 		Clock:  a.clock, Logger: a.logger})
 }
