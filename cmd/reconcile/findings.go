@@ -60,10 +60,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if f.Kinds, err = findings.ParseKinds(kinds); err != nil {
 				return usagef("--kind %v", err)
 			}
-			fmtOut, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			fmtOut := formatOf(format)
 			ctx := cmd.Context()
 			d, err := a.resolve(ctx, storeExisting)
 			if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
 )
 
@@ -27,10 +26,7 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 --format csv prints the history only, one event a row.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			ctx := cmd.Context()
 			deps, err := a.resolve(ctx, storeCreate)
 			if err != nil {

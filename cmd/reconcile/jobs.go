@@ -38,10 +38,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return usagef("--state %v", err)
 			}
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err

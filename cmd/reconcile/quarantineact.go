@@ -11,7 +11,6 @@ import (
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/intake"
-	"github.com/reconcilehq/reconcile/report"
 )
 
 // quarantineActCmds are dismiss and replay.
@@ -26,10 +25,7 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 		Short: "Show a quarantined item: its reason, its input (masked) and its history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			id, err := parseQuarantineID(args[0])
 			if err != nil {
 				return err

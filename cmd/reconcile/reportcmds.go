@@ -44,16 +44,16 @@ in the console.`,
 			if _, err := ledger.ParsePeriod(period); err != nil {
 				return usagef("--period %q: want a month, YYYY-MM", period)
 			}
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			if provider != "" {
 				if _, err := a.setup(provider); err != nil {
 					return err
 				}
 			}
-			var who ledger.Actor
+			var (
+				who ledger.Actor
+				err error
+			)
 			if closeIt {
 				if who, err = cliActor(actor); err != nil {
 					return err

@@ -12,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/logging"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 // app is what every command shares: the command line's streams and
@@ -58,6 +59,13 @@ or a config file (see config.example.yaml).`,
 			if err := cmd.ValidateRequiredFlags(); err != nil {
 				return &usageError{err}
 			}
+			// Every --format is checked here, once, before the command
+			// runs (formatOf).
+			if f := cmd.Flags().Lookup("format"); f != nil {
+				if _, err := report.ParseFormat(f.Value.String()); err != nil {
+					return usagef("--format: %v", err)
+				}
+			}
 			return nil
 		},
 	}
@@ -89,6 +97,13 @@ or a config file (see config.example.yaml).`,
 		setUsageArgs(c)
 	}
 	return root
+}
+
+// formatOf is the report format a --format flag names, checked before
+// the command ran.
+func formatOf(flag string) report.Format {
+	f, _ := report.ParseFormat(flag)
+	return f
 }
 
 // setGroupUsage makes a command that only groups others (findings, jobs,

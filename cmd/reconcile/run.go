@@ -59,10 +59,7 @@ Exit codes: 0 done (findings are results, not failures); 3 done with open findin
 			if err != nil {
 				return err
 			}
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			start, err := schedule.ParseTime(from, setup.Zone)
 			if err != nil {
 				return usagef("--from: %v", err)

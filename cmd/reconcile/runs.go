@@ -32,10 +32,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 		Short: "List runs, the latest windows first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			ctx := cmd.Context()
 			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
@@ -66,10 +63,7 @@ func newRunsShowCmd(a *app) *cobra.Command {
 		Short: "Show a run: its window, outcome, counts and the findings it was the last to see",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			id, err := strconv.ParseInt(args[0], 10, 64)
 			if err != nil || id <= 0 {
 				return usagef("run id %q: want a positive number (see `reconcile runs list`)", args[0])
