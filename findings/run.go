@@ -1,7 +1,6 @@
 package findings
 
 import (
-	"encoding/json"
 	"io"
 	"time"
 
@@ -26,9 +25,7 @@ func WriteRun(w io.Writer, f report.Format, r ledger.Run, fs []ledger.Finding, z
 	}
 	switch f {
 	case report.JSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
+		return writeJSON(w, d)
 	case report.CSV:
 		return report.WriteFindingsIn(w, report.CSV, fs, zones)
 	}

@@ -70,8 +70,9 @@ func decisionCmd(a *app, verb findings.Verb, use, short, long, noteHelp string) 
 	return cmd
 }
 
-// decide applies d for the command line's actor and prints what it did; a
-// remedy request that expired is printed before the error saying so.
+// decide applies d for the command line's actor and prints what it did
+// (a remedy, an approval or a rejection as its request stands); a request
+// that expired is printed before the error saying so.
 func (a *app) decide(cmd *cobra.Command, d findings.Decision, actor string) error {
 	who, err := cliActor(actor)
 	if err != nil {
@@ -95,7 +96,7 @@ func (a *app) decide(cmd *cobra.Command, d findings.Decision, actor string) erro
 	switch {
 	case err != nil:
 		return decisionError(d.Verb, d.FindingID, err)
-	case findings.IsRemedy(d.Verb):
+	case findings.IsRemedy(d.Verb), d.Verb == findings.Approve, d.Verb == findings.Reject:
 		return findings.WriteRemedy(a.stdout, out)
 	}
 	return findings.WriteDecision(a.stdout, d.Verb, out)
