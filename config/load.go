@@ -194,6 +194,43 @@ func collectKeys(t reflect.Type, prefix string, out map[string]bool) {
 	}
 }
 
+// LoadChecked loads the configuration (Load) and checks it (Validate); with
+// deliver, as for `reconcile serve`, it checks the secrets delivering needs
+// too (ValidateDelivery).
+func LoadChecked(src Source, deliver bool) (Config, error) {
+	c, err := Load(src)
+	if err != nil {
+		return c, err
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	if deliver {
+		if err := c.ValidateDelivery(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// DefaultDatabase reports whether nothing chose c's database: no flag
+// (src.DatabaseURL), no RECONCILE_DATABASE_URL and no file named one.
+func (src Source) DefaultDatabase(c Config) bool {
+	_, fromEnv := os.LookupEnv("RECONCILE_DATABASE_URL")
+	return src.DatabaseURL == "" && c.DatabaseURL == database.DefaultURL && !fromEnv
+}
+
+// Redact replaces in s every secret value (SecretValues) of six bytes or
+// more, the database URLs and their passwords among them.
+func (c Config) Redact(s string) string {
+	for _, v := range c.SecretValues() {
+		if len(v) >= 6 {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
+	}
+	return s
+}
+
 // SecretValues lists the configured secrets and the database password, for
 // scrubbing error text.
 func (c Config) SecretValues() []string {

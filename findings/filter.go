@@ -2,6 +2,7 @@ package findings
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -59,4 +60,34 @@ func Providers(ctx context.Context, c Counter, zones map[string]*time.Location) 
 // ProviderNames are the names of Providers, sorted.
 func ProviderNames(ps map[string]*time.Location) []string {
 	return slices.Sorted(maps.Keys(ps))
+}
+
+// ParseStatuses reads the statuses a list asks for: open, acknowledged,
+// resolved, or "all" for every status (nil).
+func ParseStatuses(names []string) ([]ledger.FindingStatus, error) {
+	var out []ledger.FindingStatus
+	for _, s := range names {
+		if strings.EqualFold(strings.TrimSpace(s), "all") {
+			return nil, nil
+		}
+		st, ok := ledger.ParseFindingStatus(s)
+		if !ok {
+			return nil, fmt.Errorf("%q: want open, acknowledged, resolved or all", s)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// ParseKinds reads the kinds a list asks for.
+func ParseKinds(names []string) ([]ledger.Kind, error) {
+	var out []ledger.Kind
+	for _, k := range names {
+		kind, ok := ParseKind(k)
+		if !ok {
+			return nil, fmt.Errorf("%q: want one of %s", k, KindNames())
+		}
+		out = append(out, kind)
+	}
+	return out, nil
 }

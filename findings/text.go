@@ -22,14 +22,19 @@ import (
 func Write(w io.Writer, f report.Format, d DetailView, loc *time.Location) error {
 	switch f {
 	case report.JSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
+		return writeJSON(w, d)
 	case report.CSV:
 		return WriteHistoryCSV(w, d.Finding.ID, d.History)
 	default:
 		return WriteText(w, d, loc)
 	}
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -3,8 +3,10 @@ package queue
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -39,4 +41,32 @@ func LastError(j *rivertype.JobRow) string {
 		msg = msg[:i]
 	}
 	return msg
+}
+
+// States are the job states, in the order people are told them.
+var States = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
+	rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStateCompleted,
+	rivertype.JobStatePending}
+
+// ListParams are the parameters of a list of jobs, newest first: at most
+// limit jobs of the named states (by default every state but completed)
+// and kinds (by default every kind). An unknown state is an error.
+func ListParams(states, kinds []string, limit int) (*river.JobListParams, error) {
+	params := river.NewJobListParams().First(limit).OrderBy(river.JobListOrderByID, river.SortOrderDesc)
+	var st []rivertype.JobState
+	for _, s := range states {
+		i := slices.Index(States, rivertype.JobState(s))
+		if i < 0 {
+			return nil, fmt.Errorf("%q: want one of available, running, retryable, scheduled, discarded, cancelled, completed, pending", s)
+		}
+		st = append(st, States[i])
+	}
+	if len(st) == 0 {
+		st = slices.DeleteFunc(slices.Clone(States), func(s rivertype.JobState) bool { return s == rivertype.JobStateCompleted })
+	}
+	params = params.States(st...)
+	if len(kinds) > 0 {
+		params = params.Kinds(kinds...)
+	}
+	return params, nil
 }

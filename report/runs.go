@@ -33,6 +33,15 @@ func ViewRun(r ledger.Run) RunView {
 		StartedAt: r.StartedAt.UTC(), FinishedAt: optTime(r.FinishedAt), Counts: r.Counts, Error: r.Error}
 }
 
+// ViewRuns are the views of runs, in their order.
+func ViewRuns(runs []ledger.Run) []RunView {
+	views := make([]RunView, 0, len(runs))
+	for _, r := range runs {
+		views = append(views, ViewRun(r))
+	}
+	return views
+}
+
 // WriteRuns renders runs in format f: text, JSON ({"runs": [...]}) or CSV.
 func WriteRuns(w io.Writer, f Format, runs []RunView) error {
 	switch f {

@@ -24,21 +24,10 @@ func newAlertsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return alerts.Preview(cmd.Context(), d.store, runID, d.previewConfig(), a.stdout)
+			return alerts.Preview(cmd.Context(), d.store, runID, d.PreviewAlerts(), a.stdout)
 		},
 	}
 	preview.Flags().Int64Var(&runID, "run", 0, "run id")
 	cmd.AddCommand(preview)
 	return cmd
-}
-
-// previewConfig is the alerts configuration previews show messages with:
-// the configured one, or, when alerts are not configured yet, what they
-// would look like.
-func (d *deps) previewConfig() alerts.Config {
-	if d.alertsOn {
-		return d.alerts
-	}
-	return alerts.Config{Mode: alerts.ModeWebhook, Channel: "finance-ops", Zones: d.zones,
-		Webhooks: map[string]string{"finance-ops": "https://hooks.slack.com/services/preview"}}.WithDefaults()
 }

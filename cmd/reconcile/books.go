@@ -13,6 +13,7 @@ import (
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/schedule"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 // eraseKeyEnv names the variable that holds the secret erasure tokens are
@@ -51,31 +52,24 @@ the sum of every amount column, and a checksum of the primary keys. The table of
 standard output; progress to standard error (--quiet for none). Any difference exits 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			from := a.cfg.DatabaseURL
 			if _, err := database.Engine(to); err != nil {
 				return usagef("--to: %v", err)
 			}
-			if database.Same(from, to) {
+			if database.Same(a.cfg.DatabaseURL, to) {
 				return usagef("--to %s is the database the books are copied from", database.Redact(to))
 			}
-			src, dst, err := a.openBoth(ctx, to)
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			defer dst.Close()
 			var progress io.Writer = a.stderr
 			if quiet {
 				progress = nil
 			}
-			rep, err := books.Copy(ctx, src, dst, books.CopyOptions{Progress: progress, Clock: a.clock})
-			if err := a.copyOutcome("copy to", to, rep, err); err != nil {
-				return err
-			}
-			a.logger.Info("books copied", "from", src.Engine(), "to", database.Redact(to), "tables", len(rep.Tables),
-				"rows", rep.Rows(), "duration", rep.Took.Round(time.Millisecond).String())
-			return nil
+			return a.compareBooks(cmd.Context(), "copy to", to, func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error) {
+				rep, err := books.Copy(ctx, src, dst, books.CopyOptions{Progress: progress, Clock: a.clock})
+				if err == nil {
+					a.logger.Info("books copied", "from", src.Engine(), "to", database.Redact(to), "tables", len(rep.Tables),
+						"rows", rep.Rows(), "duration", rep.Took.Round(time.Millisecond).String())
+				}
+				return rep, err
+			})
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the database to copy into: postgres://... or sqlite:PATH (required)")
@@ -95,18 +89,10 @@ table. Both databases are only read. A difference (the source took writes since,
 was changed) exits 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
 			if _, err := database.Engine(to); err != nil {
 				return usagef("--to: %v", err)
 			}
-			src, dst, err := a.openBoth(ctx, to)
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			defer dst.Close()
-			rep, err := books.Verify(ctx, src, dst)
-			return a.copyOutcome("verify", to, rep, err)
+			return a.compareBooks(cmd.Context(), "verify", to, books.Verify)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the copy: postgres://... or sqlite:PATH (required)")
@@ -114,27 +100,19 @@ was changed) exits 1.`,
 	return cmd
 }
 
-// openBoth opens the configured books to read them, never creating nor
-// migrating them, and the database to.
-func (a *app) openBoth(ctx context.Context, to string) (src, dst ledger.Store, err error) {
-	u := a.cfg.DatabaseURL
-	if database.Missing(u) {
-		return nil, nil, fmt.Errorf("database %s does not exist: point --database-url at the books to copy", database.Redact(u))
+// compareBooks opens the configured books, never creating nor migrating
+// them, and the database to (wiring.OpenCopy), then prints the table of
+// checks work (a copy or a verification) returns, when there is one, and
+// says what failed (verb and the database to).
+func (a *app) compareBooks(ctx context.Context, verb, to string,
+	work func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error)) error {
+	src, dst, err := wiring.OpenCopy(ctx, a.cfg, to)
+	if err != nil {
+		return err
 	}
-	opts := database.Options{MaxConns: a.cfg.Database.MaxConns}
-	if src, err = database.Open(ctx, u, opts); err != nil {
-		return nil, nil, err
-	}
-	if dst, err = database.Open(ctx, to, opts); err != nil {
-		src.Close()
-		return nil, nil, err
-	}
-	return src, dst, nil
-}
-
-// copyOutcome prints the table of checks of a copy or a verification,
-// when there is one, and says what failed (verb and the database to).
-func (a *app) copyOutcome(verb, to string, rep *books.CopyReport, err error) error {
+	defer src.Close()
+	defer dst.Close()
+	rep, err := work(ctx, src, dst)
 	if rep != nil {
 		if werr := rep.WriteText(a.stdout); werr != nil {
 			return werr

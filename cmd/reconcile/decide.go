@@ -37,62 +37,87 @@ deleted, and the unknown_charge and the intent's missing_at_provider are reopene
 	}
 }
 
-// decisionCmd is the command of one verb: ID, --note, --actor and, for a
-// match, --intent.
+// decisionCmd is the command of one verb: ID, --note, --actor and what
+// the verb takes besides: --intent for a match, --amount for a refund or
+// a write-off, --txn for a refund, --request to approve or reject.
 func decisionCmd(a *app, verb findings.Verb, use, short, long, noteHelp string) *cobra.Command {
-	var note, actor, intent string
+	var note, actor, intent, amount, txn string
+	var request int64
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Long:  long,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			who, err := cliActor(actor)
-			if err != nil {
-				return err
-			}
-			d := findings.Decision{Verb: verb, FindingID: args[0], Actor: who, Note: note, IntentKey: intent}
-			if err := d.Check(); err != nil {
-				return decisionError(verb, args[0], err)
-			}
-			ctx := cmd.Context()
-			deps, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			out, err := deps.findings.Decide(ctx, d)
-			if err != nil {
-				return decisionError(verb, args[0], err)
-			}
-			return findings.WriteDecision(a.stdout, verb, out)
+			return a.decide(cmd, findings.Decision{Verb: verb, FindingID: args[0], Note: note, IntentKey: intent,
+				Amount: amount, TxnID: txn, Remedy: request}, actor)
 		},
 	}
-	cmd.Flags().StringVar(&note, "note", "", noteHelp)
-	if verb == findings.Match {
-		cmd.Flags().StringVar(&intent, "intent", "", "the intent the transaction pays (required)")
+	fl := cmd.Flags()
+	fl.StringVar(&note, "note", "", noteHelp)
+	switch verb {
+	case findings.Match:
+		fl.StringVar(&intent, "intent", "", "the intent the transaction pays (required)")
+	case findings.Refund, findings.WriteOff:
+		fl.StringVar(&amount, "amount", "", "how much, in the finding's currency (default: see above)")
+	case findings.Approve, findings.Reject:
+		fl.Int64Var(&request, "request", 0, "the request's number, as `findings show` lists it (required)")
+	}
+	if verb == findings.Refund {
+		fl.StringVar(&txn, "txn", "", "the payment to give back (default: see above)")
 	}
 	addActorFlag(cmd, &actor)
 	return cmd
 }
 
+// decide applies d for the command line's actor and prints what it did
+// (a remedy, an approval or a rejection as its request stands); a request
+// that expired is printed before the error saying so.
+func (a *app) decide(cmd *cobra.Command, d findings.Decision, actor string) error {
+	who, err := cliActor(actor)
+	if err != nil {
+		return err
+	}
+	d.Actor = who
+	if err := d.Check(); err != nil {
+		return decisionError(d.Verb, d.FindingID, err)
+	}
+	ctx := cmd.Context()
+	deps, err := a.resolve(ctx, storeExisting)
+	if err != nil {
+		return err
+	}
+	out, err := deps.Findings.Decide(ctx, d)
+	if out.Remedy != nil && errors.Is(err, findings.ErrRequestExpired) {
+		if werr := findings.WriteRemedy(a.stdout, out); werr != nil {
+			return werr
+		}
+	}
+	switch {
+	case err != nil:
+		return decisionError(d.Verb, d.FindingID, err)
+	case findings.IsRemedy(d.Verb), d.Verb == findings.Approve, d.Verb == findings.Reject:
+		return findings.WriteRemedy(a.stdout, out)
+	}
+	return findings.WriteDecision(a.stdout, d.Verb, out)
+}
+
 // decisionError explains a refused decision: a rule or the books refusing
-// it is a usage error (exit 2), a finding that does not exist or has moved
-// on an error (exit 1).
+// it is a usage error (exit 2) naming the flag at fault; a finding that
+// does not exist, has moved on, or a request that is not awaiting approval
+// or expired, is an error (exit 1).
 func decisionError(verb findings.Verb, id string, err error) error {
 	var fe *ledger.FieldError
 	switch {
 	case errors.As(err, &fe):
-		flag := ""
-		switch {
-		case fe.Field == "note":
-			flag = "--note "
-		case errors.Is(err, findings.ErrIntentRequired):
+		flag := map[string]string{"note": "--note ", "amount": "--amount ", "txn": "--txn ", "request": "--request ", "actor": "--actor "}[fe.Field]
+		if errors.Is(err, findings.ErrIntentRequired) {
 			flag = "--intent "
 		}
 		return usagef("findings %s %s: %s%v", verb, id, flag, fe.Err)
 	case errors.Is(err, ledger.ErrNotFound):
 		return notFound("finding", id, "findings list")
-	case errors.Is(err, ledger.ErrConflict):
+	case errors.Is(err, ledger.ErrConflict), errors.Is(err, findings.ErrRequestExpired), errors.Is(err, findings.ErrNotWaiting):
 		return fmt.Errorf("findings %s %s: refused: %w", verb, id, err)
 	}
 	return err

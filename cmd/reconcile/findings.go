@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/config"
@@ -31,8 +29,8 @@ func newFindingsListCmd(a *app) *cobra.Command {
 	var (
 		provider, account, format string
 		from, to                  string
-		statuses, kinds  []string
-		limit            int
+		statuses, kinds           []string
+		limit                     int
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -55,28 +53,14 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			} else if cmd.Flags().Changed("account") {
 				return usagef("--account needs --provider: an account belongs to one provider")
 			}
-			for _, s := range statuses {
-				if strings.EqualFold(strings.TrimSpace(s), "all") {
-					f.Statuses = nil // every status, as the console's "all"
-					break
-				}
-				st, ok := ledger.ParseFindingStatus(s)
-				if !ok {
-					return usagef("--status %q: want open, acknowledged, resolved or all", s)
-				}
-				f.Statuses = append(f.Statuses, st)
+			var err error
+			if f.Statuses, err = findings.ParseStatuses(statuses); err != nil {
+				return usagef("--status %v", err)
 			}
-			for _, k := range kinds {
-				kind, ok := findings.ParseKind(k)
-				if !ok {
-					return usagef("--kind %q: want one of %s", k, findings.KindNames())
-				}
-				f.Kinds = append(f.Kinds, kind)
+			if f.Kinds, err = findings.ParseKinds(kinds); err != nil {
+				return usagef("--kind %v", err)
 			}
-			fmtOut, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			fmtOut := formatOf(format)
 			ctx := cmd.Context()
 			d, err := a.resolve(ctx, storeExisting)
 			if err != nil {
@@ -85,11 +69,11 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if f.From, f.To, err = listWindow(ctx, d, provider, from, to); err != nil {
 				return err
 			}
-			list, err := d.reads(ctx).ListFindings(ctx, f)
+			list, err := d.Reads(ctx).ListFindings(ctx, f)
 			if err != nil {
 				return err
 			}
-			return report.WriteFindingsIn(a.stdout, fmtOut, list, d.zones)
+			return report.WriteFindingsIn(a.stdout, fmtOut, list, d.Zones)
 		},
 	}
 	fl := cmd.Flags()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
 )
 
@@ -27,16 +26,13 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 --format csv prints the history only, one event a row.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			ctx := cmd.Context()
 			deps, err := a.resolve(ctx, storeCreate)
 			if err != nil {
 				return err
 			}
-			d, err := findings.Load(ctx, deps.reads(ctx), args[0])
+			d, err := findings.Load(ctx, deps.Reads(ctx), args[0])
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("finding", args[0], "findings list")
 			}
@@ -44,7 +40,7 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 				return err
 			}
 			v := d.View()
-			return findings.Write(a.stdout, f, v, deps.zones[v.Finding.Provider])
+			return findings.Write(a.stdout, f, v, deps.Zones[v.Finding.Provider])
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
@@ -57,7 +53,7 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 func listWindow(ctx context.Context, d *deps, provider, from, to string) (time.Time, time.Time, error) {
 	zone := time.UTC
 	if provider != "" {
-		known, err := findings.Providers(ctx, d.store, d.zones)
+		known, err := findings.Providers(ctx, d.store, d.Zones)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}

@@ -8,10 +8,8 @@ import (
 
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/ingest"
-	"github.com/reconcilehq/reconcile/internal/database"
-	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/ledger/intentcsv"
-	"github.com/reconcilehq/reconcile/providers/intake"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -127,7 +125,7 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if err != nil {
 				return err
 			}
-			im := &ingest.Callbacks{Processor: a.processor(d), Provider: provider, Parser: setup.Callbacks, Clock: a.clock, Progress: os.Stderr}
+			im := &ingest.Callbacks{Processor: d.Intake(), Provider: provider, Parser: setup.Callbacks, Clock: a.clock, Progress: os.Stderr}
 			res, err := im.Import(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -138,12 +136,6 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa or stripe (required)")
 	_ = cmd.MarkFlagRequired("provider")
 	return cmd
-}
-
-// processor is the callback intake, applying STK results through the charge
-// service.
-func (a *app) processor(d *deps) *intake.Processor {
-	return &intake.Processor{Store: d.store, Applier: a.charges(d), Clock: a.clock, Logger: a.logger}
 }
 
 func newImportIntentsCmd(a *app) *cobra.Command {
@@ -191,10 +183,10 @@ that went in.`,
 			if err != nil {
 				return err
 			}
-			im := &ingest.Intents{Store: d.store, Kinds: intentcsv.Kinds{}, Accounts: config.AccountsOf(d.providers), Clock: a.clock,
-				Progress: os.Stderr,
+			im := &ingest.Intents{Store: d.store, Kinds: intentcsv.Kinds{}, Accounts: config.AccountsOf(d.Providers), Clock: a.clock,
+				Progress:       os.Stderr,
 				ChargerSetting: config.ChargerSetting, RefunderSetting: config.RefunderSetting}
-			for name, p := range d.providers {
+			for name, p := range d.Providers {
 				im.Kinds[name] = p.IntentKind
 			}
 			if dryRun {
@@ -202,11 +194,11 @@ that went in.`,
 			}
 			// On PostgreSQL the import keeps a set of the file's keys, which
 			// grows with the file, so its heap has no fixed bound.
-			if a.embedded() {
+			if d.Embedded() {
 				ingest.BoundHeap(true)
 			}
 			if chargeThem {
-				im.Charges = a.charges(d)
+				im.Charges = d.QueuedCharges()
 			}
 			res, err := im.Import(ctx, args[0])
 			if err != nil {
@@ -222,7 +214,7 @@ that went in.`,
 }
 
 // importMode opens the books of an import: a dry run never creates them.
-func importMode(dryRun bool) storeMode {
+func importMode(dryRun bool) wiring.Mode {
 	if dryRun {
 		return storeExisting
 	}
@@ -231,11 +223,4 @@ func importMode(dryRun bool) storeMode {
 
 // boundHeap bounds the heap of a command that imports a file
 // (ingest.BoundHeap).
-func (a *app) boundHeap() { ingest.BoundHeap(a.embedded()) }
-
-// embedded reports whether the database is SQLite, whose engine runs in
-// this process.
-func (a *app) embedded() bool {
-	engine, err := database.Engine(a.cfg.DatabaseURL)
-	return err == nil && engine == ledger.EngineSQLite
-}
+func (a *app) boundHeap() { ingest.BoundHeap(wiring.Embedded(a.cfg)) }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -25,10 +23,6 @@ the database, listed by 'reconcile jobs list --state discarded', until a person 
 	return cmd
 }
 
-var jobStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
-	rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStateCompleted,
-	rivertype.JobStatePending}
-
 func newJobsListCmd(a *app) *cobra.Command {
 	var (
 		states, kinds []string
@@ -40,40 +34,20 @@ func newJobsListCmd(a *app) *cobra.Command {
 		Short: "List jobs, newest first (by default everything not completed: waiting, running, retrying, discarded, cancelled)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			params := river.NewJobListParams().First(limit).OrderBy(river.JobListOrderByID, river.SortOrderDesc)
-			var st []rivertype.JobState
-			for _, s := range states {
-				ok := false
-				for _, js := range jobStates {
-					if string(js) == s {
-						st, ok = append(st, js), true
-					}
-				}
-				if !ok {
-					return usagef("--state %q: want one of available, running, retryable, scheduled, discarded, cancelled, completed, pending", s)
-				}
-			}
-			if len(st) == 0 {
-				st = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateRetryable,
-					rivertype.JobStateScheduled, rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStatePending}
-			}
-			params = params.States(st...)
-			if len(kinds) > 0 {
-				params = params.Kinds(kinds...)
-			}
-			f, err := report.ParseFormat(format)
+			params, err := queue.ListParams(states, kinds, limit)
 			if err != nil {
-				return usagef("--format: %v", err)
+				return usagef("--state %v", err)
 			}
+			f := formatOf(format)
 			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err
 			}
-			res, err := d.queue.List(cmd.Context(), params)
+			res, err := d.Queue.List(cmd.Context(), params)
 			if err != nil {
 				return err
 			}
-			return report.WriteJobs(a.stdout, f, res.Jobs, func(s string) string { return redactAll(s, a.secrets()) })
+			return report.WriteJobs(a.stdout, f, res.Jobs, a.redact)
 		},
 	}
 	f := cmd.Flags()
@@ -98,7 +72,7 @@ func newJobsRetryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			job, err := d.queue.Retry(cmd.Context(), id)
+			job, err := d.Queue.Retry(cmd.Context(), id)
 			if err != nil {
 				return fmt.Errorf("retry job %d: %w", id, err)
 			}

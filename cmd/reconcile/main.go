@@ -52,11 +52,11 @@ func runAt(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stderr, "reconcile:", redactAll(ee.err.Error(), a.secrets()))
+			fmt.Fprintln(stderr, "reconcile:", a.redact(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "reconcile:", redactAll(err.Error(), a.secrets()))
+	fmt.Fprintln(stderr, "reconcile:", a.redact(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintln(stderr, "Run 'reconcile --help' for usage.")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/internal/database"
@@ -26,19 +24,7 @@ session lock keeps replicas that migrate at the same time from interleaving.`,
 			if err != nil {
 				return err
 			}
-			target := database.Redact(a.cfg.DatabaseURL)
-			if applied.Empty() {
-				fmt.Fprintf(a.stdout, "%s: nothing to do, the schema is up to date\n", target)
-				return nil
-			}
-			for _, m := range applied.Ledger {
-				fmt.Fprintf(a.stdout, "applied ledger %s\n", m)
-			}
-			for _, m := range applied.River {
-				fmt.Fprintf(a.stdout, "applied river %s\n", m)
-			}
-			fmt.Fprintf(a.stdout, "%s: %d migration(s) applied\n", target, len(applied.Ledger)+len(applied.River))
-			return nil
+			return applied.WriteText(a.stdout, database.Redact(a.cfg.DatabaseURL))
 		},
 	}
 }

@@ -58,11 +58,11 @@ Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			reg, asked, err := d.providers[provider].RegisterForPulling(ctx, provider, acct, d.store, "cli:"+who.Name, force)
+			reg, asked, err := d.Providers[provider].RegisterForPulling(ctx, provider, acct, d.store, "cli:"+who.Name, force)
 			if err != nil {
 				return err
 			}
-			return report.WriteRegistration(a.stdout, provider, reg, asked, d.zones[provider])
+			return report.WriteRegistration(a.stdout, provider, reg, asked, d.Zones[provider])
 		},
 	}
 	cmd.Flags().StringVar(&account, "account", "", `the account whose short code to register (providers.mpesa.accounts); default the provider's own`)

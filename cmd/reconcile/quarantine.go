@@ -24,10 +24,7 @@ note) or replays it; both are recorded with who and when.`,
 		Short: "List quarantined input, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			d, err := a.resolve(cmd.Context(), storeExisting)
 			if err != nil {
 				return err

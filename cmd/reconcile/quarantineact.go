@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,12 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
-	"github.com/reconcilehq/reconcile/report"
 )
 
 // quarantineActCmds are dismiss and replay.
@@ -29,10 +25,7 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 		Short: "Show a quarantined item: its reason, its input (masked) and its history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			id, err := parseQuarantineID(args[0])
 			if err != nil {
 				return err
@@ -130,7 +123,7 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if err != nil {
 				return err
 			}
-			q, res, err := a.processor(d).ReplayKept(ctx, d.store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.callbackParsers()})
+			q, res, err := d.Intake().ReplayKept(ctx, d.store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.CallbackParsers()})
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("quarantined item", args[0], "quarantine list")
 			}
@@ -144,16 +137,4 @@ with their file's header); fix the file and import it again, then dismiss the it
 	cmd.Flags().StringVar(&note, "note", "", "what was fixed (optional)")
 	addActorFlag(cmd, &actor)
 	return cmd
-}
-
-// replay submits a kept item's raw input through its path and says what it
-// added (intake.Processor.Replay).
-func (a *app) replay(ctx context.Context, d *deps, q ledger.QuarantineItem) (string, error) {
-	return a.processor(d).Replay(ctx, q, d.callbackParsers())
-}
-
-// callbackParsers are the configured providers' callback parsers, by
-// provider.
-func (d *deps) callbackParsers() map[string]providers.CallbackParser {
-	return config.CallbackParsers(d.providers)
 }

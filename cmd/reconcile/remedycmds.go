@@ -1,13 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/findings"
-	"github.com/reconcilehq/reconcile/ledger"
 )
 
 // remedyCmds are the findings commands that fix a finding (refund,
@@ -16,7 +12,7 @@ import (
 // decisionCmds.
 func remedyCmds(a *app) []*cobra.Command {
 	return []*cobra.Command{
-		remedyCmd(a, findings.Refund, "refund ID --note TEXT [--amount A] [--txn TXN]",
+		decisionCmd(a, findings.Refund, "refund ID --note TEXT [--amount A] [--txn TXN]",
 			"Refund the excess of a duplicate_charge or an overpaid finding",
 			`Give back the money a duplicate_charge or an overpaid finding shows taken too many times: a
 refund intent (refund:ID:TXN) of the payment that is too many, sent by the refund jobs of
@@ -27,123 +23,33 @@ payment of the finding and --amount asks for less.
 
 The finding is not resolved now: a run resolves it when it sees the money given back, and says so
 in its history. Above approvals.thresholds the refund waits for another operator to approve it
-(`+"`findings approve`"+`). A second refund of the same payment is refused.`),
-		remedyCmd(a, findings.WriteOff, "writeoff ID --note TEXT [--amount A]",
+(`+"`findings approve`"+`). A second refund of the same payment is refused.`, "what is done and why (required)"),
+		decisionCmd(a, findings.WriteOff, "writeoff ID --note TEXT [--amount A]",
 			"Write off a small difference: resolve the finding with the amount and the reason",
 			`Resolve an amount_mismatch, an underpaid or a fee finding by writing its difference off: the
 amount (its money at risk, or --amount, at most that), the reason (--note) and who are recorded,
 and write-offs are summed in the close report. Above approvals.thresholds it waits for another
-operator to approve it.`),
-		remedyCmd(a, findings.Retry, "retry ID --note TEXT",
+operator to approve it.`, "what is done and why (required)"),
+		decisionCmd(a, findings.Retry, "retry ID --note TEXT",
 			"Queue the charge of a stuck_intent again, where its provider allows it",
 			`Queue the charge job of a stuck intent again: a pending intent (its job gave up or never ran),
 a processing one whose worker died (the job resumes from the recorded attempt), or an unknown one
 whose provider honours idempotency keys or can be asked about the attempt by the request id it
 recorded. An M-Pesa prompt whose request id was never recorded is never sent again: a statement
-or a pull settles it. A run resolves the finding once the outcome is known.`),
-		remedyCmd(a, findings.Cancel, "cancel ID --note TEXT",
+or a pull settles it. A run resolves the finding once the outcome is known.`, "what is done and why (required)"),
+		decisionCmd(a, findings.Cancel, "cancel ID --note TEXT",
 			"Cancel a stuck_intent that never reached its provider, resolving the finding",
 			`Fail a stuck pending intent none of whose attempts reached the provider (its charge.failed event
 is sent) and resolve the finding. An intent that may have reached its provider (processing,
-unknown) is refused: money may have moved.`),
-		requestCmd(a, findings.Approve, "approve ID --request N [--note TEXT]",
+unknown) is refused: money may have moved.`, "what is done and why (required)"),
+		decisionCmd(a, findings.Approve, "approve ID --request N [--note TEXT]",
 			"Approve a refund or write-off awaiting a second person, carrying it out",
 			`Approve request N of finding ID (a refund or a write-off above approvals.thresholds): it is
 carried out now, with who approved it and when in the history. The person who asked cannot approve
-it; an expired request is marked expired and does nothing.`),
-		requestCmd(a, findings.Reject, "reject ID --request N --note TEXT",
+it; an expired request is marked expired and does nothing.`, "why (optional)"),
+		decisionCmd(a, findings.Reject, "reject ID --request N --note TEXT",
 			"Reject a request awaiting a second person: nothing is done",
 			`Reject request N of finding ID: nothing is done, and the rejection, with who and why, is kept in
-the history.`),
+the history.`, "why (required)"),
 	}
-}
-
-// remedyCmd is the command of a remedy verb: ID, --note, --actor and, for
-// a refund or a write-off, --amount (and --txn for a refund).
-func remedyCmd(a *app, verb findings.Verb, use, short, long string) *cobra.Command {
-	var note, actor, amount, txn string
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Long:  long,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.decideRemedy(cmd, findings.Decision{Verb: verb, FindingID: args[0], Note: note, Amount: amount, TxnID: txn}, actor)
-		},
-	}
-	cmd.Flags().StringVar(&note, "note", "", "what is done and why (required)")
-	if verb == findings.Refund || verb == findings.WriteOff {
-		cmd.Flags().StringVar(&amount, "amount", "", "how much, in the finding's currency (default: see above)")
-	}
-	if verb == findings.Refund {
-		cmd.Flags().StringVar(&txn, "txn", "", "the payment to give back (default: see above)")
-	}
-	addActorFlag(cmd, &actor)
-	return cmd
-}
-
-// requestCmd is approve or reject: ID, --request, --note, --actor.
-func requestCmd(a *app, verb findings.Verb, use, short, long string) *cobra.Command {
-	var note, actor string
-	var request int64
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Long:  long,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.decideRemedy(cmd, findings.Decision{Verb: verb, FindingID: args[0], Note: note, Remedy: request}, actor)
-		},
-	}
-	help := "why (optional)"
-	if verb == findings.Reject {
-		help = "why (required)"
-	}
-	cmd.Flags().StringVar(&note, "note", "", help)
-	cmd.Flags().Int64Var(&request, "request", 0, "the request's number, as `findings show` lists it (required)")
-	addActorFlag(cmd, &actor)
-	return cmd
-}
-
-// decideRemedy applies d for the command line's actor and prints what it
-// did.
-func (a *app) decideRemedy(cmd *cobra.Command, d findings.Decision, actor string) error {
-	who, err := cliActor(actor)
-	if err != nil {
-		return err
-	}
-	d.Actor = who
-	if err := d.Check(); err != nil {
-		return remedyError(d.Verb, d.FindingID, err)
-	}
-	ctx := cmd.Context()
-	deps, err := a.resolve(ctx, storeExisting)
-	if err != nil {
-		return err
-	}
-	out, err := deps.findings.Decide(ctx, d)
-	if out.Remedy != nil && errors.Is(err, findings.ErrRequestExpired) {
-		if werr := findings.WriteRemedy(a.stdout, out); werr != nil {
-			return werr
-		}
-	}
-	if err != nil {
-		return remedyError(d.Verb, d.FindingID, err)
-	}
-	return findings.WriteRemedy(a.stdout, out)
-}
-
-// remedyError explains a refused remedy as decisionError does; a request
-// that is not awaiting approval, or that expired, is an error (exit 1).
-func remedyError(verb findings.Verb, id string, err error) error {
-	var fe *ledger.FieldError
-	if errors.As(err, &fe) {
-		flag := map[string]string{"note": "--note ", "amount": "--amount ", "txn": "--txn ", "request": "--request ", "actor": "--actor "}[fe.Field]
-		return usagef("findings %s %s: %s%v", verb, id, flag, fe.Err)
-	}
-	switch {
-	case errors.Is(err, findings.ErrRequestExpired), errors.Is(err, findings.ErrNotWaiting):
-		return fmt.Errorf("findings %s %s: refused: %w", verb, id, err)
-	}
-	return decisionError(verb, id, err)
 }

@@ -44,16 +44,16 @@ in the console.`,
 			if _, err := ledger.ParsePeriod(period); err != nil {
 				return usagef("--period %q: want a month, YYYY-MM", period)
 			}
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			if provider != "" {
 				if _, err := a.setup(provider); err != nil {
 					return err
 				}
 			}
-			var who ledger.Actor
+			var (
+				who ledger.Actor
+				err error
+			)
 			if closeIt {
 				if who, err = cliActor(actor); err != nil {
 					return err
@@ -67,7 +67,7 @@ in the console.`,
 			if err != nil {
 				return err
 			}
-			zones, err := findings.Providers(ctx, d.store, d.zones)
+			zones, err := findings.Providers(ctx, d.store, d.Zones)
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ in the console.`,
 // recordClose records c as closed by who and returns the report with its
 // close.
 func recordClose(cmd *cobra.Command, d *deps, c report.Close, who ledger.Actor, note string, force bool) (report.Close, error) {
-	c, err := report.RecordClose(cmd.Context(), d.store, c, report.CloseBy{Actor: who, Note: note, Force: force, Now: d.clock()})
+	c, err := report.RecordClose(cmd.Context(), d.store, c, report.CloseBy{Actor: who, Note: note, Force: force, Now: d.Clock()})
 	var nr *report.NotReadyError
 	switch {
 	case errors.As(err, &nr):

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/logging"
+	"github.com/reconcilehq/reconcile/report"
 )
 
 // app is what every command shares: the command line's streams and
@@ -59,6 +59,13 @@ or a config file (see config.example.yaml).`,
 			if err := cmd.ValidateRequiredFlags(); err != nil {
 				return &usageError{err}
 			}
+			// Every --format is checked here, once, before the command
+			// runs (formatOf).
+			if f := cmd.Flags().Lookup("format"); f != nil {
+				if _, err := report.ParseFormat(f.Value.String()); err != nil {
+					return usagef("--format: %v", err)
+				}
+			}
 			return nil
 		},
 	}
@@ -90,6 +97,13 @@ or a config file (see config.example.yaml).`,
 		setUsageArgs(c)
 	}
 	return root
+}
+
+// formatOf is the report format a --format flag names, checked before
+// the command ran.
+func formatOf(flag string) report.Format {
+	f, _ := report.ParseFormat(flag)
+	return f
 }
 
 // setGroupUsage makes a command that only groups others (findings, jobs,
@@ -148,23 +162,11 @@ func (a *app) load(cmd *cobra.Command) error {
 	if f := cmd.Flags().Lookup("database-url"); f != nil && f.Changed {
 		src.DatabaseURL = f.Value.String()
 	}
-	cfg, err := config.Load(src)
+	cfg, err := config.LoadChecked(src, cmd.Name() == "serve")
 	if err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if cmd.Name() == "serve" {
-		if err := cfg.ValidateDelivery(); err != nil {
-			return err
-		}
-	}
-	a.cfg, a.loaded = cfg, true
-	if f := cmd.Flags().Lookup("database-url"); (f == nil || !f.Changed) && cfg.DatabaseURL == database.DefaultURL {
-		_, fromEnv := os.LookupEnv("RECONCILE_DATABASE_URL")
-		a.defaultDB = !fromEnv
-	}
+	a.cfg, a.loaded, a.defaultDB = cfg, true, src.DefaultDatabase(cfg)
 	if a.clock == nil {
 		a.clock = time.Now
 	}
@@ -174,26 +176,16 @@ func (a *app) load(cmd *cobra.Command) error {
 
 func (a *app) close() {
 	if a.deps != nil {
-		a.deps.close()
+		a.deps.Close()
 		a.deps = nil
 	}
 }
 
-// secrets lists configured secret values, to be scrubbed from any error text.
-func (a *app) secrets() []string {
+// redact scrubs the configured secrets from s (config.Config.Redact), once
+// the configuration is loaded.
+func (a *app) redact(s string) string {
 	if !a.loaded {
-		return nil
+		return s
 	}
-	return a.cfg.SecretValues()
-}
-
-// redactAll replaces every secret value in s, and the password of any
-// database URL.
-func redactAll(s string, secrets []string) string {
-	for _, v := range secrets {
-		if len(v) >= 6 {
-			s = strings.ReplaceAll(s, v, "[redacted]")
-		}
-	}
-	return s
+	return a.cfg.Redact(s)
 }

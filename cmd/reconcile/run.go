@@ -4,28 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
-	"github.com/reconcilehq/reconcile/charge"
 	"github.com/reconcilehq/reconcile/config"
-	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers"
-	"github.com/reconcilehq/reconcile/providers/bankaccount"
-	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
 )
 
 func newRunCmd(a *app) *cobra.Command {
-	var (
-		provider, account, from, to, format string
-		dryRun, failOnFindings, noPull      bool
-	)
+	var o runFlags
 	cmd := &cobra.Command{
 		Use:   "run --provider P [--account A] --from T [--to T]",
 		Short: "Reconcile one provider and window on demand",
@@ -59,77 +50,83 @@ findings. Two processes never run the same window at once.
 Exit codes: 0 done (findings are results, not failures); 3 done with open findings when
 --fail-on-findings; 1 error; 2 usage error.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			setup, err := a.setup(provider)
-			if err != nil {
-				return err
-			}
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
-			start, err := schedule.ParseTime(from, setup.Zone)
-			if err != nil {
-				return usagef("--from: %v", err)
-			}
-			end := start.In(setup.Zone).AddDate(0, 0, 1).UTC()
-			if to != "" {
-				if end, err = schedule.ParseTime(to, setup.Zone); err != nil {
-					return usagef("--to: %v", err)
-				}
-			}
-			if !end.After(start) {
-				return usagef("--to (%s) must be after --from (%s)", end.Format(time.RFC3339), start.Format(time.RFC3339))
-			}
-			if !setup.Pulled && setup.PullSetting != "" && !noPull && !dryRun {
-				return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
-					"the evidence already stored (imported reports, webhooks)", provider, setup.PullSetting)
-			}
-			accounts, err := runAccounts(setup, account)
-			if err != nil {
-				return err
-			}
-			mode := storeCreate
-			if dryRun {
-				mode = storeExisting // a dry run writes nothing, not even a database
-			}
-			d, err := a.resolve(ctx, mode)
-			if err != nil {
-				return err
-			}
-			rec, err := a.newReconciler(d, d.queue, a.charges(d))
-			if err != nil {
-				return err
-			}
-			open := 0
-			for _, acct := range accounts {
-				out, err := a.runAccount(ctx, rec, d, setup, f, reconciler.Params{Provider: provider, Account: acct, From: start,
-					To: end, DryRun: dryRun, NoPull: noPull})
-				if err != nil {
-					return err
-				}
-				open += out.OpenFindings()
-			}
-			if failOnFindings && open > 0 {
-				return &exitErr{code: exitFindings}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runWindow(cmd.Context(), o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&provider, "provider", "", "provider to reconcile (required)")
-	fl.StringVar(&account, "account", "", `the provider account to reconcile: a short code, or "default" (default every account in turn)`)
-	fl.StringVar(&from, "from", "", "window start, RFC 3339 or YYYY-MM-DD (required)")
-	fl.StringVar(&to, "to", "", "window end (exclusive), RFC 3339 or YYYY-MM-DD (default one day after --from)")
-	fl.StringVar(&format, "format", "text", "text, json or csv")
-	fl.BoolVar(&dryRun, "dry-run", false, "match the evidence already stored (no pull), print findings and Slack messages; write and send nothing")
-	fl.BoolVar(&failOnFindings, "fail-on-findings", false, "exit 3 when the window has open findings")
-	fl.BoolVar(&noPull, "no-pull", false, "match only the evidence already stored")
+	fl.StringVar(&o.provider, "provider", "", "provider to reconcile (required)")
+	fl.StringVar(&o.account, "account", "", `the provider account to reconcile: a short code, or "default" (default every account in turn)`)
+	fl.StringVar(&o.from, "from", "", "window start, RFC 3339 or YYYY-MM-DD (required)")
+	fl.StringVar(&o.to, "to", "", "window end (exclusive), RFC 3339 or YYYY-MM-DD (default one day after --from)")
+	fl.StringVar(&o.format, "format", "text", "text, json or csv")
+	fl.BoolVar(&o.dryRun, "dry-run", false, "match the evidence already stored (no pull), print findings and Slack messages; write and send nothing")
+	fl.BoolVar(&o.failOnFindings, "fail-on-findings", false, "exit 3 when the window has open findings")
+	fl.BoolVar(&o.noPull, "no-pull", false, "match only the evidence already stored")
 	for _, req := range []string{"provider", "from"} {
 		_ = cmd.MarkFlagRequired(req)
 	}
 	return cmd
+}
+
+// runFlags are the flags of run.
+type runFlags struct {
+	provider, account, from, to, format string
+	dryRun, failOnFindings, noPull      bool
+}
+
+// runWindow checks run's flags, then reconciles the window of each account
+// they name and writes its report.
+func (a *app) runWindow(ctx context.Context, o runFlags) error {
+	setup, err := a.setup(o.provider)
+	if err != nil {
+		return err
+	}
+	f := formatOf(o.format)
+	start, err := schedule.ParseTime(o.from, setup.Zone)
+	if err != nil {
+		return usagef("--from: %v", err)
+	}
+	end := start.In(setup.Zone).AddDate(0, 0, 1).UTC()
+	if o.to != "" {
+		if end, err = schedule.ParseTime(o.to, setup.Zone); err != nil {
+			return usagef("--to: %v", err)
+		}
+	}
+	if !end.After(start) {
+		return usagef("--to (%s) must be after --from (%s)", end.Format(time.RFC3339), start.Format(time.RFC3339))
+	}
+	if !setup.Pulled && setup.PullSetting != "" && !o.noPull && !o.dryRun {
+		return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
+			"the evidence already stored (imported reports, webhooks)", o.provider, setup.PullSetting)
+	}
+	accounts, err := runAccounts(setup, o.account)
+	if err != nil {
+		return err
+	}
+	mode := storeCreate
+	if o.dryRun {
+		mode = storeExisting // a dry run writes nothing, not even a database
+	}
+	d, err := a.resolve(ctx, mode)
+	if err != nil {
+		return err
+	}
+	rec, err := d.Reconciler(d.Queue, d.QueuedCharges())
+	if err != nil {
+		return err
+	}
+	open := 0
+	for _, acct := range accounts {
+		out, err := a.runAccount(ctx, rec, d, setup, f, reconciler.Params{Provider: o.provider, Account: acct, From: start,
+			To: end, DryRun: o.dryRun, NoPull: o.noPull})
+		if err != nil {
+			return err
+		}
+		open += out.OpenFindings()
+	}
+	if o.failOnFindings && open > 0 {
+		return &exitErr{code: exitFindings}
+	}
+	return nil
 }
 
 // runAccounts returns the accounts a run reconciles: the one named, or
@@ -169,74 +166,6 @@ func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *dep
 	return out, nil
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// newReconciler wires a Reconciler: the providers' pullers and graces, the
-// charge service as settler (so settling emits events), and the Slack
-// planner, enqueuing through q, as the findings hook.
-func (a *app) newReconciler(d *deps, q *queue.Queue, svc *charge.Service) (*reconciler.Reconciler, error) {
-	cfg := reconciler.Config{Clock: a.clock, Logger: a.logger, Lease: a.cfg.Reconcile.Lease, Tolerance: a.cfg.Reconcile.Tolerance,
-		Fuzzy: a.cfg.Reconcile.Fuzzy, Grace: map[string]time.Duration{}, Pullers: map[string]providers.Puller{}, Settler: svc,
-		Horizon: map[string]time.Duration{}, Zones: map[string]*time.Location{}, Banks: map[string]*bankaccount.Account{},
-		PayoutPullers: map[string]providers.PayoutPuller{}}
-	for name, p := range d.providers {
-		cfg.Grace[name], cfg.Horizon[name], cfg.Zones[name] = p.Grace, p.Horizon, p.Zone
-		if p.ExactReferences {
-			cfg.ExactReferences = append(cfg.ExactReferences, name)
-		}
-		if p.Puller != nil {
-			cfg.Pullers[name] = p.Puller
-		}
-		for acct, puller := range p.AccountPullers {
-			cfg.Pullers[ledger.Scope(name, acct)] = puller
-		}
-		if p.PayoutPuller != nil {
-			cfg.PayoutPullers[name] = p.PayoutPuller
-		}
-		if p.Bank != nil {
-			cfg.Banks[name] = p.Bank
-		}
-	}
-	if d.alertsOn {
-		planner, err := alerts.NewPlanner(d.alerts, a.clock)
-		if err != nil {
-			return nil, err
-		}
-		cfg.OnFindings = planner.Hook(alerts.EnqueueFunc(q, d.alerts))
-	}
-	if d.replica != nil {
-		cfg.Replica = d.replica
-	}
-	return reconciler.New(d.store, cfg), nil
-}
-
-// chargeService builds the charge service of this process; the caller gives
-// it its queue.
-func (a *app) chargeService(d *deps, m *charge.Metrics) *charge.Service {
-	cfg := a.cfg
-	host, _ := os.Hostname()
-	return charge.New(charge.Deps{Store: d.store, Chargers: d.chargers(), Clock: a.clock, Logger: a.logger, Metrics: m},
-		charge.Config{Lease: cfg.Charges.Lease, MaxAttempts: cfg.Charges.MaxAttempts, PendingPoll: cfg.Charges.PendingPoll,
-			PendingGiveUp: cfg.Charges.PendingGiveUp, ReceiptPoll: cfg.Charges.ReceiptPoll, ReceiptWait: cfg.Charges.ReceiptWait,
-			Owner:     fmt.Sprintf("%s-%d", host, os.Getpid()),
-			Endpoints: cfg.Events.Endpoints, SigningSecret: cfg.Events.SigningSecret})
-}
-
-// charges is the charge service of a CLI command, enqueuing (events, the
-// charges of imported intents) through the insert-only queue.
-func (a *app) charges(d *deps) *charge.Service {
-	svc := a.chargeService(d, nil)
-	svc.UseQueue(d.queue)
-	return svc
-}
-
 // previewDryRun shows the Slack messages a real run would send.
 func (a *app) previewDryRun(d *deps, out *reconciler.Outcome, f report.Format) error {
 	w := a.stdout
@@ -244,5 +173,5 @@ func (a *app) previewDryRun(d *deps, out *reconciler.Outcome, f report.Format) e
 		w = a.stderr // keep machine-readable output clean
 	}
 	fmt.Fprintln(w, "\nSlack messages this run would send:")
-	return alerts.PreviewFindings(w, d.previewConfig(), out.Run, out.Findings)
+	return alerts.PreviewFindings(w, d.PreviewAlerts(), out.Run, out.Findings)
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -34,10 +32,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 		Short: "List runs, the latest windows first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			ctx := cmd.Context()
 			d, err := a.resolve(ctx, storeCreate)
 			if err != nil {
@@ -48,27 +43,17 @@ func newRunsListCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
-			runs, err := d.reads(ctx).ListRuns(ctx, provider, limit)
+			runs, err := d.Reads(ctx).ListRuns(ctx, provider, limit)
 			if err != nil {
 				return err
 			}
-			views := make([]report.RunView, 0, len(runs))
-			for _, r := range runs {
-				views = append(views, report.ViewRun(r))
-			}
-			return report.WriteRuns(a.stdout, f, views)
+			return report.WriteRuns(a.stdout, f, report.ViewRuns(runs))
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "only this provider")
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many")
 	return cmd
-}
-
-// runDetail is a run with the findings it saw last.
-type runDetail struct {
-	Run      report.RunView         `json:"run"`
-	Findings []findings.FindingView `json:"findings"`
 }
 
 func newRunsShowCmd(a *app) *cobra.Command {
@@ -78,10 +63,7 @@ func newRunsShowCmd(a *app) *cobra.Command {
 		Short: "Show a run: its window, outcome, counts and the findings it was the last to see",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.ParseFormat(format)
-			if err != nil {
-				return usagef("--format: %v", err)
-			}
+			f := formatOf(format)
 			id, err := strconv.ParseInt(args[0], 10, 64)
 			if err != nil || id <= 0 {
 				return usagef("run id %q: want a positive number (see `reconcile runs list`)", args[0])
@@ -91,7 +73,7 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			books := deps.reads(ctx)
+			books := deps.Reads(ctx)
 			r, err := books.GetRun(ctx, id)
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("run", args[0], "runs list")
@@ -103,25 +85,9 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d := runDetail{Run: report.ViewRun(r), Findings: make([]findings.FindingView, 0, len(fs))}
-			for _, f := range fs {
-				d.Findings = append(d.Findings, findings.ViewFinding(f))
-			}
-			switch f {
-			case report.JSON:
-				return writeIndented(a.stdout, d)
-			case report.CSV:
-				return report.WriteFindingsIn(a.stdout, report.CSV, fs, deps.zones)
-			}
-			return report.WriteRunText(a.stdout, d.Run, fs, deps.zones)
+			return findings.WriteRun(a.stdout, f, r, fs, deps.Zones)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the findings)")
 	return cmd
-}
-
-func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -5,11 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/charge"
-	"github.com/reconcilehq/reconcile/console"
-	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/queue"
-	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/service"
 )
 
@@ -44,38 +39,8 @@ func newServer(ctx context.Context, a *app) (*service.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return service.New(ctx, service.Deps{Config: a.cfg, Store: d.store, ConsoleStore: consoleBooks(d), Providers: d.providers, Zones: d.zones, Findings: d.findings,
-		Charges: func(m *charge.Metrics) *charge.Service { return a.chargeService(d, m) },
-		Reconciler: func(q *queue.Queue, svc *charge.Service) (*reconciler.Reconciler, error) {
-			return a.newReconciler(d, q, svc)
-		},
-		Replay: func(ctx context.Context, q ledger.QuarantineItem) (string, error) { return a.replay(ctx, d, q) },
-		Redact: func(t string) string { return redactAll(t, a.secrets()) },
+	return service.New(ctx, service.Deps{Config: a.cfg, Store: d.store, ConsoleStore: consoleBooks(d), Providers: d.Providers, Zones: d.Zones, Findings: d.Findings,
+		Charges: d.Charges, Reconciler: d.Reconciler, Replay: d.Replay,
+		Redact: a.redact,
 		Clock:  a.clock, Logger: a.logger})
-}
-
-// consoleBooks are the books the console reads and acts through: its lists
-// (findings, runs) read the replica while it keeps up; a finding's page, on
-// which a person decides and lands again after deciding, and the
-// quarantine, which the console changes, read the primary.
-func consoleBooks(d *deps) console.Store {
-	if d.replica == nil {
-		return d.store
-	}
-	return replicaLists{Store: d.store, d: d}
-}
-
-// replicaLists is the primary with the console's lists read through
-// deps.reads.
-type replicaLists struct {
-	ledger.Store
-	d *deps
-}
-
-func (r replicaLists) ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error) {
-	return r.d.reads(ctx).ListFindings(ctx, f)
-}
-
-func (r replicaLists) ListRuns(ctx context.Context, provider string, limit int) ([]ledger.Run, error) {
-	return r.d.reads(ctx).ListRuns(ctx, provider, limit)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/pressly/goose/v3"
@@ -32,6 +33,23 @@ type Applied struct {
 
 // Empty reports whether nothing was applied.
 func (a Applied) Empty() bool { return len(a.Ledger) == 0 && len(a.River) == 0 }
+
+// WriteText says what a migration run of the database target (redacted)
+// applied, one migration a line, or that there was nothing to do.
+func (a Applied) WriteText(w io.Writer, target string) error {
+	if a.Empty() {
+		_, err := fmt.Fprintf(w, "%s: nothing to do, the schema is up to date\n", target)
+		return err
+	}
+	for _, m := range a.Ledger {
+		fmt.Fprintf(w, "applied ledger %s\n", m)
+	}
+	for _, m := range a.River {
+		fmt.Fprintf(w, "applied river %s\n", m)
+	}
+	_, err := fmt.Fprintf(w, "%s: %d migration(s) applied\n", target, len(a.Ledger)+len(a.River))
+	return err
+}
 
 // Migrate applies pending ledger and River migrations. It is idempotent; on
 // PostgreSQL a session lock keeps concurrent migrators from interleaving.

@@ -44,3 +44,17 @@ func TestSchemaNewerThanBinaryIsRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestAppliedText(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	if err := (database.Applied{}).WriteText(&b, "sqlite:x.db"); err != nil || b.String() != "sqlite:x.db: nothing to do, the schema is up to date\n" {
+		t.Errorf("nothing applied: %q (%v)", b.String(), err)
+	}
+	b.Reset()
+	a := database.Applied{Ledger: []string{"0001_intents.sql"}, River: []string{"001"}}
+	want := "applied ledger 0001_intents.sql\napplied river 001\nsqlite:x.db: 2 migration(s) applied\n"
+	if err := a.WriteText(&b, "sqlite:x.db"); err != nil || b.String() != want {
+		t.Errorf("applied: %q (%v)", b.String(), err)
+	}
+}
