@@ -83,7 +83,8 @@ func (p *Parts) Reconciler(q *queue.Queue, svc *charge.Service) (*reconciler.Rec
 // Intake is the callback intake, applying STK results through the queued
 // charge service.
 func (p *Parts) Intake() *intake.Processor {
-	return &intake.Processor{Store: p.Store, Applier: p.QueuedCharges(), Clock: p.Clock, Logger: p.Logger}
+	return &intake.Processor{Store: p.Store, Applier: p.QueuedCharges(), AttemptAccounts: config.AttemptAccounts(p.Providers),
+		Clock: p.Clock, Logger: p.Logger}
 }
 
 // CallbackParsers are the configured providers' callback parsers, by
