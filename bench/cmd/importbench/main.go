@@ -48,10 +48,16 @@ type config struct {
 	formats []string
 	engines []string
 	pgData  string
+	// verdicts collect, per engine and format, the import against its
+	// floor, for the summary.
+	verdicts *[]string
 }
 
+// floorTarget is how far above its floor an import may be.
+const floorTarget = 1.5
+
 func run(ctx context.Context) error {
-	var c config
+	c := config{verdicts: new([]string)}
 	var formatList, engineList string
 	flag.IntVar(&c.n, "n", 1000000, "lines per file")
 	flag.StringVar(&c.bin, "bin", "", "the reconcile binary (required)")
@@ -116,6 +122,10 @@ func run(ctx context.Context) error {
 			}
 		}
 		_ = os.Remove(file)
+	}
+	fmt.Printf("import/floor, target within %.1fx (wall; CPU beside it):\n", floorTarget)
+	for _, v := range *c.verdicts {
+		fmt.Println("  " + v)
 	}
 	if *endToEnd {
 		if c.pgURL == "" {
@@ -254,6 +264,14 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 	}
 	line("import", first)
 	line("reimport", again)
+	if floor != nil {
+		wall, cpu := first.wall.Seconds()/floor.wall.Seconds(), first.cpu().Seconds()/max(floor.cpu().Seconds(), 0.001)
+		verdict := "within"
+		if wall > floorTarget {
+			verdict = "NOT within"
+		}
+		*c.verdicts = append(*c.verdicts, fmt.Sprintf("%-8s %-7s %5.2fx (CPU %5.2fx)  %s", engine, f.name, wall, cpu, verdict))
+	}
 	return nil
 }
 
