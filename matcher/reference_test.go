@@ -119,7 +119,7 @@ func refMatch(sc matchCase) refResult {
 	}
 	r.attachChildren()
 	r.distributeRefunds()
-	suggestIntents, suggestTxns := []int{}, []int{}
+	suggestIntents := []int{}
 	for _, k := range r.ikeys {
 		in := r.intents[k]
 		if in.refundOf != "" {
@@ -129,7 +129,7 @@ func refMatch(sc matchCase) refResult {
 		}
 	}
 	if !r.opt.OnlyDisputes {
-		suggestTxns = r.unknownCharges()
+		suggestTxns := r.unknownCharges()
 		r.unrecordedRefunds()
 		r.suggest(suggestIntents, suggestTxns)
 	}
