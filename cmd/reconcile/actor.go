@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 // addActorFlag adds --actor to a command that records a decision.
@@ -41,7 +42,7 @@ func notFound(what, id, list string) error {
 
 // acting resolves the dependencies of a command that records a decision,
 // and names who makes it (--actor or the OS user).
-func (a *app) acting(ctx context.Context, actor string) (*deps, ledger.Actor, error) {
+func (a *app) acting(ctx context.Context, actor string) (*wiring.Parts, ledger.Actor, error) {
 	who, err := cliActor(actor)
 	if err != nil {
 		return nil, ledger.Actor{}, err

@@ -24,7 +24,7 @@ func newAlertsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return alerts.Preview(cmd.Context(), d.store, runID, d.PreviewAlerts(), a.stdout)
+			return alerts.Preview(cmd.Context(), d.Store, runID, d.PreviewAlerts(), a.stdout)
 		},
 	}
 	preview.Flags().Int64Var(&runID, "run", 0, "run id")

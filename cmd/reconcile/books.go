@@ -171,7 +171,7 @@ now (2160h for 90 days).`,
 			if err != nil {
 				return err
 			}
-			s := d.store
+			s := d.Store
 			start := a.clock()
 			rep, err := books.Prune(ctx, s, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
 			if err != nil {
@@ -228,7 +228,7 @@ many values of each column changed) under the token. --dry-run counts and change
 			if err != nil {
 				return err
 			}
-			s := d.store
+			s := d.Store
 			er, err := books.Erase(ctx, s, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
 				Key: []byte(key), Now: a.clock(), DryRun: dryRun})
 			if err != nil {

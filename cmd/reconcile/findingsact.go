@@ -11,6 +11,7 @@ import (
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/schedule"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newFindingsShowCmd(a *app) *cobra.Command {
@@ -50,10 +51,10 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 // listWindow validates --provider and reads --from and --to for findings
 // list: times are RFC 3339 or YYYY-MM-DD (midnight in the provider's zone,
 // UTC without --provider), and select on the evidence time.
-func listWindow(ctx context.Context, d *deps, provider, from, to string) (time.Time, time.Time, error) {
+func listWindow(ctx context.Context, d *wiring.Parts, provider, from, to string) (time.Time, time.Time, error) {
 	zone := time.UTC
 	if provider != "" {
-		known, err := findings.Providers(ctx, d.store, d.Zones)
+		known, err := findings.Providers(ctx, d.Store, d.Zones)
 		if err != nil {
 			return time.Time{}, time.Time{}, err
 		}

@@ -78,10 +78,10 @@ type and status, the totals per currency and the largest amounts.`,
 			if err != nil {
 				return err
 			}
-			im := &ingest.Statement{Store: d.store, Provider: provider, Account: acct, Parser: setup.Statement, Clock: a.clock,
+			im := &ingest.Statement{Store: d.Store, Provider: provider, Account: acct, Parser: setup.Statement, Clock: a.clock,
 				Progress: os.Stderr}
 			if dryRun {
-				return im.DryRun(ctx, a.stdout, d.store, args[0])
+				return im.DryRun(ctx, a.stdout, d.Store, args[0])
 			}
 			c, err := im.Import(ctx, args[0])
 			if err != nil {
@@ -183,14 +183,14 @@ that went in.`,
 			if err != nil {
 				return err
 			}
-			im := &ingest.Intents{Store: d.store, Kinds: intentcsv.Kinds{}, Accounts: config.AccountsOf(d.Providers), Clock: a.clock,
+			im := &ingest.Intents{Store: d.Store, Kinds: intentcsv.Kinds{}, Accounts: config.AccountsOf(d.Providers), Clock: a.clock,
 				Progress:       os.Stderr,
 				ChargerSetting: config.ChargerSetting, RefunderSetting: config.RefunderSetting}
 			for name, p := range d.Providers {
 				im.Kinds[name] = p.IntentKind
 			}
 			if dryRun {
-				return im.DryRun(ctx, a.stdout, d.store, args[0])
+				return im.DryRun(ctx, a.stdout, d.Store, args[0])
 			}
 			// On PostgreSQL the import keeps a set of the file's keys, which
 			// grows with the file, so its heap has no fixed bound.

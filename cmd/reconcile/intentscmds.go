@@ -78,7 +78,7 @@ func (a *app) changeIntent(cmd *cobra.Command, p ledger.ChangeParams, amount, ac
 		return err
 	}
 	p.Actor, p.Now = who, a.clock()
-	in, c, err := ledger.ChangeIntent(ctx, d.store, p, amount)
+	in, c, err := ledger.ChangeIntent(ctx, d.Store, p, amount)
 	var fe *ledger.FieldError
 	switch {
 	case errors.As(err, &fe):
@@ -102,14 +102,14 @@ func newIntentsShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in, err := d.store.GetIntent(ctx, args[0])
+			in, err := d.Store.GetIntent(ctx, args[0])
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("intent", args[0], "findings list")
 			}
 			if err != nil {
 				return err
 			}
-			changes, err := d.store.IntentChanges(ctx, in.Key)
+			changes, err := d.Store.IntentChanges(ctx, in.Key)
 			if err != nil {
 				return err
 			}

@@ -20,7 +20,7 @@ session lock keeps replicas that migrate at the same time from interleaving.`,
 			if err != nil {
 				return err
 			}
-			applied, err := database.Migrate(ctx, d.store)
+			applied, err := database.Migrate(ctx, d.Store)
 			if err != nil {
 				return err
 			}

@@ -58,7 +58,7 @@ Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			reg, asked, err := d.Providers[provider].RegisterForPulling(ctx, provider, acct, d.store, "cli:"+who.Name, force)
+			reg, asked, err := d.Providers[provider].RegisterForPulling(ctx, provider, acct, d.Store, "cli:"+who.Name, force)
 			if err != nil {
 				return err
 			}

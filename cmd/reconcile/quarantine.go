@@ -29,7 +29,7 @@ note) or replays it; both are recorded with who and when.`,
 			if err != nil {
 				return err
 			}
-			items, err := d.store.ListQuarantine(cmd.Context(), source, limit)
+			items, err := d.Store.ListQuarantine(cmd.Context(), source, limit)
 			if err != nil {
 				return err
 			}

@@ -35,11 +35,11 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q, err := d.store.GetQuarantine(ctx, id)
+			q, err := d.Store.GetQuarantine(ctx, id)
 			if err != nil {
 				return quarantineActionError(args[0], "show", err)
 			}
-			evs, err := d.store.QuarantineHistory(ctx, id)
+			evs, err := d.Store.QuarantineHistory(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ again). The item and its raw input stay; the dismissal is recorded with who, whe
 			if err != nil {
 				return err
 			}
-			q, err := d.store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
+			q, err := d.Store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
 			if err != nil {
 				return quarantineActionError(args[0], "dismiss", err)
 			}
@@ -123,7 +123,7 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if err != nil {
 				return err
 			}
-			q, res, err := d.Intake().ReplayKept(ctx, d.store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.CallbackParsers()})
+			q, res, err := d.Intake().ReplayKept(ctx, d.Store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.CallbackParsers()})
 			if errors.Is(err, ledger.ErrNotFound) {
 				return notFound("quarantined item", args[0], "quarantine list")
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newReportCmd(a *app) *cobra.Command {
@@ -67,14 +68,14 @@ in the console.`,
 			if err != nil {
 				return err
 			}
-			zones, err := findings.Providers(ctx, d.store, d.Zones)
+			zones, err := findings.Providers(ctx, d.Store, d.Zones)
 			if err != nil {
 				return err
 			}
 			if provider != "" {
 				zones = map[string]*time.Location{provider: zones[provider]}
 			}
-			c, err := report.BuildClose(ctx, d.store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
+			c, err := report.BuildClose(ctx, d.Store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
 			if err != nil {
 				return err
 			}
@@ -100,8 +101,8 @@ in the console.`,
 
 // recordClose records c as closed by who and returns the report with its
 // close.
-func recordClose(cmd *cobra.Command, d *deps, c report.Close, who ledger.Actor, note string, force bool) (report.Close, error) {
-	c, err := report.RecordClose(cmd.Context(), d.store, c, report.CloseBy{Actor: who, Note: note, Force: force, Now: d.Clock()})
+func recordClose(cmd *cobra.Command, d *wiring.Parts, c report.Close, who ledger.Actor, note string, force bool) (report.Close, error) {
+	c, err := report.RecordClose(cmd.Context(), d.Store, c, report.CloseBy{Actor: who, Note: note, Force: force, Now: d.Clock()})
 	var nr *report.NotReadyError
 	switch {
 	case errors.As(err, &nr):

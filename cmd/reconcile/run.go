@@ -13,6 +13,7 @@ import (
 	"github.com/reconcilehq/reconcile/reconciler"
 	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -143,7 +144,7 @@ func runAccounts(setup config.Provider, account string) ([]string, error) {
 }
 
 // runAccount runs one account's window and writes its report.
-func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *deps, setup config.Provider, f report.Format,
+func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *wiring.Parts, setup config.Provider, f report.Format,
 	p reconciler.Params) (*reconciler.Outcome, error) {
 	progress := report.NewProgress(os.Stderr, a.clock)
 	p.Progress = progress.Update
@@ -167,7 +168,7 @@ func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *dep
 }
 
 // previewDryRun shows the Slack messages a real run would send.
-func (a *app) previewDryRun(d *deps, out *reconciler.Outcome, f report.Format) error {
+func (a *app) previewDryRun(d *wiring.Parts, out *reconciler.Outcome, f report.Format) error {
 	w := a.stdout
 	if f != report.Text {
 		w = a.stderr // keep machine-readable output clean
