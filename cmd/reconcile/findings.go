@@ -66,7 +66,7 @@ func newFindingsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f.From, f.To, err = listWindow(ctx, d, provider, from, to); err != nil {
+			if f.From, f.To, err = findings.ListWindow(ctx, d.Store, d.Zones, provider, from, to); err != nil {
 				return err
 			}
 			list, err := d.Reads(ctx).ListFindings(ctx, f)

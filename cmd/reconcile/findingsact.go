@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/schedule"
-	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newFindingsShowCmd(a *app) *cobra.Command {
@@ -46,39 +41,4 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")
 	return cmd
-}
-
-// listWindow validates --provider and reads --from and --to for findings
-// list: times are RFC 3339 or YYYY-MM-DD (midnight in the provider's zone,
-// UTC without --provider), and select on the evidence time.
-func listWindow(ctx context.Context, d *wiring.Parts, provider, from, to string) (time.Time, time.Time, error) {
-	zone := time.UTC
-	if provider != "" {
-		known, err := findings.Providers(ctx, d.Store, d.Zones)
-		if err != nil {
-			return time.Time{}, time.Time{}, err
-		}
-		z, ok := known[provider]
-		if !ok {
-			return time.Time{}, time.Time{}, usagef("--provider %q: unknown provider (want one of %s)", provider,
-				strings.Join(findings.ProviderNames(known), ", "))
-		}
-		zone = z
-	}
-	var start, end time.Time
-	var err error
-	if from != "" {
-		if start, err = schedule.ParseTime(from, zone); err != nil {
-			return start, end, usagef("--from %v", err)
-		}
-	}
-	if to != "" {
-		if end, err = schedule.ParseTime(to, zone); err != nil {
-			return start, end, usagef("--to %v", err)
-		}
-	}
-	if !start.IsZero() && !end.IsZero() && !end.After(start) {
-		return start, end, usagef("--to %s is not after --from %s", to, from)
-	}
-	return start, end, nil
 }

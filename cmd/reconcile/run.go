@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -82,18 +81,9 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 		return err
 	}
 	f := formatOf(o.format)
-	start, err := schedule.ParseTime(o.from, setup.Zone)
+	start, end, err := schedule.RunWindow(o.from, o.to, setup.Zone)
 	if err != nil {
-		return usagef("--from: %v", err)
-	}
-	end := start.In(setup.Zone).AddDate(0, 0, 1).UTC()
-	if o.to != "" {
-		if end, err = schedule.ParseTime(o.to, setup.Zone); err != nil {
-			return usagef("--to: %v", err)
-		}
-	}
-	if !end.After(start) {
-		return usagef("--to (%s) must be after --from (%s)", end.Format(time.RFC3339), start.Format(time.RFC3339))
+		return err
 	}
 	if !setup.Pulled && setup.PullSetting != "" && !o.noPull && !o.dryRun {
 		return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+

@@ -39,7 +39,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 				return err
 			}
 			if provider != "" {
-				if _, _, err := listWindow(ctx, d, provider, "", ""); err != nil {
+				if _, _, err := findings.ListWindow(ctx, d.Store, d.Zones, provider, "", ""); err != nil {
 					return err
 				}
 			}
