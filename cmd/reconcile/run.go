@@ -7,10 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/alerts"
-	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/reconciler"
-	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
 	"github.com/reconcilehq/reconcile/wiring"
 )
@@ -80,7 +77,6 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 	if err != nil {
 		return err
 	}
-	f := formatOf(o.format)
 	start, end, err := schedule.RunWindow(o.from, o.to, setup.Zone)
 	if err != nil {
 		return err
@@ -89,7 +85,7 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 		return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
 			"the evidence already stored (imported reports, webhooks)", o.provider, setup.PullSetting)
 	}
-	accounts, err := runAccounts(setup, o.account)
+	accounts, err := wiring.RunAccounts(setup, o.account)
 	if err != nil {
 		return err
 	}
@@ -101,68 +97,14 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 	if err != nil {
 		return err
 	}
-	rec, err := d.Reconciler(d.Queue, d.QueuedCharges())
+	open, err := d.RunWindow(ctx, wiring.Window{Setup: setup, Accounts: accounts, Format: formatOf(o.format),
+		Params: reconciler.Params{Provider: o.provider, From: start, To: end, DryRun: o.dryRun, NoPull: o.noPull},
+		Out:    a.stdout, Err: a.stderr, Progress: os.Stderr})
 	if err != nil {
 		return err
-	}
-	open := 0
-	for _, acct := range accounts {
-		out, err := a.runAccount(ctx, rec, d, setup, f, reconciler.Params{Provider: o.provider, Account: acct, From: start,
-			To: end, DryRun: o.dryRun, NoPull: o.noPull})
-		if err != nil {
-			return err
-		}
-		open += out.OpenFindings()
 	}
 	if o.failOnFindings && open > 0 {
 		return &exitErr{code: exitFindings}
 	}
 	return nil
-}
-
-// runAccounts returns the accounts a run reconciles: the one named, or
-// every account of the provider, the default first.
-func runAccounts(setup config.Provider, account string) ([]string, error) {
-	if account == "" {
-		return append([]string{""}, setup.Accounts...), nil
-	}
-	acct, err := config.ParseAccount(setup, account)
-	if err != nil {
-		return nil, usagef("--account: %v", err)
-	}
-	return []string{acct}, nil
-}
-
-// runAccount runs one account's window and writes its report.
-func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *wiring.Parts, setup config.Provider, f report.Format,
-	p reconciler.Params) (*reconciler.Outcome, error) {
-	progress := report.NewProgress(os.Stderr, a.clock)
-	p.Progress = progress.Update
-	out, err := rec.Run(ctx, p)
-	progress.Done()
-	if err != nil {
-		return nil, err
-	}
-	r := report.FromOutcome(out)
-	r.Zone = setup.Zone
-	r.Evidence = setup.Evidence(p.Provider, p.DryRun, p.NoPull)
-	if err := report.WriteRun(a.stdout, f, r); err != nil {
-		return nil, err
-	}
-	if p.DryRun {
-		if err := a.previewDryRun(d, out, f); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// previewDryRun shows the Slack messages a real run would send.
-func (a *app) previewDryRun(d *wiring.Parts, out *reconciler.Outcome, f report.Format) error {
-	w := a.stdout
-	if f != report.Text {
-		w = a.stderr // keep machine-readable output clean
-	}
-	fmt.Fprintln(w, "\nSlack messages this run would send:")
-	return alerts.PreviewFindings(w, d.PreviewAlerts(), out.Run, out.Findings)
 }
