@@ -8,7 +8,6 @@ import (
 
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/ingest"
-	"github.com/reconcilehq/reconcile/ledger/intentcsv"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -78,8 +77,7 @@ type and status, the totals per currency and the largest amounts.`,
 			if err != nil {
 				return err
 			}
-			im := &ingest.Statement{Store: d.Store, Provider: provider, Account: acct, Parser: setup.Statement, Clock: a.clock,
-				Progress: os.Stderr}
+			im := d.StatementImporter(provider, acct, setup, os.Stderr)
 			if dryRun {
 				return im.DryRun(ctx, a.stdout, d.Store, args[0])
 			}
@@ -125,7 +123,7 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if err != nil {
 				return err
 			}
-			im := &ingest.Callbacks{Processor: d.Intake(), Provider: provider, Parser: setup.Callbacks, Clock: a.clock, Progress: os.Stderr}
+			im := d.CallbacksImporter(provider, setup, os.Stderr)
 			res, err := im.Import(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -183,12 +181,7 @@ that went in.`,
 			if err != nil {
 				return err
 			}
-			im := &ingest.Intents{Store: d.Store, Kinds: intentcsv.Kinds{}, Accounts: config.AccountsOf(d.Providers), Clock: a.clock,
-				Progress:       os.Stderr,
-				ChargerSetting: config.ChargerSetting, RefunderSetting: config.RefunderSetting}
-			for name, p := range d.Providers {
-				im.Kinds[name] = p.IntentKind
-			}
+			im := d.IntentsImporter(chargeThem, os.Stderr)
 			if dryRun {
 				return im.DryRun(ctx, a.stdout, d.Store, args[0])
 			}
@@ -196,9 +189,6 @@ that went in.`,
 			// grows with the file, so its heap has no fixed bound.
 			if d.Embedded() {
 				ingest.BoundHeap(true)
-			}
-			if chargeThem {
-				im.Charges = d.QueuedCharges()
 			}
 			res, err := im.Import(ctx, args[0])
 			if err != nil {
