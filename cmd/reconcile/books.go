@@ -12,7 +12,6 @@ import (
 	"github.com/reconcilehq/reconcile/books"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/schedule"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -147,22 +146,9 @@ now (2160h for 90 days).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			var cut time.Time
-			switch {
-			case before != "" && olderThan != 0:
-				return usagef("give --before or --older-than, not both")
-			case before != "":
-				t, err := schedule.ParseTime(before, time.UTC)
-				if err != nil {
-					return usagef("--before: %v", err)
-				}
-				cut = t
-			case olderThan > 0:
-				cut = a.clock().Add(-olderThan).UTC()
-			case a.cfg.Books.Retention > 0:
-				cut = a.clock().Add(-a.cfg.Books.Retention).UTC()
-			default:
-				return usagef("say what is old: --before DATE, --older-than DURATION, or books.retention in the configuration")
+			cut, err := books.PruneCut(before, olderThan, a.cfg.Books.Retention, a.clock())
+			if err != nil {
+				return err
 			}
 			if batch <= 0 {
 				return usagef("--batch must be positive")
@@ -171,9 +157,8 @@ now (2160h for 90 days).`,
 			if err != nil {
 				return err
 			}
-			s := d.Store
 			start := a.clock()
-			rep, err := books.Prune(ctx, s, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
+			rep, err := books.Prune(ctx, d.Store, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
 			if err != nil {
 				return err
 			}
@@ -211,12 +196,8 @@ many values of each column changed) under the token. --dry-run counts and change
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			key := a.cfg.Books.EraseKey
-			if key == "" {
-				return fmt.Errorf("%s is not set: erasing needs a secret key of at least %d bytes, the same at every erasure",
-					eraseKeyEnv, books.MinEraseKey)
-			}
-			if len(key) < books.MinEraseKey {
-				return fmt.Errorf("%s is shorter than %d bytes", eraseKeyEnv, books.MinEraseKey)
+			if err := books.CheckEraseKey(key, eraseKeyEnv); err != nil {
+				return err
 			}
 			if strings.TrimSpace(actor) == "" {
 				return usagef("--actor: say who asks for the erasure")
@@ -228,8 +209,7 @@ many values of each column changed) under the token. --dry-run counts and change
 			if err != nil {
 				return err
 			}
-			s := d.Store
-			er, err := books.Erase(ctx, s, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
+			er, err := books.Erase(ctx, d.Store, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
 				Key: []byte(key), Now: a.clock(), DryRun: dryRun})
 			if err != nil {
 				return err
