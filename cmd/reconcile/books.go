@@ -145,7 +145,6 @@ would go and changes nothing.
 now (2160h for 90 days).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
 			cut, err := books.PruneCut(before, olderThan, a.cfg.Books.Retention, a.clock())
 			if err != nil {
 				return err
@@ -153,21 +152,19 @@ now (2160h for 90 days).`,
 			if batch <= 0 {
 				return usagef("--batch must be positive")
 			}
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			start := a.clock()
-			rep, err := books.Prune(ctx, d.Store, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
-			if err != nil {
-				return err
-			}
-			if err := rep.WriteText(a.stdout); err != nil {
-				return err
-			}
-			a.logger.Info("books pruned", "before", cut, "dry_run", dryRun, "rows", rep.Rows(),
-				"duration", a.clock().Sub(start).Round(time.Millisecond).String())
-			return nil
+			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+				start := a.clock()
+				rep, err := books.Prune(ctx, d.Store, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
+				if err != nil {
+					return err
+				}
+				if err := rep.WriteText(a.stdout); err != nil {
+					return err
+				}
+				a.logger.Info("books pruned", "before", cut, "dry_run", dryRun, "rows", rep.Rows(),
+					"duration", a.clock().Sub(start).Round(time.Millisecond).String())
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&before, "before", "", "prune payloads older than this date (YYYY-MM-DD, UTC) or RFC 3339 time")
@@ -194,7 +191,6 @@ again before the change is committed, and the erasure is recorded (who asked, wh
 many values of each column changed) under the token. --dry-run counts and changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
 			key := a.cfg.Books.EraseKey
 			if err := books.CheckEraseKey(key, eraseKeyEnv); err != nil {
 				return err
@@ -205,21 +201,19 @@ many values of each column changed) under the token. --dry-run counts and change
 			if _, err := books.ParseSubject(customer); err != nil {
 				return usagef("--customer: %v", err)
 			}
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			er, err := books.Erase(ctx, d.Store, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
-				Key: []byte(key), Now: a.clock(), DryRun: dryRun})
-			if err != nil {
-				return err
-			}
-			if err := er.WriteText(a.stdout); err != nil {
-				return err
-			}
-			a.logger.Info("books erased", "token", er.Token, "actor", actor, "dry_run", dryRun, "values", er.Values(),
-				"columns", len(er.Changed), "renamed_findings", er.Renamed)
-			return nil
+			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+				er, err := books.Erase(ctx, d.Store, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
+					Key: []byte(key), Now: a.clock(), DryRun: dryRun})
+				if err != nil {
+					return err
+				}
+				if err := er.WriteText(a.stdout); err != nil {
+					return err
+				}
+				a.logger.Info("books erased", "token", er.Token, "actor", actor, "dry_run", dryRun, "values", er.Values(),
+					"columns", len(er.Changed), "renamed_findings", er.Renamed)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&customer, "customer", "", "the person's phone number (MSISDN) or e-mail address (required)")

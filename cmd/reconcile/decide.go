@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 // decisionCmds are the findings commands that record a person's decision:
@@ -82,24 +84,21 @@ func (a *app) decide(cmd *cobra.Command, d findings.Decision, actor string) erro
 	if err := d.Check(); err != nil {
 		return decisionError(d.Verb, d.FindingID, err)
 	}
-	ctx := cmd.Context()
-	deps, err := a.resolve(ctx, storeExisting)
-	if err != nil {
-		return err
-	}
-	out, err := deps.Findings.Decide(ctx, d)
-	if out.Remedy != nil && errors.Is(err, findings.ErrRequestExpired) {
-		if werr := findings.WriteRemedy(a.stdout, out); werr != nil {
-			return werr
+	return a.with(cmd.Context(), storeExisting, func(ctx context.Context, deps *wiring.Parts) error {
+		out, err := deps.Findings.Decide(ctx, d)
+		if out.Remedy != nil && errors.Is(err, findings.ErrRequestExpired) {
+			if werr := findings.WriteRemedy(a.stdout, out); werr != nil {
+				return werr
+			}
 		}
-	}
-	switch {
-	case err != nil:
-		return decisionError(d.Verb, d.FindingID, err)
-	case findings.IsRemedy(d.Verb), d.Verb == findings.Approve, d.Verb == findings.Reject:
-		return findings.WriteRemedy(a.stdout, out)
-	}
-	return findings.WriteDecision(a.stdout, d.Verb, out)
+		switch {
+		case err != nil:
+			return decisionError(d.Verb, d.FindingID, err)
+		case findings.IsRemedy(d.Verb), d.Verb == findings.Approve, d.Verb == findings.Reject:
+			return findings.WriteRemedy(a.stdout, out)
+		}
+		return findings.WriteDecision(a.stdout, d.Verb, out)
+	})
 }
 
 // decisionError explains a refused decision: a rule or the books refusing

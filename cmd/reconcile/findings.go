@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newFindingsCmd(a *app) *cobra.Command {
@@ -61,19 +64,16 @@ func newFindingsListCmd(a *app) *cobra.Command {
 				return usagef("--kind %v", err)
 			}
 			fmtOut := formatOf(format)
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			if f.From, f.To, err = findings.ListWindow(ctx, d.Store, d.Zones, provider, from, to); err != nil {
-				return err
-			}
-			list, err := d.Reads(ctx).ListFindings(ctx, f)
-			if err != nil {
-				return err
-			}
-			return report.WriteFindingsIn(a.stdout, fmtOut, list, d.Zones)
+			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+				if f.From, f.To, err = findings.ListWindow(ctx, d.Store, d.Zones, provider, from, to); err != nil {
+					return err
+				}
+				list, err := d.Reads(ctx).ListFindings(ctx, f)
+				if err != nil {
+					return err
+				}
+				return report.WriteFindingsIn(a.stdout, fmtOut, list, d.Zones)
+			})
 		},
 	}
 	fl := cmd.Flags()

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newFindingsShowCmd(a *app) *cobra.Command {
@@ -23,20 +25,17 @@ acknowledged, noted, resolved or reopened it, through which surface, when, and t
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := formatOf(format)
-			ctx := cmd.Context()
-			deps, err := a.resolve(ctx, storeCreate)
-			if err != nil {
-				return err
-			}
-			d, err := findings.Load(ctx, deps.Reads(ctx), args[0])
-			if errors.Is(err, ledger.ErrNotFound) {
-				return notFound("finding", args[0], "findings list")
-			}
-			if err != nil {
-				return err
-			}
-			v := d.View()
-			return findings.Write(a.stdout, f, v, deps.Zones[v.Finding.Provider])
+			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, deps *wiring.Parts) error {
+				d, err := findings.Load(ctx, deps.Reads(ctx), args[0])
+				if errors.Is(err, ledger.ErrNotFound) {
+					return notFound("finding", args[0], "findings list")
+				}
+				if err != nil {
+					return err
+				}
+				v := d.View()
+				return findings.Write(a.stdout, f, v, deps.Zones[v.Finding.Provider])
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")

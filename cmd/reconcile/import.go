@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -72,21 +73,18 @@ type and status, the totals per currency and the largest amounts.`,
 			if err != nil {
 				return usagef("--account: %v", err)
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, importMode(dryRun))
-			if err != nil {
-				return err
-			}
-			im := d.StatementImporter(provider, acct, setup, os.Stderr)
-			if dryRun {
-				return im.DryRun(ctx, a.stdout, d.Store, args[0])
-			}
-			c, err := im.Import(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(a.stdout, c.Summary(args[0]))
-			return nil
+			return a.with(cmd.Context(), importMode(dryRun), func(ctx context.Context, d *wiring.Parts) error {
+				im := d.StatementImporter(provider, acct, setup, os.Stderr)
+				if dryRun {
+					return im.DryRun(ctx, a.stdout, d.Store, args[0])
+				}
+				c, err := im.Import(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(a.stdout, c.Summary(args[0]))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa, stripe, a configured statement layout or bank:NAME (required)")
@@ -119,16 +117,14 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
-			d, err := a.resolve(cmd.Context(), storeCreate)
-			if err != nil {
-				return err
-			}
-			im := d.CallbacksImporter(provider, setup, os.Stderr)
-			res, err := im.Import(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return res.WriteText(a.stdout)
+			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
+				im := d.CallbacksImporter(provider, setup, os.Stderr)
+				res, err := im.Import(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return res.WriteText(a.stdout)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa or stripe (required)")
@@ -176,25 +172,22 @@ that went in.`,
 			if dryRun && chargeThem {
 				return usagef("--dry-run charges nothing: leave --charge out")
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, importMode(dryRun))
-			if err != nil {
-				return err
-			}
-			im := d.IntentsImporter(chargeThem, os.Stderr)
-			if dryRun {
-				return im.DryRun(ctx, a.stdout, d.Store, args[0])
-			}
-			// On PostgreSQL the import keeps a set of the file's keys, which
-			// grows with the file, so its heap has no fixed bound.
-			if d.Embedded() {
-				ingest.BoundHeap(true)
-			}
-			res, err := im.Import(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return res.WriteText(a.stdout)
+			return a.with(cmd.Context(), importMode(dryRun), func(ctx context.Context, d *wiring.Parts) error {
+				im := d.IntentsImporter(chargeThem, os.Stderr)
+				if dryRun {
+					return im.DryRun(ctx, a.stdout, d.Store, args[0])
+				}
+				// On PostgreSQL the import keeps a set of the file's keys, which
+				// grows with the file, so its heap has no fixed bound.
+				if d.Embedded() {
+					ingest.BoundHeap(true)
+				}
+				res, err := im.Import(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return res.WriteText(a.stdout)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&chargeThem, "charge", false, "enqueue the charge of every pending intent of the file (sends real payment requests)")

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newQuarantineCmd(a *app) *cobra.Command {
@@ -25,15 +28,13 @@ note) or replays it; both are recorded with who and when.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := formatOf(format)
-			d, err := a.resolve(cmd.Context(), storeExisting)
-			if err != nil {
-				return err
-			}
-			items, err := d.Store.ListQuarantine(cmd.Context(), source, limit)
-			if err != nil {
-				return err
-			}
-			return report.WriteQuarantine(a.stdout, f, items)
+			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+				items, err := d.Store.ListQuarantine(ctx, source, limit)
+				if err != nil {
+					return err
+				}
+				return report.WriteQuarantine(a.stdout, f, items)
+			})
 		},
 	}
 	list.Flags().StringVar(&source, "source", "", "only this input path (intents_csv, mpesa_statement, mpesa_callback, ...)")

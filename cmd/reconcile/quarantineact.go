@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers/intake"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 // quarantineActCmds are dismiss and replay.
@@ -30,20 +32,17 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeCreate)
-			if err != nil {
-				return err
-			}
-			q, err := d.Store.GetQuarantine(ctx, id)
-			if err != nil {
-				return quarantineActionError(args[0], "show", err)
-			}
-			evs, err := d.Store.QuarantineHistory(ctx, id)
-			if err != nil {
-				return err
-			}
-			return findings.WriteQuarantineItem(a.stdout, f, q, evs)
+			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
+				q, err := d.Store.GetQuarantine(ctx, id)
+				if err != nil {
+					return quarantineActionError(args[0], "show", err)
+				}
+				evs, err := d.Store.QuarantineHistory(ctx, id)
+				if err != nil {
+					return err
+				}
+				return findings.WriteQuarantineItem(a.stdout, f, q, evs)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the history)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -63,28 +64,25 @@ in the console.`,
 					return usagef("report close --close: --note is required: say what was checked")
 				}
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			zones, err := findings.Providers(ctx, d.Store, d.Zones)
-			if err != nil {
-				return err
-			}
-			if provider != "" {
-				zones = map[string]*time.Location{provider: zones[provider]}
-			}
-			c, err := report.BuildClose(ctx, d.Store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
-			if err != nil {
-				return err
-			}
-			if closeIt {
-				if c, err = recordClose(cmd, d, c, who, note, force); err != nil {
+			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+				zones, err := findings.Providers(ctx, d.Store, d.Zones)
+				if err != nil {
 					return err
 				}
-			}
-			return report.WriteClose(a.stdout, f, c)
+				if provider != "" {
+					zones = map[string]*time.Location{provider: zones[provider]}
+				}
+				c, err := report.BuildClose(ctx, d.Store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
+				if err != nil {
+					return err
+				}
+				if closeIt {
+					if c, err = recordClose(cmd, d, c, who, note, force); err != nil {
+						return err
+					}
+				}
+				return report.WriteClose(a.stdout, f, c)
+			})
 		},
 	}
 	fl := cmd.Flags()

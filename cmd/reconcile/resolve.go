@@ -51,3 +51,13 @@ func (a *app) setup(provider string) (config.Provider, error) {
 	}
 	return s, nil
 }
+
+// with resolves the command's parts (resolve), with the books opened as
+// mode says, and does the command's work with them.
+func (a *app) with(ctx context.Context, mode wiring.Mode, work func(ctx context.Context, d *wiring.Parts) error) error {
+	d, err := a.resolve(ctx, mode)
+	if err != nil {
+		return err
+	}
+	return work(ctx, d)
+}

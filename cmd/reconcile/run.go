@@ -93,18 +93,16 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 	if o.dryRun {
 		mode = storeExisting // a dry run writes nothing, not even a database
 	}
-	d, err := a.resolve(ctx, mode)
-	if err != nil {
-		return err
-	}
-	open, err := d.RunWindow(ctx, wiring.Window{Setup: setup, Accounts: accounts, Format: formatOf(o.format),
-		Params: reconciler.Params{Provider: o.provider, From: start, To: end, DryRun: o.dryRun, NoPull: o.noPull},
-		Out:    a.stdout, Err: a.stderr, Progress: os.Stderr})
-	if err != nil {
-		return err
-	}
-	if o.failOnFindings && open > 0 {
-		return &exitErr{code: exitFindings}
-	}
-	return nil
+	return a.with(ctx, mode, func(ctx context.Context, d *wiring.Parts) error {
+		open, err := d.RunWindow(ctx, wiring.Window{Setup: setup, Accounts: accounts, Format: formatOf(o.format),
+			Params: reconciler.Params{Provider: o.provider, From: start, To: end, DryRun: o.dryRun, NoPull: o.noPull},
+			Out:    a.stdout, Err: a.stderr, Progress: os.Stderr})
+		if err != nil {
+			return err
+		}
+		if o.failOnFindings && open > 0 {
+			return &exitErr{code: exitFindings}
+		}
+		return nil
+	})
 }
