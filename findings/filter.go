@@ -114,3 +114,13 @@ func ListWindow(ctx context.Context, c Counter, zones map[string]*time.Location,
 	}
 	return schedule.ListWindow(from, to, zone)
 }
+
+// CloseZones are the providers a close report covers with their zones
+// (Providers): all of them, or only provider when it is set.
+func CloseZones(ctx context.Context, c Counter, zones map[string]*time.Location, provider string) (map[string]*time.Location, error) {
+	known, err := Providers(ctx, c, zones)
+	if err != nil || provider == "" {
+		return known, err
+	}
+	return map[string]*time.Location{provider: known[provider]}, nil
+}

@@ -97,18 +97,11 @@ func newIntentsShowCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
-				in, err := d.Store.GetIntent(ctx, args[0])
+				err := report.ShowIntent(ctx, a.stdout, d.Store, args[0])
 				if errors.Is(err, ledger.ErrNotFound) {
 					return notFound("intent", args[0], "findings list")
 				}
-				if err != nil {
-					return err
-				}
-				changes, err := d.Store.IntentChanges(ctx, in.Key)
-				if err != nil {
-					return err
-				}
-				return report.WriteIntent(a.stdout, in, changes)
+				return err
 			})
 		},
 	}

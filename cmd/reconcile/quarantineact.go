@@ -33,15 +33,7 @@ func newQuarantineShowCmd(a *app) *cobra.Command {
 				return err
 			}
 			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
-				q, err := d.Store.GetQuarantine(ctx, id)
-				if err != nil {
-					return quarantineActionError(args[0], "show", err)
-				}
-				evs, err := d.Store.QuarantineHistory(ctx, id)
-				if err != nil {
-					return err
-				}
-				return findings.WriteQuarantineItem(a.stdout, f, q, evs)
+				return quarantineActionError(args[0], "show", findings.ShowQuarantineItem(ctx, a.stdout, f, d.Store, id))
 			})
 		},
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -65,12 +64,9 @@ in the console.`,
 				}
 			}
 			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
-				zones, err := findings.Providers(ctx, d.Store, d.Zones)
+				zones, err := findings.CloseZones(ctx, d.Store, d.Zones, provider)
 				if err != nil {
 					return err
-				}
-				if provider != "" {
-					zones = map[string]*time.Location{provider: zones[provider]}
 				}
 				c, err := report.BuildClose(ctx, d.Store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
 				if err != nil {

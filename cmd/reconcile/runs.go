@@ -68,19 +68,11 @@ func newRunsShowCmd(a *app) *cobra.Command {
 				return usagef("run id %q: want a positive number (see `reconcile runs list`)", args[0])
 			}
 			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, deps *wiring.Parts) error {
-				books := deps.Reads(ctx)
-				r, err := books.GetRun(ctx, id)
+				err := findings.ShowRun(ctx, a.stdout, f, deps.Reads(ctx), id, deps.Zones)
 				if errors.Is(err, ledger.ErrNotFound) {
 					return notFound("run", args[0], "runs list")
 				}
-				if err != nil {
-					return err
-				}
-				fs, err := books.ListFindings(ctx, ledger.FindingFilter{RunID: id, Limit: 10000})
-				if err != nil {
-					return err
-				}
-				return findings.WriteRun(a.stdout, f, r, fs, deps.Zones)
+				return err
 			})
 		},
 	}
