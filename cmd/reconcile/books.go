@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -61,7 +60,7 @@ standard output; progress to standard error (--quiet for none). Any difference e
 			if quiet {
 				progress = nil
 			}
-			return a.compareBooks(cmd.Context(), "copy to", to, func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error) {
+			return wiring.CompareBooks(cmd.Context(), a.cfg, to, "copy to", a.stdout, func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error) {
 				rep, err := books.Copy(ctx, src, dst, books.CopyOptions{Progress: progress, Clock: a.clock})
 				if err == nil {
 					a.logger.Info("books copied", "from", src.Engine(), "to", database.Redact(to), "tables", len(rep.Tables),
@@ -91,36 +90,12 @@ was changed) exits 1.`,
 			if _, err := database.Engine(to); err != nil {
 				return usagef("--to: %v", err)
 			}
-			return a.compareBooks(cmd.Context(), "verify", to, books.Verify)
+			return wiring.CompareBooks(cmd.Context(), a.cfg, to, "verify", a.stdout, books.Verify)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the copy: postgres://... or sqlite:PATH (required)")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
-}
-
-// compareBooks opens the configured books, never creating nor migrating
-// them, and the database to (wiring.OpenCopy), then prints the table of
-// checks work (a copy or a verification) returns, when there is one, and
-// says what failed (verb and the database to).
-func (a *app) compareBooks(ctx context.Context, verb, to string,
-	work func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error)) error {
-	src, dst, err := wiring.OpenCopy(ctx, a.cfg, to)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	defer dst.Close()
-	rep, err := work(ctx, src, dst)
-	if rep != nil {
-		if werr := rep.WriteText(a.stdout); werr != nil {
-			return werr
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", verb, database.Redact(to), err)
-	}
-	return nil
 }
 
 func newBooksPruneCmd(a *app) *cobra.Command {

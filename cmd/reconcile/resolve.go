@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/wiring"
@@ -38,18 +35,9 @@ func (a *app) resolve(ctx context.Context, mode wiring.Mode) (*wiring.Parts, err
 }
 
 // setup describes a configured provider without building its clients, for
-// checking a command line before the books are opened; a usage error names
-// the known ones.
+// checking a command line before the books are opened (wiring.Setup).
 func (a *app) setup(provider string) (config.Provider, error) {
-	setups, err := a.cfg.DescribeProviders(a.clock)
-	if err != nil {
-		return config.Provider{}, err
-	}
-	s, ok := setups[provider]
-	if !ok {
-		return s, usagef("--provider %q: want one of %s", provider, strings.Join(slices.Sorted(maps.Keys(setups)), ", "))
-	}
-	return s, nil
+	return wiring.Setup(a.cfg, a.clock, provider)
 }
 
 // with resolves the command's parts (resolve), with the books opened as

@@ -39,8 +39,5 @@ func newServer(ctx context.Context, a *app) (*service.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return service.New(ctx, service.Deps{Config: a.cfg, Store: d.Store, ConsoleStore: d.Lists(), Providers: d.Providers, Zones: d.Zones, Findings: d.Findings,
-		Charges: d.Charges, Reconciler: d.Reconciler, Replay: d.Replay,
-		Redact: a.redact,
-		Clock:  a.clock, Logger: a.logger})
+	return service.New(ctx, d.ServiceDeps())
 }
