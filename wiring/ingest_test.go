@@ -1,9 +1,12 @@
 package wiring_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/internal/fixture"
+	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -37,5 +40,25 @@ func TestImporters(t *testing.T) {
 	cb := p.CallbacksImporter("mpesa", setup, nil)
 	if cb.Processor == nil || cb.Provider != "mpesa" || cb.Parser == nil {
 		t.Errorf("callbacks importer: %+v", cb)
+	}
+}
+
+// TestReplayKept: a kept callback body is replayed through the intake and
+// recorded replayed by who; an item that does not exist is not found.
+func TestReplayKept(t *testing.T) {
+	t.Parallel()
+	url := dbtest.SQLiteURL(t)
+	sd := fixture.Books(t, url)
+	p, err := setup(t, url, wiring.Existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := ledger.Actor{Name: "alice", Surface: ledger.SurfaceCLI}
+	if _, _, err := p.ReplayKept(t.Context(), 999, who, ""); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("an item that does not exist: %v", err)
+	}
+	q, _, err := p.ReplayKept(t.Context(), sd.Kept, who, "fixed")
+	if err != nil || q.ID != sd.Kept || q.Status != ledger.QuarantineReplayed {
+		t.Errorf("replayed: %+v (%v)", q, err)
 	}
 }

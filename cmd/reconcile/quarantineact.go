@@ -11,7 +11,6 @@ import (
 
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/providers/intake"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -75,17 +74,18 @@ again). The item and its raw input stay; the dismissal is recorded with who, whe
 			if strings.TrimSpace(note) == "" {
 				return usagef("dismiss needs --note saying why")
 			}
-			ctx := cmd.Context()
-			d, who, err := a.acting(ctx, actor)
+			who, err := cliActor(actor)
 			if err != nil {
 				return err
 			}
-			q, err := d.Store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
-			if err != nil {
-				return quarantineActionError(args[0], "dismiss", err)
-			}
-			fmt.Fprintf(a.stdout, "quarantine %d (%s): %s\n", q.ID, q.Source, q.Status)
-			return nil
+			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
+				q, err := d.Store.UpdateQuarantine(ctx, ledger.QuarantineUpdate{ID: id, To: ledger.QuarantineDismissed, Actor: who, Note: note, Now: a.clock()})
+				if err != nil {
+					return quarantineActionError(args[0], "dismiss", err)
+				}
+				fmt.Fprintf(a.stdout, "quarantine %d (%s): %s\n", q.ID, q.Source, q.Status)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "why it needs nothing more (required)")
@@ -109,20 +109,21 @@ with their file's header); fix the file and import it again, then dismiss the it
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			d, who, err := a.acting(ctx, actor)
+			who, err := cliActor(actor)
 			if err != nil {
 				return err
 			}
-			q, res, err := d.Intake().ReplayKept(ctx, d.Store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: d.CallbackParsers()})
-			if errors.Is(err, ledger.ErrNotFound) {
-				return notFound("quarantined item", args[0], "quarantine list")
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "quarantine %d (%s): %s: %s\n", q.ID, q.Source, q.Status, res)
-			return nil
+			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
+				q, res, err := d.ReplayKept(ctx, id, who, note)
+				if errors.Is(err, ledger.ErrNotFound) {
+					return notFound("quarantined item", args[0], "quarantine list")
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "quarantine %d (%s): %s: %s\n", q.ID, q.Source, q.Status, res)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "what was fixed (optional)")
