@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/findings"
-	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/wiring"
 )
@@ -40,28 +38,10 @@ func newFindingsListCmd(a *app) *cobra.Command {
 		Short: "List findings, newest first (open and acknowledged by default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := ledger.FindingFilter{Provider: provider, Limit: limit}
-			if provider != "" {
-				setup, err := a.setup(provider)
-				if err != nil {
-					return err
-				}
-				if cmd.Flags().Changed("account") {
-					acct, err := config.ParseAccount(setup, account)
-					if err != nil {
-						return usagef("--account: %v", err)
-					}
-					f.Accounts = []string{acct}
-				}
-			} else if cmd.Flags().Changed("account") {
-				return usagef("--account needs --provider: an account belongs to one provider")
-			}
-			var err error
-			if f.Statuses, err = findings.ParseStatuses(statuses); err != nil {
-				return usagef("--status %v", err)
-			}
-			if f.Kinds, err = findings.ParseKinds(kinds); err != nil {
-				return usagef("--kind %v", err)
+			f, err := wiring.FindingsFilter(a.cfg, a.clock, wiring.FindingsQuery{Provider: provider, Account: account,
+				AccountSet: cmd.Flags().Changed("account"), Statuses: statuses, Kinds: kinds, Limit: limit})
+			if err != nil {
+				return err
 			}
 			fmtOut := formatOf(format)
 			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
