@@ -73,8 +73,8 @@ func decisionCmd(a *app, verb findings.Verb, use, short, long, noteHelp string) 
 }
 
 // decide applies d for the command line's actor and prints what it did
-// (a remedy, an approval or a rejection as its request stands); a request
-// that expired is printed before the error saying so.
+// (findings.WriteOutcome); a request that expired is printed before the
+// error saying so.
 func (a *app) decide(cmd *cobra.Command, d findings.Decision, actor string) error {
 	who, err := cliActor(actor)
 	if err != nil {
@@ -86,18 +86,7 @@ func (a *app) decide(cmd *cobra.Command, d findings.Decision, actor string) erro
 	}
 	return a.with(cmd.Context(), storeExisting, func(ctx context.Context, deps *wiring.Parts) error {
 		out, err := deps.Findings.Decide(ctx, d)
-		if out.Remedy != nil && errors.Is(err, findings.ErrRequestExpired) {
-			if werr := findings.WriteRemedy(a.stdout, out); werr != nil {
-				return werr
-			}
-		}
-		switch {
-		case err != nil:
-			return decisionError(d.Verb, d.FindingID, err)
-		case findings.IsRemedy(d.Verb), d.Verb == findings.Approve, d.Verb == findings.Reject:
-			return findings.WriteRemedy(a.stdout, out)
-		}
-		return findings.WriteDecision(a.stdout, d.Verb, out)
+		return decisionError(d.Verb, d.FindingID, findings.WriteOutcome(a.stdout, d.Verb, out, err))
 	})
 }
 
