@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -81,9 +80,8 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 	if err != nil {
 		return err
 	}
-	if !setup.Pulled && setup.PullSetting != "" && !o.noPull && !o.dryRun {
-		return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
-			"the evidence already stored (imported reports, webhooks)", o.provider, setup.PullSetting)
+	if err := setup.CheckPull(o.provider, o.noPull || o.dryRun); err != nil {
+		return err
 	}
 	accounts, err := wiring.RunAccounts(setup, o.account)
 	if err != nil {
