@@ -39,3 +39,7 @@ func (p *Parts) StatementImporter(provider, acct string, setup config.Provider, 
 func (p *Parts) CallbacksImporter(provider string, setup config.Provider, progress *os.File) *ingest.Callbacks {
 	return &ingest.Callbacks{Processor: p.Intake(), Provider: provider, Parser: setup.Callbacks, Clock: p.Clock, Progress: progress}
 }
+
+// BoundHeap bounds the heap of a command that imports a file, for the
+// engine of cfg's database (ingest.BoundHeap).
+func BoundHeap(cfg config.Config) { ingest.BoundHeap(Embedded(cfg)) }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/config"
-	"github.com/reconcilehq/reconcile/ingest"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -65,7 +64,7 @@ type and status, the totals per currency and the largest amounts.`,
 			if err != nil {
 				return err
 			}
-			a.boundHeap()
+			wiring.BoundHeap(a.cfg)
 			if setup.Statement == nil {
 				return usagef("--provider %s has no statement format", provider)
 			}
@@ -113,7 +112,7 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if err != nil {
 				return err
 			}
-			a.boundHeap()
+			wiring.BoundHeap(a.cfg)
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
@@ -180,7 +179,7 @@ that went in.`,
 				// On PostgreSQL the import keeps a set of the file's keys, which
 				// grows with the file, so its heap has no fixed bound.
 				if d.Embedded() {
-					ingest.BoundHeap(true)
+					wiring.BoundHeap(a.cfg)
 				}
 				res, err := im.Import(ctx, args[0])
 				if err != nil {
@@ -203,7 +202,3 @@ func importMode(dryRun bool) wiring.Mode {
 	}
 	return storeCreate
 }
-
-// boundHeap bounds the heap of a command that imports a file
-// (ingest.BoundHeap).
-func (a *app) boundHeap() { ingest.BoundHeap(wiring.Embedded(a.cfg)) }

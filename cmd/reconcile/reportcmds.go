@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/wiring"
@@ -64,11 +63,7 @@ in the console.`,
 				}
 			}
 			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
-				zones, err := findings.CloseZones(ctx, d.Store, d.Zones, provider)
-				if err != nil {
-					return err
-				}
-				c, err := report.BuildClose(ctx, d.Store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
+				c, err := d.MonthClose(ctx, period, provider)
 				if err != nil {
 					return err
 				}
