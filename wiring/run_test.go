@@ -75,3 +75,11 @@ func TestRunWindowDryRun(t *testing.T) {
 		t.Errorf("a dry run recorded a run: %d runs before, %d after (%v)", len(before), len(after), err)
 	}
 }
+
+// TestModeOf: a dry run never creates the books; any other run does.
+func TestModeOf(t *testing.T) {
+	t.Parallel()
+	if wiring.ModeOf(true) != wiring.Existing || wiring.ModeOf(false) != wiring.Create {
+		t.Errorf("dry run: %v, run: %v", wiring.ModeOf(true), wiring.ModeOf(false))
+	}
+}

@@ -23,7 +23,7 @@ func newAlertsCmd(a *app) *cobra.Command {
 			if runID <= 0 {
 				return usagef("preview needs --run ID (see the run id in `reconcile run` output)")
 			}
-			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 				return alerts.Preview(ctx, d.Store, runID, d.PreviewAlerts(), a.stdout)
 			})
 		},

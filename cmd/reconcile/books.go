@@ -127,7 +127,7 @@ now (2160h for 90 days).`,
 			if batch <= 0 {
 				return usagef("--batch must be positive")
 			}
-			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 				start := a.clock()
 				rep, err := books.Prune(ctx, d.Store, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
 				if err != nil {
@@ -176,7 +176,7 @@ many values of each column changed) under the token. --dry-run counts and change
 			if _, err := books.ParseSubject(customer); err != nil {
 				return usagef("--customer: %v", err)
 			}
-			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 				er, err := books.Erase(ctx, d.Store, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
 					Key: []byte(key), Now: a.clock(), DryRun: dryRun})
 				if err != nil {

@@ -72,7 +72,7 @@ type and status, the totals per currency and the largest amounts.`,
 			if err != nil {
 				return usagef("--account: %v", err)
 			}
-			return a.with(cmd.Context(), importMode(dryRun), func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.ModeOf(dryRun), func(ctx context.Context, d *wiring.Parts) error {
 				im := d.StatementImporter(provider, acct, setup, os.Stderr)
 				if dryRun {
 					return im.DryRun(ctx, a.stdout, d.Store, args[0])
@@ -116,7 +116,7 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
-			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, d *wiring.Parts) error {
 				im := d.CallbacksImporter(provider, setup, os.Stderr)
 				res, err := im.Import(ctx, args[0])
 				if err != nil {
@@ -171,7 +171,7 @@ that went in.`,
 			if dryRun && chargeThem {
 				return usagef("--dry-run charges nothing: leave --charge out")
 			}
-			return a.with(cmd.Context(), importMode(dryRun), func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.ModeOf(dryRun), func(ctx context.Context, d *wiring.Parts) error {
 				im := d.IntentsImporter(chargeThem, os.Stderr)
 				if dryRun {
 					return im.DryRun(ctx, a.stdout, d.Store, args[0])
@@ -193,12 +193,4 @@ that went in.`,
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and check the file against the books, print counts, totals per currency "+
 		"and the largest amounts, and write nothing")
 	return cmd
-}
-
-// importMode opens the books of an import: a dry run never creates them.
-func importMode(dryRun bool) wiring.Mode {
-	if dryRun {
-		return storeExisting
-	}
-	return storeCreate
 }

@@ -74,7 +74,7 @@ func (a *app) changeIntent(cmd *cobra.Command, p ledger.ChangeParams, amount, ac
 		return err
 	}
 	verb := map[ledger.IntentChangeAction]string{ledger.IntentAmended: "amend", ledger.IntentVoided: "void"}[p.Action]
-	return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+	return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 		p.Actor, p.Now = who, a.clock()
 		in, c, err := ledger.ChangeIntent(ctx, d.Store, p, amount)
 		var fe *ledger.FieldError
@@ -96,7 +96,7 @@ func newIntentsShowCmd(a *app) *cobra.Command {
 		Short: "Show an intent and the corrections made to it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 				err := report.ShowIntent(ctx, a.stdout, d.Store, args[0])
 				if errors.Is(err, ledger.ErrNotFound) {
 					return notFound("intent", args[0], "findings list")

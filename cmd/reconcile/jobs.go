@@ -41,7 +41,7 @@ func newJobsListCmd(a *app) *cobra.Command {
 				return usagef("--state %v", err)
 			}
 			f := formatOf(format)
-			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 				res, err := d.Queue.List(ctx, params)
 				if err != nil {
 					return err
@@ -68,7 +68,7 @@ func newJobsRetryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return usagef("job id %q: not a number", args[0])
 			}
-			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 				job, err := d.Queue.Retry(ctx, id)
 				if err != nil {
 					return fmt.Errorf("retry job %d: %w", id, err)

@@ -18,7 +18,7 @@ Running it again when everything is applied says so and changes nothing. On Post
 session lock keeps replicas that migrate at the same time from interleaving.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.with(cmd.Context(), storeMigrate, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Migrate, func(ctx context.Context, d *wiring.Parts) error {
 				applied, err := database.Migrate(ctx, d.Store)
 				if err != nil {
 					return err

@@ -56,7 +56,7 @@ Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, d *wiring.Parts) error {
 				reg, asked, err := d.Providers[provider].RegisterForPulling(ctx, provider, acct, d.Store, "cli:"+who.Name, force)
 				if err != nil {
 					return err

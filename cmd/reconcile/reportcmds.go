@@ -62,7 +62,7 @@ in the console.`,
 					return usagef("report close --close: --note is required: say what was checked")
 				}
 			}
-			return a.with(cmd.Context(), storeExisting, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
 				c, err := d.MonthClose(ctx, period, provider)
 				if err != nil {
 					return err

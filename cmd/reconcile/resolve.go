@@ -7,13 +7,6 @@ import (
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
-// How a command opens the books (wiring.Mode).
-const (
-	storeExisting = wiring.Existing
-	storeCreate   = wiring.Create
-	storeMigrate  = wiring.Migrate
-)
-
 // resolve opens the command's parts from the configuration (wiring.Open),
 // once, after the command has checked its flags and before it works, with
 // the books opened as mode says. Nothing is built later and nothing is

@@ -87,11 +87,7 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 	if err != nil {
 		return err
 	}
-	mode := storeCreate
-	if o.dryRun {
-		mode = storeExisting // a dry run writes nothing, not even a database
-	}
-	return a.with(ctx, mode, func(ctx context.Context, d *wiring.Parts) error {
+	return a.with(ctx, wiring.ModeOf(o.dryRun), func(ctx context.Context, d *wiring.Parts) error {
 		open, err := d.RunWindow(ctx, wiring.Window{Setup: setup, Accounts: accounts, Format: formatOf(o.format),
 			Params: reconciler.Params{Provider: o.provider, From: start, To: end, DryRun: o.dryRun, NoPull: o.noPull},
 			Out:    a.stdout, Err: a.stderr, Progress: os.Stderr})

@@ -35,7 +35,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := formatOf(format)
-			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, d *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, d *wiring.Parts) error {
 				if provider != "" {
 					if _, _, err := findings.ListWindow(ctx, d.Store, d.Zones, provider, "", ""); err != nil {
 						return err
@@ -67,7 +67,7 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil || id <= 0 {
 				return usagef("run id %q: want a positive number (see `reconcile runs list`)", args[0])
 			}
-			return a.with(cmd.Context(), storeCreate, func(ctx context.Context, deps *wiring.Parts) error {
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, deps *wiring.Parts) error {
 				err := findings.ShowRun(ctx, a.stdout, f, deps.Reads(ctx), id, deps.Zones)
 				if errors.Is(err, ledger.ErrNotFound) {
 					return notFound("run", args[0], "runs list")
