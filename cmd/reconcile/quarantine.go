@@ -51,7 +51,7 @@ note) or replays it; both are recorded with who and when.`,
 	return cmd
 }
 
-// quarantineActCmds are dismiss and replay.
+// quarantineActCmds are show, dismiss and replay.
 func quarantineActCmds(a *app) []*cobra.Command {
 	return []*cobra.Command{newQuarantineShowCmd(a), newQuarantineDismissCmd(a), newQuarantineReplayCmd(a)}
 }
