@@ -444,6 +444,18 @@ func LoadZone(name string) (*time.Location, error) {
 	return time.LoadLocation(name)
 }
 
+// CheckPull refuses a run of provider (named provider) that would pull its
+// evidence but cannot, because what the pull needs is not set (Pulled is
+// false and PullSetting names it); a run that only matches what is stored
+// (matchOnly: --no-pull or --dry-run) needs no pull.
+func (setup Provider) CheckPull(provider string, matchOnly bool) error {
+	if setup.Pulled || setup.PullSetting == "" || matchOnly {
+		return nil
+	}
+	return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
+		"the evidence already stored (imported reports, webhooks)", provider, setup.PullSetting)
+}
+
 // Evidence says where a run of provider p (named provider) takes its
 // evidence from, so that a run that pulled nothing says so.
 func (setup Provider) Evidence(provider string, dryRun, noPull bool) string {

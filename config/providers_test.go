@@ -135,3 +135,23 @@ func TestChargersAndCallbackParsers(t *testing.T) {
 		t.Errorf("mpesa's callback parser is not listed: %v", parsers)
 	}
 }
+
+// TestCheckPull: a run that must pull evidence it cannot pull is refused,
+// naming the setting; one that only matches what is stored is not.
+func TestCheckPull(t *testing.T) {
+	t.Parallel()
+	unset := Provider{PullSetting: "RECONCILE_PROVIDERS_STRIPE_API_KEY"}
+	err := unset.CheckPull("stripe", false)
+	if err == nil || !strings.Contains(err.Error(), "run --provider stripe: its evidence cannot be pulled: set RECONCILE_PROVIDERS_STRIPE_API_KEY") {
+		t.Errorf("a pull without its key: %v", err)
+	}
+	if err := unset.CheckPull("stripe", true); err != nil {
+		t.Errorf("matching what is stored: %v", err)
+	}
+	if err := (Provider{Pulled: true, PullSetting: "X"}).CheckPull("stripe", false); err != nil {
+		t.Errorf("a pull that can be made: %v", err)
+	}
+	if err := (Provider{}).CheckPull("mpesa", false); err != nil {
+		t.Errorf("a provider that needs no pull: %v", err)
+	}
+}

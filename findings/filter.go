@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/schedule"
 )
 
 // ParseKind validates s as a finding kind.
@@ -90,4 +91,36 @@ func ParseKinds(names []string) ([]ledger.Kind, error) {
 		out = append(out, kind)
 	}
 	return out, nil
+}
+
+// ListWindow checks the provider a findings list names against Providers
+// and reads its --from and --to in that provider's zone (UTC without one;
+// schedule.ListWindow): the window of evidence times the list selects on.
+// An unknown provider or a bad time is a *schedule.FlagError naming the
+// flag.
+func ListWindow(ctx context.Context, c Counter, zones map[string]*time.Location, provider, from, to string) (time.Time, time.Time, error) {
+	zone := time.UTC
+	if provider != "" {
+		known, err := Providers(ctx, c, zones)
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+		z, ok := known[provider]
+		if !ok {
+			return time.Time{}, time.Time{}, schedule.Flagf("provider", "--provider %q: unknown provider (want one of %s)", provider,
+				strings.Join(ProviderNames(known), ", "))
+		}
+		zone = z
+	}
+	return schedule.ListWindow(from, to, zone)
+}
+
+// CloseZones are the providers a close report covers with their zones
+// (Providers): all of them, or only provider when it is set.
+func CloseZones(ctx context.Context, c Counter, zones map[string]*time.Location, provider string) (map[string]*time.Location, error) {
+	known, err := Providers(ctx, c, zones)
+	if err != nil || provider == "" {
+		return known, err
+	}
+	return map[string]*time.Location{provider: known[provider]}, nil
 }

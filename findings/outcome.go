@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -71,4 +72,24 @@ func WriteRemedy(w io.Writer, out Outcome) error {
 	fmt.Fprintf(&b, "%s %s: %s%s\n", ledger.SafeLine(f.ID, 128), f.Kind, f.Status, suffix)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WriteOutcome writes what deciding (verb) did, given what Service.Decide
+// returned: a remedy, an approval or a rejection as its request stands
+// (WriteRemedy), any other decision as WriteDecision says it. A decision
+// that failed writes nothing and returns its error, except a request that
+// expired, which is written before its error is returned.
+func WriteOutcome(w io.Writer, verb Verb, out Outcome, err error) error {
+	if out.Remedy != nil && errors.Is(err, ErrRequestExpired) {
+		if werr := WriteRemedy(w, out); werr != nil {
+			return werr
+		}
+	}
+	switch {
+	case err != nil:
+		return err
+	case IsRemedy(verb), verb == Approve, verb == Reject:
+		return WriteRemedy(w, out)
+	}
+	return WriteDecision(w, verb, out)
 }

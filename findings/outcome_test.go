@@ -1,6 +1,7 @@
 package findings_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,26 @@ func TestWriteQuarantineItem(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Assert(t, "testdata/quarantine."+string(f)+".golden", b.String())
+	}
+}
+
+// TestWriteOutcome: a decision writes what WriteDecision or WriteRemedy
+// says; one that failed writes nothing and returns its error, except a
+// request that expired, which is written first.
+func TestWriteOutcome(t *testing.T) {
+	t.Parallel()
+	f := ledger.Finding{ID: "f-1", Kind: ledger.KindUnknownCharge, Status: ledger.FindingResolved}
+	expired := findings.Outcome{Finding: f, Remedy: &ledger.Remedy{ID: 7, Kind: ledger.RemedyWriteOff, Status: ledger.RemedyExpired}}
+	var b strings.Builder
+	err := findings.WriteOutcome(&b, findings.Approve, expired, findings.ErrRequestExpired)
+	if !errors.Is(err, findings.ErrRequestExpired) || !strings.HasPrefix(b.String(), "request 7: ") {
+		t.Errorf("an expired request: %q (%v)", b.String(), err)
+	}
+	b.Reset()
+	if err := findings.WriteOutcome(&b, findings.Resolve, findings.Outcome{Changed: []ledger.Finding{f}}, ledger.ErrConflict); !errors.Is(err, ledger.ErrConflict) || b.Len() != 0 {
+		t.Errorf("a refused decision: %q (%v)", b.String(), err)
+	}
+	if err := findings.WriteOutcome(&b, findings.Resolve, findings.Outcome{Changed: []ledger.Finding{f}}, nil); err != nil || b.String() != "f-1 unknown_charge: resolved\n" {
+		t.Errorf("a decision: %q (%v)", b.String(), err)
 	}
 }

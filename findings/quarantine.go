@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,4 +43,25 @@ func WriteQuarantineItem(w io.Writer, f report.Format, q ledger.QuarantineItem, 
 		return err
 	}
 	return WriteHistoryText(w, hist, time.UTC)
+}
+
+// QuarantineReader reads a quarantined item and its history.
+type QuarantineReader interface {
+	GetQuarantine(ctx context.Context, id int64) (ledger.QuarantineItem, error)
+	QuarantineHistory(ctx context.Context, id int64) ([]ledger.HistoryEvent, error)
+}
+
+// ShowQuarantineItem reads the quarantined item id with its history from r
+// and writes them in format f (WriteQuarantineItem). An item r does not
+// hold is ledger.ErrNotFound.
+func ShowQuarantineItem(ctx context.Context, w io.Writer, f report.Format, r QuarantineReader, id int64) error {
+	q, err := r.GetQuarantine(ctx, id)
+	if err != nil {
+		return err
+	}
+	evs, err := r.QuarantineHistory(ctx, id)
+	if err != nil {
+		return err
+	}
+	return WriteQuarantineItem(w, f, q, evs)
 }

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -30,4 +31,19 @@ func WriteRun(w io.Writer, f report.Format, r ledger.Run, fs []ledger.Finding, z
 		return report.WriteFindingsIn(w, report.CSV, fs, zones)
 	}
 	return report.WriteRunText(w, d.Run, fs, zones)
+}
+
+// ShowRun reads the run id and the findings it was the last to see from r
+// and writes them in format f (WriteRun). A run r does not hold is
+// ledger.ErrNotFound.
+func ShowRun(ctx context.Context, w io.Writer, f report.Format, r ledger.Reader, id int64, zones map[string]*time.Location) error {
+	run, err := r.GetRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	fs, err := r.ListFindings(ctx, ledger.FindingFilter{RunID: id, Limit: 10000})
+	if err != nil {
+		return err
+	}
+	return WriteRun(w, f, run, fs, zones)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -49,4 +50,24 @@ func WriteIntent(w io.Writer, in ledger.Intent, changes []ledger.IntentChange) e
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// IntentReader reads an intent and the corrections made to it.
+type IntentReader interface {
+	GetIntent(ctx context.Context, key string) (ledger.Intent, error)
+	IntentChanges(ctx context.Context, key string) ([]ledger.IntentChange, error)
+}
+
+// ShowIntent reads the intent key with its corrections from r and writes
+// them (WriteIntent). An intent r does not hold is ledger.ErrNotFound.
+func ShowIntent(ctx context.Context, w io.Writer, r IntentReader, key string) error {
+	in, err := r.GetIntent(ctx, key)
+	if err != nil {
+		return err
+	}
+	changes, err := r.IntentChanges(ctx, in.Key)
+	if err != nil {
+		return err
+	}
+	return WriteIntent(w, in, changes)
 }

@@ -3,8 +3,10 @@ package wiring
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 
+	"github.com/reconcilehq/reconcile/books"
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
@@ -96,4 +98,28 @@ func OpenCopy(ctx context.Context, cfg config.Config, to string) (src, dst ledge
 		return nil, nil, err
 	}
 	return src, dst, nil
+}
+
+// CompareBooks opens the configured books and the database to
+// (OpenCopy), does work with them (a copy or a verification), writes the
+// table of checks work returns, when there is one, to w, and says what
+// failed: verb and the database to.
+func CompareBooks(ctx context.Context, cfg config.Config, to, verb string, w io.Writer,
+	work func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error)) error {
+	src, dst, err := OpenCopy(ctx, cfg, to)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	defer dst.Close()
+	rep, err := work(ctx, src, dst)
+	if rep != nil {
+		if werr := rep.WriteText(w); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", verb, database.Redact(to), err)
+	}
+	return nil
 }

@@ -99,6 +99,13 @@ func (p *Parts) Replay(ctx context.Context, q ledger.QuarantineItem) (string, er
 	return p.Intake().Replay(ctx, q, p.CallbackParsers())
 }
 
+// ReplayKept replays the kept item id through the path it came from and
+// records it replayed by who, with note (intake.Processor.ReplayKept): it
+// returns the item as recorded and what the replay added.
+func (p *Parts) ReplayKept(ctx context.Context, id int64, who ledger.Actor, note string) (ledger.QuarantineItem, string, error) {
+	return p.Intake().ReplayKept(ctx, p.Store, intake.KeptReplay{ID: id, Actor: who, Note: note, Parsers: p.CallbackParsers()})
+}
+
 // PreviewAlerts is the alerts configuration previews show messages with:
 // the configured one, or, when alerts are not configured yet, what they
 // would look like.

@@ -166,3 +166,13 @@ func Embedded(cfg config.Config) bool {
 	engine, err := database.Engine(cfg.DatabaseURL)
 	return err == nil && engine == ledger.EngineSQLite
 }
+
+// ModeOf is how a command that may be a dry run opens the books: a dry run
+// writes nothing, not even a database (Existing); any other run creates
+// them (Create).
+func ModeOf(dryRun bool) Mode {
+	if dryRun {
+		return Existing
+	}
+	return Create
+}

@@ -131,12 +131,21 @@ func TestDefaultNotice(t *testing.T) {
 	}
 }
 
-// TestReplicaLists: with a replica, reports and the console's lists read
-// it; a finding's page and the quarantine read the primary.
+// TestReplicaLists: without a replica the console reads the primary
+// alone; with one, reports and the console's lists read it, and a
+// finding's page and the quarantine read the primary.
 func TestReplicaLists(t *testing.T) {
 	t.Parallel()
 	primaryURL := dbtest.NewSchemaURL(t)
 	sd := fixture.Books(t, primaryURL)
+	primary, err := database.Open(t.Context(), primaryURL, database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	if lists := (wiring.Books{Store: primary}).Lists(); lists != primary {
+		t.Fatal("without a replica the console does not read the primary alone")
+	}
 	cfg := config.Default()
 	cfg.DatabaseURL = primaryURL
 	cfg.DatabaseReadURL = dbtest.PostgresURL(t) // holds none of the primary's books

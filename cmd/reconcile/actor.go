@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os/user"
 	"strings"
@@ -37,18 +36,4 @@ func cliActor(flag string) (ledger.Actor, error) {
 // notFound says what to do about an id that names nothing.
 func notFound(what, id, list string) error {
 	return fmt.Errorf("%s %s: no such %s (see `reconcile %s`)", what, id, what, list)
-}
-
-// acting resolves the dependencies of a command that records a decision,
-// and names who makes it (--actor or the OS user).
-func (a *app) acting(ctx context.Context, actor string) (*deps, ledger.Actor, error) {
-	who, err := cliActor(actor)
-	if err != nil {
-		return nil, ledger.Actor{}, err
-	}
-	d, err := a.resolve(ctx, storeCreate)
-	if err != nil {
-		return nil, ledger.Actor{}, err
-	}
-	return d, who, nil
 }

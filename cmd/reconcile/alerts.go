@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/alerts"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newAlertsCmd(a *app) *cobra.Command {
@@ -20,11 +23,9 @@ func newAlertsCmd(a *app) *cobra.Command {
 			if runID <= 0 {
 				return usagef("preview needs --run ID (see the run id in `reconcile run` output)")
 			}
-			d, err := a.resolve(cmd.Context(), storeExisting)
-			if err != nil {
-				return err
-			}
-			return alerts.Preview(cmd.Context(), d.store, runID, d.PreviewAlerts(), a.stdout)
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+				return alerts.Preview(ctx, d.Store, runID, d.PreviewAlerts(), a.stdout)
+			})
 		},
 	}
 	preview.Flags().Int64Var(&runID, "run", 0, "run id")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/reconcilehq/reconcile/books"
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/ledger"
-	"github.com/reconcilehq/reconcile/schedule"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -62,7 +60,7 @@ standard output; progress to standard error (--quiet for none). Any difference e
 			if quiet {
 				progress = nil
 			}
-			return a.compareBooks(cmd.Context(), "copy to", to, func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error) {
+			return wiring.CompareBooks(cmd.Context(), a.cfg, to, "copy to", a.stdout, func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error) {
 				rep, err := books.Copy(ctx, src, dst, books.CopyOptions{Progress: progress, Clock: a.clock})
 				if err == nil {
 					a.logger.Info("books copied", "from", src.Engine(), "to", database.Redact(to), "tables", len(rep.Tables),
@@ -92,36 +90,12 @@ was changed) exits 1.`,
 			if _, err := database.Engine(to); err != nil {
 				return usagef("--to: %v", err)
 			}
-			return a.compareBooks(cmd.Context(), "verify", to, books.Verify)
+			return wiring.CompareBooks(cmd.Context(), a.cfg, to, "verify", a.stdout, books.Verify)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the copy: postgres://... or sqlite:PATH (required)")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
-}
-
-// compareBooks opens the configured books, never creating nor migrating
-// them, and the database to (wiring.OpenCopy), then prints the table of
-// checks work (a copy or a verification) returns, when there is one, and
-// says what failed (verb and the database to).
-func (a *app) compareBooks(ctx context.Context, verb, to string,
-	work func(ctx context.Context, src, dst ledger.Store) (*books.CopyReport, error)) error {
-	src, dst, err := wiring.OpenCopy(ctx, a.cfg, to)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	defer dst.Close()
-	rep, err := work(ctx, src, dst)
-	if rep != nil {
-		if werr := rep.WriteText(a.stdout); werr != nil {
-			return werr
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", verb, database.Redact(to), err)
-	}
-	return nil
 }
 
 func newBooksPruneCmd(a *app) *cobra.Command {
@@ -146,43 +120,26 @@ would go and changes nothing.
 now (2160h for 90 days).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			var cut time.Time
-			switch {
-			case before != "" && olderThan != 0:
-				return usagef("give --before or --older-than, not both")
-			case before != "":
-				t, err := schedule.ParseTime(before, time.UTC)
-				if err != nil {
-					return usagef("--before: %v", err)
-				}
-				cut = t
-			case olderThan > 0:
-				cut = a.clock().Add(-olderThan).UTC()
-			case a.cfg.Books.Retention > 0:
-				cut = a.clock().Add(-a.cfg.Books.Retention).UTC()
-			default:
-				return usagef("say what is old: --before DATE, --older-than DURATION, or books.retention in the configuration")
+			cut, err := books.PruneCut(before, olderThan, a.cfg.Books.Retention, a.clock())
+			if err != nil {
+				return err
 			}
 			if batch <= 0 {
 				return usagef("--batch must be positive")
 			}
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			s := d.store
-			start := a.clock()
-			rep, err := books.Prune(ctx, s, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
-			if err != nil {
-				return err
-			}
-			if err := rep.WriteText(a.stdout); err != nil {
-				return err
-			}
-			a.logger.Info("books pruned", "before", cut, "dry_run", dryRun, "rows", rep.Rows(),
-				"duration", a.clock().Sub(start).Round(time.Millisecond).String())
-			return nil
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+				start := a.clock()
+				rep, err := books.Prune(ctx, d.Store, books.PruneOptions{Before: cut, DryRun: dryRun, Batch: batch})
+				if err != nil {
+					return err
+				}
+				if err := rep.WriteText(a.stdout); err != nil {
+					return err
+				}
+				a.logger.Info("books pruned", "before", cut, "dry_run", dryRun, "rows", rep.Rows(),
+					"duration", a.clock().Sub(start).Round(time.Millisecond).String())
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&before, "before", "", "prune payloads older than this date (YYYY-MM-DD, UTC) or RFC 3339 time")
@@ -209,14 +166,9 @@ again before the change is committed, and the erasure is recorded (who asked, wh
 many values of each column changed) under the token. --dry-run counts and changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
 			key := a.cfg.Books.EraseKey
-			if key == "" {
-				return fmt.Errorf("%s is not set: erasing needs a secret key of at least %d bytes, the same at every erasure",
-					eraseKeyEnv, books.MinEraseKey)
-			}
-			if len(key) < books.MinEraseKey {
-				return fmt.Errorf("%s is shorter than %d bytes", eraseKeyEnv, books.MinEraseKey)
+			if err := books.CheckEraseKey(key, eraseKeyEnv); err != nil {
+				return err
 			}
 			if strings.TrimSpace(actor) == "" {
 				return usagef("--actor: say who asks for the erasure")
@@ -224,22 +176,19 @@ many values of each column changed) under the token. --dry-run counts and change
 			if _, err := books.ParseSubject(customer); err != nil {
 				return usagef("--customer: %v", err)
 			}
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			s := d.store
-			er, err := books.Erase(ctx, s, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
-				Key: []byte(key), Now: a.clock(), DryRun: dryRun})
-			if err != nil {
-				return err
-			}
-			if err := er.WriteText(a.stdout); err != nil {
-				return err
-			}
-			a.logger.Info("books erased", "token", er.Token, "actor", actor, "dry_run", dryRun, "values", er.Values(),
-				"columns", len(er.Changed), "renamed_findings", er.Renamed)
-			return nil
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+				er, err := books.Erase(ctx, d.Store, books.EraseParams{Customer: customer, Actor: actor, Reason: reason,
+					Key: []byte(key), Now: a.clock(), DryRun: dryRun})
+				if err != nil {
+					return err
+				}
+				if err := er.WriteText(a.stdout); err != nil {
+					return err
+				}
+				a.logger.Info("books erased", "token", er.Token, "actor", actor, "dry_run", dryRun, "values", er.Values(),
+					"columns", len(er.Changed), "renamed_findings", er.Renamed)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&customer, "customer", "", "the person's phone number (MSISDN) or e-mail address (required)")

@@ -25,11 +25,8 @@ postgres://... it runs on PostgreSQL in a schema of its own, reconcile_demo (rep
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			target := "sqlite:reconcile-demo.db"
-			if cmd.Flags().Changed("database-url") || os.Getenv("RECONCILE_DATABASE_URL") != "" {
-				target = a.cfg.DatabaseURL
-			}
-			store, shown, err := demo.FreshStore(ctx, target)
+			chosen := cmd.Flags().Changed("database-url") || os.Getenv("RECONCILE_DATABASE_URL") != ""
+			store, shown, err := demo.FreshStore(ctx, demo.Target(chosen, a.cfg.DatabaseURL))
 			if err != nil {
 				return err
 			}
@@ -40,11 +37,7 @@ postgres://... it runs on PostgreSQL in a schema of its own, reconcile_demo (rep
 				return err
 			}
 			defer os.RemoveAll(dir)
-			next := shown
-			if database.Redact(shown) != shown {
-				next = "'<your database URL>&search_path=" + demo.Schema + "'" // the password is not printed
-			}
-			_, err = demo.Run(ctx, demo.Options{Store: store, Out: a.stdout, TempDir: dir, DatabaseURL: next, Command: demo.SelfCommand()})
+			_, err = demo.Run(ctx, demo.Options{Store: store, Out: a.stdout, TempDir: dir, DatabaseURL: demo.NextURL(shown), Command: demo.SelfCommand()})
 			return err
 		},
 	}

@@ -1,14 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/config"
-	"github.com/reconcilehq/reconcile/ingest"
-	"github.com/reconcilehq/reconcile/ledger/intentcsv"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -65,7 +64,7 @@ type and status, the totals per currency and the largest amounts.`,
 			if err != nil {
 				return err
 			}
-			a.boundHeap()
+			wiring.BoundHeap(a.cfg)
 			if setup.Statement == nil {
 				return usagef("--provider %s has no statement format", provider)
 			}
@@ -73,22 +72,18 @@ type and status, the totals per currency and the largest amounts.`,
 			if err != nil {
 				return usagef("--account: %v", err)
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, importMode(dryRun))
-			if err != nil {
-				return err
-			}
-			im := &ingest.Statement{Store: d.store, Provider: provider, Account: acct, Parser: setup.Statement, Clock: a.clock,
-				Progress: os.Stderr}
-			if dryRun {
-				return im.DryRun(ctx, a.stdout, d.store, args[0])
-			}
-			c, err := im.Import(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(a.stdout, c.Summary(args[0]))
-			return nil
+			return a.with(cmd.Context(), wiring.ModeOf(dryRun), func(ctx context.Context, d *wiring.Parts) error {
+				im := d.StatementImporter(provider, acct, setup, os.Stderr)
+				if dryRun {
+					return im.DryRun(ctx, a.stdout, d.Store, args[0])
+				}
+				c, err := im.Import(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(a.stdout, c.Summary(args[0]))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa, stripe, a configured statement layout or bank:NAME (required)")
@@ -117,20 +112,18 @@ at all, and importing it again changes nothing (a delivered line is a duplicate)
 			if err != nil {
 				return err
 			}
-			a.boundHeap()
+			wiring.BoundHeap(a.cfg)
 			if setup.Callbacks == nil {
 				return usagef("--provider %s has no callbacks", provider)
 			}
-			d, err := a.resolve(cmd.Context(), storeCreate)
-			if err != nil {
-				return err
-			}
-			im := &ingest.Callbacks{Processor: d.Intake(), Provider: provider, Parser: setup.Callbacks, Clock: a.clock, Progress: os.Stderr}
-			res, err := im.Import(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return res.WriteText(a.stdout)
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, d *wiring.Parts) error {
+				im := d.CallbacksImporter(provider, setup, os.Stderr)
+				res, err := im.Import(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return res.WriteText(a.stdout)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "mpesa or stripe (required)")
@@ -178,33 +171,22 @@ that went in.`,
 			if dryRun && chargeThem {
 				return usagef("--dry-run charges nothing: leave --charge out")
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, importMode(dryRun))
-			if err != nil {
-				return err
-			}
-			im := &ingest.Intents{Store: d.store, Kinds: intentcsv.Kinds{}, Accounts: config.AccountsOf(d.Providers), Clock: a.clock,
-				Progress:       os.Stderr,
-				ChargerSetting: config.ChargerSetting, RefunderSetting: config.RefunderSetting}
-			for name, p := range d.Providers {
-				im.Kinds[name] = p.IntentKind
-			}
-			if dryRun {
-				return im.DryRun(ctx, a.stdout, d.store, args[0])
-			}
-			// On PostgreSQL the import keeps a set of the file's keys, which
-			// grows with the file, so its heap has no fixed bound.
-			if d.Embedded() {
-				ingest.BoundHeap(true)
-			}
-			if chargeThem {
-				im.Charges = d.QueuedCharges()
-			}
-			res, err := im.Import(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return res.WriteText(a.stdout)
+			return a.with(cmd.Context(), wiring.ModeOf(dryRun), func(ctx context.Context, d *wiring.Parts) error {
+				im := d.IntentsImporter(chargeThem, os.Stderr)
+				if dryRun {
+					return im.DryRun(ctx, a.stdout, d.Store, args[0])
+				}
+				// On PostgreSQL the import keeps a set of the file's keys, which
+				// grows with the file, so its heap has no fixed bound.
+				if d.Embedded() {
+					wiring.BoundHeap(a.cfg)
+				}
+				res, err := im.Import(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return res.WriteText(a.stdout)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&chargeThem, "charge", false, "enqueue the charge of every pending intent of the file (sends real payment requests)")
@@ -212,15 +194,3 @@ that went in.`,
 		"and the largest amounts, and write nothing")
 	return cmd
 }
-
-// importMode opens the books of an import: a dry run never creates them.
-func importMode(dryRun bool) wiring.Mode {
-	if dryRun {
-		return storeExisting
-	}
-	return storeCreate
-}
-
-// boundHeap bounds the heap of a command that imports a file
-// (ingest.BoundHeap).
-func (a *app) boundHeap() { ingest.BoundHeap(wiring.Embedded(a.cfg)) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 // newIntentsCmd corrects imported intents: amend an amount, void an intent,
@@ -72,23 +74,20 @@ func (a *app) changeIntent(cmd *cobra.Command, p ledger.ChangeParams, amount, ac
 		return err
 	}
 	verb := map[ledger.IntentChangeAction]string{ledger.IntentAmended: "amend", ledger.IntentVoided: "void"}[p.Action]
-	ctx := cmd.Context()
-	d, err := a.resolve(ctx, storeExisting)
-	if err != nil {
-		return err
-	}
-	p.Actor, p.Now = who, a.clock()
-	in, c, err := ledger.ChangeIntent(ctx, d.store, p, amount)
-	var fe *ledger.FieldError
-	switch {
-	case errors.As(err, &fe):
-		return usagef("intents %s %s: --%s %v", verb, p.Key, map[string]string{"amount": "amount", "note": "note", "actor": "actor"}[fe.Field], fe.Err)
-	case errors.Is(err, ledger.ErrNotFound):
-		return notFound("intent", p.Key, "findings list")
-	case err != nil:
-		return fmt.Errorf("intents %s %s: %w", verb, p.Key, err)
-	}
-	return report.WriteIntentChange(a.stdout, in, c)
+	return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+		p.Actor, p.Now = who, a.clock()
+		in, c, err := ledger.ChangeIntent(ctx, d.Store, p, amount)
+		var fe *ledger.FieldError
+		switch {
+		case errors.As(err, &fe):
+			return usagef("intents %s %s: --%s %v", verb, p.Key, map[string]string{"amount": "amount", "note": "note", "actor": "actor"}[fe.Field], fe.Err)
+		case errors.Is(err, ledger.ErrNotFound):
+			return notFound("intent", p.Key, "findings list")
+		case err != nil:
+			return fmt.Errorf("intents %s %s: %w", verb, p.Key, err)
+		}
+		return report.WriteIntentChange(a.stdout, in, c)
+	})
 }
 
 func newIntentsShowCmd(a *app) *cobra.Command {
@@ -97,23 +96,13 @@ func newIntentsShowCmd(a *app) *cobra.Command {
 		Short: "Show an intent and the corrections made to it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+				err := report.ShowIntent(ctx, a.stdout, d.Store, args[0])
+				if errors.Is(err, ledger.ErrNotFound) {
+					return notFound("intent", args[0], "findings list")
+				}
 				return err
-			}
-			in, err := d.store.GetIntent(ctx, args[0])
-			if errors.Is(err, ledger.ErrNotFound) {
-				return notFound("intent", args[0], "findings list")
-			}
-			if err != nil {
-				return err
-			}
-			changes, err := d.store.IntentChanges(ctx, in.Key)
-			if err != nil {
-				return err
-			}
-			return report.WriteIntent(a.stdout, in, changes)
+			})
 		},
 	}
 }

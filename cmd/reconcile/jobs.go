@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/queue"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newJobsCmd(a *app) *cobra.Command {
@@ -39,15 +41,13 @@ func newJobsListCmd(a *app) *cobra.Command {
 				return usagef("--state %v", err)
 			}
 			f := formatOf(format)
-			d, err := a.resolve(cmd.Context(), storeExisting)
-			if err != nil {
-				return err
-			}
-			res, err := d.Queue.List(cmd.Context(), params)
-			if err != nil {
-				return err
-			}
-			return report.WriteJobs(a.stdout, f, res.Jobs, a.redact)
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+				res, err := d.Queue.List(ctx, params)
+				if err != nil {
+					return err
+				}
+				return report.WriteJobs(a.stdout, f, res.Jobs, a.redact)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -68,16 +68,14 @@ func newJobsRetryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return usagef("job id %q: not a number", args[0])
 			}
-			d, err := a.resolve(cmd.Context(), storeExisting)
-			if err != nil {
-				return err
-			}
-			job, err := d.Queue.Retry(cmd.Context(), id)
-			if err != nil {
-				return fmt.Errorf("retry job %d: %w", id, err)
-			}
-			fmt.Fprintf(a.stdout, "job %d (%s %s) is %s and will run again\n", job.ID, job.Kind, ledger.SafeLine(queue.JobSubject(job), 256), job.State)
-			return nil
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+				job, err := d.Queue.Retry(ctx, id)
+				if err != nil {
+					return fmt.Errorf("retry job %d: %w", id, err)
+				}
+				fmt.Fprintf(a.stdout, "job %d (%s %s) is %s and will run again\n", job.ID, job.Kind, ledger.SafeLine(queue.JobSubject(job), 256), job.State)
+				return nil
+			})
 		},
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 	_ "time/tzdata" // CRON_TZ and provider zones work on machines without zoneinfo
+
+	"github.com/reconcilehq/reconcile/schedule"
 )
 
 // Exit codes (README.md, Command line).
@@ -58,14 +60,16 @@ func runAt(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	fmt.Fprintln(stderr, "reconcile:", a.redact(err.Error()))
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var fe *schedule.FlagError
+	if errors.As(err, &ue) || errors.As(err, &fe) {
 		fmt.Fprintln(stderr, "Run 'reconcile --help' for usage.")
 		return exitUsage
 	}
 	return exitError
 }
 
-// usageError is a mistake in the command line: exit code 2.
+// usageError is a mistake in the command line: exit code 2. A bad flag
+// value found by another package (schedule.FlagError) is one too.
 type usageError struct{ err error }
 
 func (e *usageError) Error() string { return e.err.Error() }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/internal/database"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newMigrateCmd(a *app) *cobra.Command {
@@ -15,16 +18,13 @@ Running it again when everything is applied says so and changes nothing. On Post
 session lock keeps replicas that migrate at the same time from interleaving.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeMigrate)
-			if err != nil {
-				return err
-			}
-			applied, err := database.Migrate(ctx, d.store)
-			if err != nil {
-				return err
-			}
-			return applied.WriteText(a.stdout, database.Redact(a.cfg.DatabaseURL))
+			return a.with(cmd.Context(), wiring.Migrate, func(ctx context.Context, d *wiring.Parts) error {
+				applied, err := database.Migrate(ctx, d.Store)
+				if err != nil {
+					return err
+				}
+				return applied.WriteText(a.stdout, database.Redact(a.cfg.DatabaseURL))
+			})
 		},
 	}
 }

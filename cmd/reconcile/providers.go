@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newProvidersCmd(a *app) *cobra.Command {
@@ -40,7 +43,6 @@ this is for registering before the first run or again by hand.
 Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			provider := args[0]
 			setup, err := a.setup(provider)
 			if err != nil {
@@ -54,15 +56,13 @@ Exit codes: 0 registered or recorded already; 1 error; 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			d, err := a.resolve(ctx, storeCreate)
-			if err != nil {
-				return err
-			}
-			reg, asked, err := d.Providers[provider].RegisterForPulling(ctx, provider, acct, d.store, "cli:"+who.Name, force)
-			if err != nil {
-				return err
-			}
-			return report.WriteRegistration(a.stdout, provider, reg, asked, d.Zones[provider])
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, d *wiring.Parts) error {
+				reg, asked, err := d.Providers[provider].RegisterForPulling(ctx, provider, acct, d.Store, "cli:"+who.Name, force)
+				if err != nil {
+					return err
+				}
+				return report.WriteRegistration(a.stdout, provider, reg, asked, d.Zones[provider])
+			})
 		},
 	}
 	cmd.Flags().StringVar(&account, "account", "", `the account whose short code to register (providers.mpesa.accounts); default the provider's own`)

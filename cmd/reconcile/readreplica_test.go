@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/reconcilehq/reconcile/console"
-	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/fixture"
-	"github.com/reconcilehq/reconcile/ledger"
 )
 
 // TestReadReplica: with database_read_url set, the reports (runs list and
@@ -77,42 +72,5 @@ func TestReadReplica(t *testing.T) {
 	code, _, errOut := cli(t, "runs", "list", "--config", cfg)
 	if code == 0 || !strings.Contains(errOut, "database_read_url") || !strings.Contains(errOut, "SQLite") {
 		t.Errorf("a replica of SQLite: exit %d: %s", code, errOut)
-	}
-}
-
-// TestConsoleListsReadReplica: the console's lists (findings, runs) read
-// the replica; a finding's page and the quarantine read the primary.
-func TestConsoleListsReadReplica(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	primaryURL := dbtest.NewSchemaURL(t)
-	sd := fixture.Books(t, primaryURL)
-	primary, err := database.Open(ctx, primaryURL, database.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer primary.Close()
-	d := &deps{store: primary, logger: slog.New(slog.DiscardHandler)}
-	if consoleBooks(d) != console.Store(primary) {
-		t.Fatal("without a replica the console does not read the primary alone")
-	}
-	// A replica that holds none of the primary's books shows what reads it.
-	d.replica, err = database.OpenReplica(ctx, dbtest.PostgresURL(t), primary, database.ReplicaOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.replica.Close()
-	books := consoleBooks(d)
-	if runs, err := books.ListRuns(ctx, "", 10); err != nil || len(runs) != 0 {
-		t.Errorf("runs list read the primary: %d runs (%v)", len(runs), err)
-	}
-	if fs, err := books.ListFindings(ctx, ledger.FindingFilter{}); err != nil || len(fs) != 0 {
-		t.Errorf("findings list read the primary: %d findings (%v)", len(fs), err)
-	}
-	if f, err := books.GetFinding(ctx, sd.Dup); err != nil || f.ID != sd.Dup {
-		t.Errorf("a finding's page did not read the primary: %+v (%v)", f, err)
-	}
-	if _, err := books.ListQuarantine(ctx, "", 10); err != nil {
-		t.Errorf("quarantine: %v", err)
 	}
 }

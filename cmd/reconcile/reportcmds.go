@@ -1,16 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newReportCmd(a *app) *cobra.Command {
@@ -62,28 +62,18 @@ in the console.`,
 					return usagef("report close --close: --note is required: say what was checked")
 				}
 			}
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeExisting)
-			if err != nil {
-				return err
-			}
-			zones, err := findings.Providers(ctx, d.store, d.Zones)
-			if err != nil {
-				return err
-			}
-			if provider != "" {
-				zones = map[string]*time.Location{provider: zones[provider]}
-			}
-			c, err := report.BuildClose(ctx, d.store, report.CloseParams{Period: period, Providers: zones, Provider: provider, Now: a.clock()})
-			if err != nil {
-				return err
-			}
-			if closeIt {
-				if c, err = recordClose(cmd, d, c, who, note, force); err != nil {
+			return a.with(cmd.Context(), wiring.Existing, func(ctx context.Context, d *wiring.Parts) error {
+				c, err := d.MonthClose(ctx, period, provider)
+				if err != nil {
 					return err
 				}
-			}
-			return report.WriteClose(a.stdout, f, c)
+				if closeIt {
+					if c, err = recordClose(cmd, d, c, who, note, force); err != nil {
+						return err
+					}
+				}
+				return report.WriteClose(a.stdout, f, c)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -100,8 +90,8 @@ in the console.`,
 
 // recordClose records c as closed by who and returns the report with its
 // close.
-func recordClose(cmd *cobra.Command, d *deps, c report.Close, who ledger.Actor, note string, force bool) (report.Close, error) {
-	c, err := report.RecordClose(cmd.Context(), d.store, c, report.CloseBy{Actor: who, Note: note, Force: force, Now: d.Clock()})
+func recordClose(cmd *cobra.Command, d *wiring.Parts, c report.Close, who ledger.Actor, note string, force bool) (report.Close, error) {
+	c, err := report.RecordClose(cmd.Context(), d.Store, c, report.CloseBy{Actor: who, Note: note, Force: force, Now: d.Clock()})
 	var nr *report.NotReadyError
 	switch {
 	case errors.As(err, &nr):

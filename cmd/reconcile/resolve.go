@@ -2,40 +2,16 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/reconcilehq/reconcile/config"
-	"github.com/reconcilehq/reconcile/console"
-	"github.com/reconcilehq/reconcile/internal/database"
-	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
-// How a command opens the books (wiring.Mode).
-const (
-	storeExisting = wiring.Existing
-	storeCreate   = wiring.Create
-	storeMigrate  = wiring.Migrate
-)
-
-// deps are what a command works with: the parts of the configuration
-// (wiring.Parts), opened once by resolve after the command has checked its
-// flags and before it works. store, replica and logger are the books the
-// parts read and write (wiring.Books), as the commands use them. Nothing
-// is built later and nothing is looked up from a global.
-type deps struct {
-	*wiring.Parts
-	store   ledger.Store
-	replica *database.Replica
-	logger  *slog.Logger
-}
-
-// resolve opens the command's parts from the configuration, once, with the
-// books opened as mode says.
-func (a *app) resolve(ctx context.Context, mode wiring.Mode) (*deps, error) {
+// resolve opens the command's parts from the configuration (wiring.Open),
+// once, after the command has checked its flags and before it works, with
+// the books opened as mode says. Nothing is built later and nothing is
+// looked up from a global.
+func (a *app) resolve(ctx context.Context, mode wiring.Mode) (*wiring.Parts, error) {
 	if a.deps != nil {
 		return a.deps, nil
 	}
@@ -47,27 +23,22 @@ func (a *app) resolve(ctx context.Context, mode wiring.Mode) (*deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.deps = &deps{Parts: p, store: p.Store, replica: p.Replica, logger: p.Logger}
-	return a.deps, nil
-}
-
-// consoleBooks are the books the console reads and acts through
-// (wiring.Books.Lists).
-func consoleBooks(d *deps) console.Store {
-	return wiring.Books{Store: d.store, Replica: d.replica, Logger: d.logger}.Lists()
+	a.deps = p
+	return p, nil
 }
 
 // setup describes a configured provider without building its clients, for
-// checking a command line before the books are opened; a usage error names
-// the known ones.
+// checking a command line before the books are opened (wiring.Setup).
 func (a *app) setup(provider string) (config.Provider, error) {
-	setups, err := a.cfg.DescribeProviders(a.clock)
+	return wiring.Setup(a.cfg, a.clock, provider)
+}
+
+// with resolves the command's parts (resolve), with the books opened as
+// mode says, and does the command's work with them.
+func (a *app) with(ctx context.Context, mode wiring.Mode, work func(ctx context.Context, d *wiring.Parts) error) error {
+	d, err := a.resolve(ctx, mode)
 	if err != nil {
-		return config.Provider{}, err
+		return err
 	}
-	s, ok := setups[provider]
-	if !ok {
-		return s, usagef("--provider %q: want one of %s", provider, strings.Join(slices.Sorted(maps.Keys(setups)), ", "))
-	}
-	return s, nil
+	return work(ctx, d)
 }

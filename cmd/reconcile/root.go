@@ -13,6 +13,7 @@ import (
 	"github.com/reconcilehq/reconcile/internal/database"
 	"github.com/reconcilehq/reconcile/internal/logging"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 // app is what every command shares: the command line's streams and
@@ -32,8 +33,8 @@ type app struct {
 	defaultDB bool
 	logger    *slog.Logger
 	clock     func() time.Time
-	// deps are built by resolve, once.
-	deps *deps
+	// deps are the parts resolve opened, once.
+	deps *wiring.Parts
 }
 
 func newRootCmd(a *app) *cobra.Command {

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/reconcilehq/reconcile/alerts"
-	"github.com/reconcilehq/reconcile/config"
 	"github.com/reconcilehq/reconcile/reconciler"
-	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/schedule"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -80,98 +76,27 @@ func (a *app) runWindow(ctx context.Context, o runFlags) error {
 	if err != nil {
 		return err
 	}
-	f := formatOf(o.format)
-	start, err := schedule.ParseTime(o.from, setup.Zone)
-	if err != nil {
-		return usagef("--from: %v", err)
-	}
-	end := start.In(setup.Zone).AddDate(0, 0, 1).UTC()
-	if o.to != "" {
-		if end, err = schedule.ParseTime(o.to, setup.Zone); err != nil {
-			return usagef("--to: %v", err)
-		}
-	}
-	if !end.After(start) {
-		return usagef("--to (%s) must be after --from (%s)", end.Format(time.RFC3339), start.Format(time.RFC3339))
-	}
-	if !setup.Pulled && setup.PullSetting != "" && !o.noPull && !o.dryRun {
-		return fmt.Errorf("run --provider %s: its evidence cannot be pulled: set %s, or pass --no-pull to match only "+
-			"the evidence already stored (imported reports, webhooks)", o.provider, setup.PullSetting)
-	}
-	accounts, err := runAccounts(setup, o.account)
+	start, end, err := schedule.RunWindow(o.from, o.to, setup.Zone)
 	if err != nil {
 		return err
 	}
-	mode := storeCreate
-	if o.dryRun {
-		mode = storeExisting // a dry run writes nothing, not even a database
+	if err := setup.CheckPull(o.provider, o.noPull || o.dryRun); err != nil {
+		return err
 	}
-	d, err := a.resolve(ctx, mode)
+	accounts, err := wiring.RunAccounts(setup, o.account)
 	if err != nil {
 		return err
 	}
-	rec, err := d.Reconciler(d.Queue, d.QueuedCharges())
-	if err != nil {
-		return err
-	}
-	open := 0
-	for _, acct := range accounts {
-		out, err := a.runAccount(ctx, rec, d, setup, f, reconciler.Params{Provider: o.provider, Account: acct, From: start,
-			To: end, DryRun: o.dryRun, NoPull: o.noPull})
+	return a.with(ctx, wiring.ModeOf(o.dryRun), func(ctx context.Context, d *wiring.Parts) error {
+		open, err := d.RunWindow(ctx, wiring.Window{Setup: setup, Accounts: accounts, Format: formatOf(o.format),
+			Params: reconciler.Params{Provider: o.provider, From: start, To: end, DryRun: o.dryRun, NoPull: o.noPull},
+			Out:    a.stdout, Err: a.stderr, Progress: os.Stderr})
 		if err != nil {
 			return err
 		}
-		open += out.OpenFindings()
-	}
-	if o.failOnFindings && open > 0 {
-		return &exitErr{code: exitFindings}
-	}
-	return nil
-}
-
-// runAccounts returns the accounts a run reconciles: the one named, or
-// every account of the provider, the default first.
-func runAccounts(setup config.Provider, account string) ([]string, error) {
-	if account == "" {
-		return append([]string{""}, setup.Accounts...), nil
-	}
-	acct, err := config.ParseAccount(setup, account)
-	if err != nil {
-		return nil, usagef("--account: %v", err)
-	}
-	return []string{acct}, nil
-}
-
-// runAccount runs one account's window and writes its report.
-func (a *app) runAccount(ctx context.Context, rec *reconciler.Reconciler, d *deps, setup config.Provider, f report.Format,
-	p reconciler.Params) (*reconciler.Outcome, error) {
-	progress := report.NewProgress(os.Stderr, a.clock)
-	p.Progress = progress.Update
-	out, err := rec.Run(ctx, p)
-	progress.Done()
-	if err != nil {
-		return nil, err
-	}
-	r := report.FromOutcome(out)
-	r.Zone = setup.Zone
-	r.Evidence = setup.Evidence(p.Provider, p.DryRun, p.NoPull)
-	if err := report.WriteRun(a.stdout, f, r); err != nil {
-		return nil, err
-	}
-	if p.DryRun {
-		if err := a.previewDryRun(d, out, f); err != nil {
-			return nil, err
+		if o.failOnFindings && open > 0 {
+			return &exitErr{code: exitFindings}
 		}
-	}
-	return out, nil
-}
-
-// previewDryRun shows the Slack messages a real run would send.
-func (a *app) previewDryRun(d *deps, out *reconciler.Outcome, f report.Format) error {
-	w := a.stdout
-	if f != report.Text {
-		w = a.stderr // keep machine-readable output clean
-	}
-	fmt.Fprintln(w, "\nSlack messages this run would send:")
-	return alerts.PreviewFindings(w, d.PreviewAlerts(), out.Run, out.Findings)
+		return nil
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strconv"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/reconcilehq/reconcile/findings"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/report"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newRunsCmd(a *app) *cobra.Command {
@@ -33,21 +35,18 @@ func newRunsListCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := formatOf(format)
-			ctx := cmd.Context()
-			d, err := a.resolve(ctx, storeCreate)
-			if err != nil {
-				return err
-			}
-			if provider != "" {
-				if _, _, err := listWindow(ctx, d, provider, "", ""); err != nil {
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, d *wiring.Parts) error {
+				if provider != "" {
+					if _, _, err := findings.ListWindow(ctx, d.Store, d.Zones, provider, "", ""); err != nil {
+						return err
+					}
+				}
+				runs, err := d.Reads(ctx).ListRuns(ctx, provider, limit)
+				if err != nil {
 					return err
 				}
-			}
-			runs, err := d.Reads(ctx).ListRuns(ctx, provider, limit)
-			if err != nil {
-				return err
-			}
-			return report.WriteRuns(a.stdout, f, report.ViewRuns(runs))
+				return report.WriteRuns(a.stdout, f, report.ViewRuns(runs))
+			})
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "only this provider")
@@ -68,24 +67,13 @@ func newRunsShowCmd(a *app) *cobra.Command {
 			if err != nil || id <= 0 {
 				return usagef("run id %q: want a positive number (see `reconcile runs list`)", args[0])
 			}
-			ctx := cmd.Context()
-			deps, err := a.resolve(ctx, storeCreate)
-			if err != nil {
+			return a.with(cmd.Context(), wiring.Create, func(ctx context.Context, deps *wiring.Parts) error {
+				err := findings.ShowRun(ctx, a.stdout, f, deps.Reads(ctx), id, deps.Zones)
+				if errors.Is(err, ledger.ErrNotFound) {
+					return notFound("run", args[0], "runs list")
+				}
 				return err
-			}
-			books := deps.Reads(ctx)
-			r, err := books.GetRun(ctx, id)
-			if errors.Is(err, ledger.ErrNotFound) {
-				return notFound("run", args[0], "runs list")
-			}
-			if err != nil {
-				return err
-			}
-			fs, err := books.ListFindings(ctx, ledger.FindingFilter{RunID: id, Limit: 10000})
-			if err != nil {
-				return err
-			}
-			return findings.WriteRun(a.stdout, f, r, fs, deps.Zones)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or csv (csv: the findings)")

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reconcilehq/reconcile/service"
+	"github.com/reconcilehq/reconcile/wiring"
 )
 
 func newServeCmd(a *app) *cobra.Command {
@@ -35,12 +36,9 @@ queue.shutdown_grace, then cancels what is left; nothing acknowledged is lost.`,
 // newServer resolves the books and the providers and builds the service
 // from them.
 func newServer(ctx context.Context, a *app) (*service.Server, error) {
-	d, err := a.resolve(ctx, storeCreate)
+	d, err := a.resolve(ctx, wiring.Create)
 	if err != nil {
 		return nil, err
 	}
-	return service.New(ctx, service.Deps{Config: a.cfg, Store: d.store, ConsoleStore: consoleBooks(d), Providers: d.Providers, Zones: d.Zones, Findings: d.Findings,
-		Charges: d.Charges, Reconciler: d.Reconciler, Replay: d.Replay,
-		Redact: a.redact,
-		Clock:  a.clock, Logger: a.logger})
+	return service.New(ctx, d.ServiceDeps())
 }

@@ -100,7 +100,7 @@ schedules:
 	if err != nil {
 		t.Fatalf("newServer: %v\n%s", err, logs)
 	}
-	return &testService{Server: s, store: a.deps.store}, logs
+	return &testService{Server: s, store: a.deps.Store}, logs
 }
 
 // testService is the service under test with its books.

@@ -76,3 +76,26 @@ func SelfCommand() string {
 	}
 	return "reconcile"
 }
+
+// DefaultTarget is the database the demo runs on unless one is chosen.
+const DefaultTarget = "sqlite:reconcile-demo.db"
+
+// Target is the database the demo runs on: configured when the command
+// line or the environment chose it (chosen), DefaultTarget otherwise.
+func Target(chosen bool, configured string) string {
+	if chosen {
+		return configured
+	}
+	return DefaultTarget
+}
+
+// NextURL is the database URL the demo tells the reader to look at its
+// books with: the one it opened (shown), or, when that holds a password, a
+// placeholder naming the demo's schema, so that the password is not
+// printed.
+func NextURL(shown string) string {
+	if database.Redact(shown) != shown {
+		return "'<your database URL>&search_path=" + Schema + "'"
+	}
+	return shown
+}
