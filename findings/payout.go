@@ -99,13 +99,9 @@ func loadProviderPayouts(ctx context.Context, r PayoutReader, p string, ids []st
 	if err != nil {
 		return err
 	}
-	txns, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: p, IDs: ids})
+	txnOf, err := txnsByID(ctx, r, p, ids)
 	if err != nil {
 		return err
-	}
-	txnOf := map[string]ledger.ProviderTxn{}
-	for _, t := range txns {
-		txnOf[t.ID] = t
 	}
 	slices.SortFunc(ps, func(a, b ledger.Payout) int { return strings.Compare(a.ID, b.ID) })
 	payout := map[string]bool{}
@@ -143,13 +139,9 @@ func loadPayoutItems(ctx context.Context, r PayoutReader, p string, of *PayoutOf
 	for _, it := range items {
 		iids = append(iids, it.TxnID)
 	}
-	its, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: p, IDs: iids})
+	itOf, err := txnsByID(ctx, r, p, iids)
 	if err != nil {
 		return err
-	}
-	itOf := map[string]ledger.ProviderTxn{}
-	for _, t := range its {
-		itOf[t.ID] = t
 	}
 	for _, id := range iids {
 		item := PayoutItemOf{TxnID: id}
@@ -159,6 +151,19 @@ func loadPayoutItems(ctx context.Context, r PayoutReader, p string, of *PayoutOf
 		of.Items = append(of.Items, item)
 	}
 	return nil
+}
+
+// txnsByID reads the transactions ids of provider p, by id.
+func txnsByID(ctx context.Context, r PayoutReader, p string, ids []string) (map[string]ledger.ProviderTxn, error) {
+	txns, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: p, IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]ledger.ProviderTxn{}
+	for _, t := range txns {
+		byID[t.ID] = t
+	}
+	return byID, nil
 }
 
 // loadBankLines reads the statement lines ids of the bank account, with
