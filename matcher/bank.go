@@ -333,14 +333,16 @@ func (m *bankMatcher) reaches(p *PayoutRow, c *CreditRow) bool {
 
 // byReference links the credits that name payouts.
 func (m *bankMatcher) byReference() {
-	naming := m.creditsNaming(m.payoutsByRef())
+	byRef := map[string]*PayoutRow{}
+	m.indexPayouts(byRef)
+	naming := map[*PayoutRow][]*CreditRow{}
+	m.gatherNaming(byRef, naming)
 	m.settleNamed(naming)
 }
 
-// payoutsByRef indexes the payouts by their normalised id and, where no
-// payout's id or earlier trace id took it, their trace id.
-func (m *bankMatcher) payoutsByRef() map[string]*PayoutRow {
-	byRef := map[string]*PayoutRow{}
+// indexPayouts indexes the payouts in byRef by their normalised id and,
+// where no payout's id or earlier trace id took it, their trace id.
+func (m *bankMatcher) indexPayouts(byRef map[string]*PayoutRow) {
 	for _, p := range m.payouts {
 		byRef[ledger.NormalReference(p.ID)] = p
 		if p.TraceID != "" {
@@ -349,15 +351,13 @@ func (m *bankMatcher) payoutsByRef() map[string]*PayoutRow {
 			}
 		}
 	}
-	return byRef
 }
 
-// creditsNaming gathers, per payout, the free credits that name it and no
-// other payout. A credit naming several payouts carries them all: it is
-// linked to each at once, and they are short when their sum is not its
-// amount.
-func (m *bankMatcher) creditsNaming(byRef map[string]*PayoutRow) map[*PayoutRow][]*CreditRow {
-	naming := map[*PayoutRow][]*CreditRow{}
+// gatherNaming gathers in naming, per payout, the free credits that name
+// it and no other payout. A credit naming several payouts carries them
+// all: it is linked to each at once, and they are short when their sum is
+// not its amount.
+func (m *bankMatcher) gatherNaming(byRef map[string]*PayoutRow, naming map[*PayoutRow][]*CreditRow) {
 	for _, c := range m.credits {
 		if m.used[c] {
 			continue
@@ -387,7 +387,6 @@ func (m *bankMatcher) creditsNaming(byRef map[string]*PayoutRow) map[*PayoutRow]
 			}
 		}
 	}
-	return naming
 }
 
 // settleNamed links each payout, in order, to the credits that name it:

@@ -61,7 +61,21 @@ func (e *evaluator) disputes(in intentRec) {
 // dispute judges the dispute evidence about one charge of intent in.
 func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 	m := e.m
-	live, first := m.liveDisputes(g)
+	var live []int32
+	first := noIdx
+	for _, j := range g.disputes {
+		t := m.txns.at(j)
+		if t.status == tsFailed {
+			continue // an inquiry closed without a chargeback
+		}
+		// The first dispute: the earliest, the smallest id among equals,
+		// whatever order they came in.
+		if first == noIdx || t.at < m.txns.at(first).at ||
+			t.at == m.txns.at(first).at && string(m.id(&t)) < string(m.id(m.txns.ptr(first))) {
+			first = j
+		}
+		live = append(live, j)
+	}
 	if first == noIdx {
 		e.noteWonEarlier(in, g)
 		return
@@ -80,25 +94,6 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 		return // won: the funds came back
 	}
 	e.raiseDispute(in, g, live, first, s)
-}
-
-// liveDisputes lists the disputes of g that did not fail (an inquiry closed
-// without a chargeback) and picks the first: the earliest, the smallest id
-// among equals, whatever order they came in; noIdx when there is none.
-func (m *Matcher) liveDisputes(g disputeGroup) (live []int32, first int32) {
-	first = noIdx
-	for _, j := range g.disputes {
-		t := m.txns.at(j)
-		if t.status == tsFailed {
-			continue // an inquiry closed without a chargeback
-		}
-		if first == noIdx || t.at < m.txns.at(first).at ||
-			t.at == m.txns.at(first).at && string(m.id(&t)) < string(m.id(m.txns.ptr(first))) {
-			first = j
-		}
-		live = append(live, j)
-	}
-	return live, first
 }
 
 // noteWonEarlier records the dispute of g as won when funds were reinstated

@@ -29,10 +29,41 @@ import (
 func (e *evaluator) expectedPayment(i int32, in intentRec) {
 	m := e.m
 	tol := m.tol[i]
-	p, ok := e.collectPayments(in, tol)
-	if !ok {
-		e.overflowed(in)
-		return
+	var p payments
+	for _, j := range e.succ {
+		if m.txns.at(j).cur == in.cur {
+			p.pays = append(p.pays, j)
+		} else {
+			p.others = append(p.others, j)
+		}
+	}
+	slices.SortFunc(p.pays, func(a, b int32) int {
+		ta, tb := m.txns.ptr(a), m.txns.ptr(b)
+		if c := cmp.Compare(ta.at, tb.at); c != 0 {
+			return c
+		}
+		return strings.Compare(string(m.id(ta)), string(m.id(tb)))
+	})
+	p.full = -1 // the payment with which the sum reached the amount
+	for k, j := range p.pays {
+		var ok bool
+		if p.sum, ok = addChecked(p.sum, m.net(j, e.refunded)); !ok {
+			e.overflowed(in)
+			return
+		}
+		if p.full < 0 && p.sum >= in.minor-tol {
+			p.full = k
+		}
+	}
+	// A duplicate is a second full payment after it was paid in full: a
+	// refund of one cancels it (no unrecorded refund).
+	if p.full >= 0 {
+		for _, j := range p.pays[p.full+1:] {
+			if d := m.net(j, e.refunded) - in.minor; d <= tol && d >= -tol {
+				p.dups = append(p.dups, j)
+				e.m.rf.dupCharge[j] = true
+			}
+		}
 	}
 	if !in.judged() || m.opt.OnlyDisputes {
 		return
@@ -51,48 +82,6 @@ type payments struct {
 	// payment of pays with which it reached the amount, -1 if none did.
 	sum  int64
 	full int
-}
-
-// collectPayments sorts the successful payments by currency and time, sums
-// them net of refunds and marks the duplicates: a second full payment after
-// it was paid in full (a refund of one cancels it). It reports false when
-// the sum overflows.
-func (e *evaluator) collectPayments(in intentRec, tol int64) (payments, bool) {
-	m := e.m
-	var p payments
-	for _, j := range e.succ {
-		if m.txns.at(j).cur == in.cur {
-			p.pays = append(p.pays, j)
-		} else {
-			p.others = append(p.others, j)
-		}
-	}
-	slices.SortFunc(p.pays, func(a, b int32) int {
-		ta, tb := m.txns.ptr(a), m.txns.ptr(b)
-		if c := cmp.Compare(ta.at, tb.at); c != 0 {
-			return c
-		}
-		return strings.Compare(string(m.id(ta)), string(m.id(tb)))
-	})
-	p.full = -1
-	for k, j := range p.pays {
-		var ok bool
-		if p.sum, ok = addChecked(p.sum, m.net(j, e.refunded)); !ok {
-			return p, false
-		}
-		if p.full < 0 && p.sum >= in.minor-tol {
-			p.full = k
-		}
-	}
-	if p.full >= 0 {
-		for _, j := range p.pays[p.full+1:] {
-			if d := m.net(j, e.refunded) - in.minor; d <= tol && d >= -tol {
-				p.dups = append(p.dups, j)
-				e.m.rf.dupCharge[j] = true
-			}
-		}
-	}
-	return p, true
 }
 
 // judgePayments raises the finding the sum paid calls for: currency
