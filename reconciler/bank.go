@@ -205,15 +205,16 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 	if err := r.findTxns(ctx, provider, ids, ld.txns); err != nil {
 		return err
 	}
-	byPayout, itemIDs, err := r.payoutItems(ctx, ld, provider, ids)
+	byPayout := map[string][]string{}
+	itemIDs, err := r.payoutItems(ctx, ld, provider, ids, byPayout)
 	if err != nil {
 		return err
 	}
 	if err := r.findTxns(ctx, provider, itemIDs, ld.txns); err != nil {
 		return err
 	}
-	in, err := r.payoutsOfItems(ctx, provider, itemIDs)
-	if err != nil {
+	in := map[string][]string{}
+	if err := r.payoutsOfItems(ctx, provider, itemIDs, in); err != nil {
 		return err
 	}
 	ld.addPayoutRows(a, provider, ps, byPayout, in)
@@ -221,40 +222,39 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 }
 
 // payoutItems reads, in chunks, the items of the payouts ids of provider:
-// the transaction ids of each payout, and every item's id once. It marks
-// each item paid out.
-func (r *Reconciler) payoutItems(ctx context.Context, ld *bankLoad, provider string, ids []string) (byPayout map[string][]string, itemIDs []string, err error) {
+// the transaction ids of each payout into byPayout, and every item's id
+// once, which it returns. It marks each item paid out.
+func (r *Reconciler) payoutItems(ctx context.Context, ld *bankLoad, provider string, ids []string, byPayout map[string][]string) ([]string, error) {
 	var items []ledger.PayoutItem
 	for start := 0; start < len(ids); start += idChunk {
 		its, err := r.store.PayoutItems(ctx, provider, ids[start:min(start+idChunk, len(ids))])
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		items = append(items, its...)
 	}
-	byPayout = map[string][]string{}
+	var itemIDs []string
 	for _, it := range items {
 		byPayout[it.PayoutID] = append(byPayout[it.PayoutID], it.TxnID)
 		ld.paid[provider+"/"+it.TxnID] = true
 		itemIDs = append(itemIDs, it.TxnID)
 	}
-	return byPayout, uniq(itemIDs), nil
+	return uniq(itemIDs), nil
 }
 
-// payoutsOfItems reads, in chunks, the payouts each item is in, to tell
-// one paid out twice.
-func (r *Reconciler) payoutsOfItems(ctx context.Context, provider string, itemIDs []string) (map[string][]string, error) {
-	in := map[string][]string{}
+// payoutsOfItems reads, in chunks, the payouts each item is in, into in,
+// to tell one paid out twice.
+func (r *Reconciler) payoutsOfItems(ctx context.Context, provider string, itemIDs []string, in map[string][]string) error {
 	for start := 0; start < len(itemIDs); start += idChunk {
 		its, err := r.store.ItemsOfTxns(ctx, provider, itemIDs[start:min(start+idChunk, len(itemIDs))])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, it := range its {
 			in[it.TxnID] = append(in[it.TxnID], it.PayoutID)
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // addPayoutRows adds a matcher row per payout of provider: its expected

@@ -248,7 +248,8 @@ func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.R
 	if len(res.Unpaired.Intents)+len(res.Unpaired.Txns) == 0 {
 		return nil, nil
 	}
-	foreign, keys, ids, err := r.foreignHalves(ctx, p)
+	foreign := map[string]ledger.Finding{}
+	keys, ids, err := r.foreignHalves(ctx, p, foreign)
 	if err != nil || len(foreign) == 0 {
 		return nil, err
 	}
@@ -271,20 +272,19 @@ func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.R
 	return others, nil
 }
 
-// foreignHalves lists the open unpaired halves of the other windows of the
-// horizon, by finding id: the missing_at_provider findings that name no
-// transaction (their intent keys in keys) and the unknown_charge findings
-// that name one (its id in ids).
-func (r *Reconciler) foreignHalves(ctx context.Context, p Params) (foreign map[string]ledger.Finding, keys, ids []string, err error) {
+// foreignHalves lists in foreign the open unpaired halves of the other
+// windows of the horizon, by finding id: the missing_at_provider findings
+// that name no transaction (their intent keys in keys) and the
+// unknown_charge findings that name one (its id in ids).
+func (r *Reconciler) foreignHalves(ctx context.Context, p Params, foreign map[string]ledger.Finding) (keys, ids []string, err error) {
 	h := r.HorizonFor(p.Provider)
 	fs, err := r.store.ListFindings(ctx, ledger.FindingFilter{Provider: p.Provider, Accounts: []string{p.Account},
 		Statuses: []ledger.FindingStatus{ledger.FindingOpen, ledger.FindingAcknowledged},
 		Kinds:    []ledger.Kind{ledger.KindMissingAtProvider, ledger.KindUnknownCharge},
 		From:     p.From.Add(-h), To: p.To.Add(h), Limit: 100000})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	foreign = map[string]ledger.Finding{}
 	for _, f := range fs {
 		if !f.OccurredAt.Before(p.From) && f.OccurredAt.Before(p.To) {
 			continue
@@ -299,7 +299,7 @@ func (r *Reconciler) foreignHalves(ctx context.Context, p Params) (foreign map[s
 		}
 		foreign[f.ID] = f
 	}
-	return foreign, keys, ids, nil
+	return keys, ids, nil
 }
 
 // addForeignHalves reads the intents and transactions the foreign halves

@@ -40,33 +40,9 @@ func (r *Reconciler) resolveUnseen(ctx context.Context, tx ledger.Tx, out *Outco
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
-	keep, unknown := unseenOfRun(out, cands, judged, late, sn)
-	resolvable, err := onlyRead(ctx, tx, run.Provider, keep, unknown, sn)
-	if err != nil {
-		return nil, err
-	}
-	res := resolutionNotes(m, run, resolvable)
-	refunds, err := r.refundsAsked(ctx, tx, res)
-	if err != nil {
-		return nil, err
-	}
-	now := r.cfg.Clock().UTC()
-	done, err := tx.ResolveFindings(ctx, ledger.ResolveFindingsParams{Resolutions: res, SeenSince: run.StartedAt,
-		Now: now, RunID: run.ID})
-	if err != nil {
-		return nil, err
-	}
-	return done, r.confirmRefunds(ctx, tx, run, done, refunds, now)
-}
-
-// unseenOfRun keeps the candidates the run may resolve: those of its
-// window, those of the intents it judged in full, and the unknown charges
-// it linked late; never a missing_at_provider when the pull failed. It
-// also returns the transactions they name that the run did not look up
-// late, to place in time.
-func unseenOfRun(out *Outcome, cands []ledger.Finding, judged []string, late map[string]string, sn *seen) (keep []ledger.Finding, unknown []string) {
-	run := out.Run
 	inWindow := func(f ledger.Finding) bool { return !f.OccurredAt.Before(run.From) && f.OccurredAt.Before(run.To) }
+	var keep []ledger.Finding
+	var unknown []string // transactions named, to place in time
 	for _, f := range cands {
 		switch {
 		case out.PullError != "" && f.Kind == ledger.KindMissingAtProvider:
@@ -86,7 +62,22 @@ func unseenOfRun(out *Outcome, cands []ledger.Finding, judged []string, late map
 			}
 		}
 	}
-	return keep, unknown
+	resolvable, err := onlyRead(ctx, tx, run.Provider, keep, unknown, sn)
+	if err != nil {
+		return nil, err
+	}
+	res := resolutionNotes(m, run, resolvable)
+	refunds, err := r.refundsAsked(ctx, tx, res)
+	if err != nil {
+		return nil, err
+	}
+	now := r.cfg.Clock().UTC()
+	done, err := tx.ResolveFindings(ctx, ledger.ResolveFindingsParams{Resolutions: res, SeenSince: run.StartedAt,
+		Now: now, RunID: run.ID})
+	if err != nil {
+		return nil, err
+	}
+	return done, r.confirmRefunds(ctx, tx, run, done, refunds, now)
 }
 
 // onlyRead drops from keep (in place) the findings that name a transaction
