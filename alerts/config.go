@@ -203,6 +203,21 @@ func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &ledger.FieldError{Field: field, Err: fmt.Errorf(format, args...)})
 	}
+	c.validateDestination(bad)
+	c.validateRouting(bad)
+	c.validateLimits(bad)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("alerts config: %w", err)
+	}
+	return nil
+}
+
+// problemFunc records one problem with a config field; Validate collects them.
+type problemFunc func(field, format string, args ...any)
+
+// validateDestination checks where messages go: the mode and its
+// credentials, the channels and whether buttons can be carried.
+func (c Config) validateDestination(bad problemFunc) {
 	channels := c.channels()
 	switch c.Mode {
 	case ModeBot:
@@ -239,6 +254,11 @@ func (c Config) Validate() error {
 	if c.Buttons && c.Mode != ModeBot {
 		bad("buttons", "need bot mode: incoming webhooks cannot carry interactive buttons")
 	}
+}
+
+// validateRouting checks what decides a message's channel and content: the
+// severities, the at-risk thresholds, the summary size and the URLs.
+func (c Config) validateRouting(bad problemFunc) {
 	for _, sev := range sortedKeys(c.SeverityChannels) {
 		if sev.Rank() == 0 {
 			bad("severity_channels", "%q is not a severity (low, medium, high)", sev)
@@ -270,6 +290,11 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
 		bad("api_url", "is not an http(s) URL without credentials")
 	}
+}
+
+// validateLimits checks the timing and counting limits: every duration
+// positive, burst and attempts at least one, history within 1..1000.
+func (c Config) validateLimits(bad problemFunc) {
 	for _, d := range []struct {
 		field string
 		v     time.Duration
@@ -288,10 +313,6 @@ func (c Config) Validate() error {
 	if c.HistoryLimit < 1 || c.HistoryLimit > 1000 {
 		bad("history_limit", "%d is outside 1..1000", c.HistoryLimit)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("alerts config: %w", err)
-	}
-	return nil
 }
 
 // channels lists every channel a message may be routed to, sorted.

@@ -142,26 +142,8 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 	}
 	now := d.now()
 
-	var siblings []ledger.Alert
-	if a.RunID != 0 { // zero would list every alert
-		if siblings, err = d.store.ListAlerts(ctx, a.RunID, listAll); err != nil {
-			return fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
-		}
-	}
-	if r.Kind == reasonSummary {
-		if newer := newerSummary(a, siblings); newer != 0 {
-			if _, err := d.store.MarkAlertFailed(ctx, ledger.AlertFailure{ID: a.ID,
-				Error: fmt.Sprintf("superseded by alert %d", newer), Discard: true, Now: now}); err != nil {
-				return fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
-			}
-			d.metrics.result(d.cfg.Mode, ResultSuperseded)
-			return nil
-		}
-	}
-	if earlier := d.blockedBy(a, siblings, now); earlier != 0 {
-		d.metrics.result(d.cfg.Mode, ResultOrdered)
-		return &RetryAfterError{AlertID: a.ID, Wait: d.cfg.OrderWait,
-			Reason: fmt.Sprintf("alert %d to the same channel or finding is not delivered yet", earlier)}
+	if done, err := d.gate(ctx, a, r, now); done || err != nil {
+		return err
 	}
 
 	m, err := d.build(ctx, a, r)
@@ -171,8 +153,57 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 		}
 		return fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
 	}
+	if err := d.pace(ctx, a, m, now); err != nil {
+		return err
+	}
 
-	// Pace the channel before any call to Slack about it.
+	// Tries before this one that left no record ended in a crash, or failed
+	// to record their outcome: they may have posted.
+	unrecorded := attempt-1 > a.Attempts
+	maybePosted := unrecorded || a.MayHavePosted
+	if attempt > 1 || a.Attempts > 0 {
+		if done, err := d.recoverEarlierPost(ctx, a, m, attempt, maybePosted); done || err != nil {
+			return err
+		}
+	}
+	return d.postAndRecord(ctx, a, m, attempt, maybePosted)
+}
+
+// gate decides whether the alert may go out now, before its message is
+// built. It reports done (with a nil error) when a newer run summary
+// supersedes the alert, which is then discarded, and returns a
+// *RetryAfterError while an earlier alert to the same channel or finding is
+// not delivered yet.
+func (d *Deliverer) gate(ctx context.Context, a ledger.Alert, r reason, now time.Time) (done bool, err error) {
+	var siblings []ledger.Alert
+	if a.RunID != 0 { // zero would list every alert
+		if siblings, err = d.store.ListAlerts(ctx, a.RunID, listAll); err != nil {
+			return false, fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
+		}
+	}
+	if r.Kind == reasonSummary {
+		if newer := newerSummary(a, siblings); newer != 0 {
+			if _, err := d.store.MarkAlertFailed(ctx, ledger.AlertFailure{ID: a.ID,
+				Error: fmt.Sprintf("superseded by alert %d", newer), Discard: true, Now: now}); err != nil {
+				return false, fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
+			}
+			d.metrics.result(d.cfg.Mode, ResultSuperseded)
+			return true, nil
+		}
+	}
+	if earlier := d.blockedBy(a, siblings, now); earlier != 0 {
+		d.metrics.result(d.cfg.Mode, ResultOrdered)
+		return false, &RetryAfterError{AlertID: a.ID, Wait: d.cfg.OrderWait,
+			Reason: fmt.Sprintf("alert %d to the same channel or finding is not delivered yet", earlier)}
+	}
+	return false, nil
+}
+
+// pace reserves the message's channel with the rate limiter before any call
+// to Slack about it: it sleeps for a short local wait and returns a
+// *RetryAfterError when the wait is longer than Config.MaxLocalWait or Slack
+// has paused the channel.
+func (d *Deliverer) pace(ctx context.Context, a ledger.Alert, m message, now time.Time) error {
 	wait, paused, ok := d.limiter.reserve(m.Channel, now, d.cfg.MaxLocalWait)
 	if !ok {
 		source := "local"
@@ -189,28 +220,34 @@ func (d *Deliverer) Deliver(ctx context.Context, alertID int64, attempt int) err
 			return fmt.Errorf("alerts: deliver alert %d: %w", a.ID, err)
 		}
 	}
+	return nil
+}
 
-	// Tries before this one that left no record ended in a crash, or failed
-	// to record their outcome: they may have posted.
-	unrecorded := attempt-1 > a.Attempts
-	maybePosted := unrecorded || a.MayHavePosted
-	if attempt > 1 || a.Attempts > 0 {
-		p, found, serr := d.poster.find(ctx, m, a.CreatedAt)
-		if serr != nil {
-			return d.failed(ctx, a, m.Channel, attempt, serr, maybePosted)
-		}
-		if found {
-			if err := d.record(ctx, a, p, d.now()); err != nil {
-				return err
-			}
-			d.metrics.result(d.cfg.Mode, ResultRecovered)
-			d.log.Info("slack alert was posted by an earlier try; recorded without posting again",
-				slog.Int64("alert_id", a.ID), slog.String("channel", p.Channel), slog.String("ts", p.MessageTS))
-			d.updateParent(ctx, m)
-			return nil
-		}
+// recoverEarlierPost looks in the channel for a message an earlier try
+// posted without recording it (bot mode). It reports done when it found and
+// recorded one, so the alert is not posted again.
+func (d *Deliverer) recoverEarlierPost(ctx context.Context, a ledger.Alert, m message, attempt int, maybePosted bool) (done bool, err error) {
+	p, found, serr := d.poster.find(ctx, m, a.CreatedAt)
+	if serr != nil {
+		return false, d.failed(ctx, a, m.Channel, attempt, serr, maybePosted)
 	}
+	if !found {
+		return false, nil
+	}
+	if err := d.record(ctx, a, p, d.now()); err != nil {
+		return false, err
+	}
+	d.metrics.result(d.cfg.Mode, ResultRecovered)
+	d.log.Info("slack alert was posted by an earlier try; recorded without posting again",
+		slog.Int64("alert_id", a.ID), slog.String("channel", p.Channel), slog.String("ts", p.MessageTS))
+	d.updateParent(ctx, m)
+	return true, nil
+}
 
+// postAndRecord posts the message, records the delivery and marks the
+// thread's parent resolved. A webhook post after a try of unknown outcome is
+// counted as a possible duplicate.
+func (d *Deliverer) postAndRecord(ctx context.Context, a ledger.Alert, m message, attempt int, maybePosted bool) error {
 	p, serr := d.poster.post(ctx, m)
 	if serr != nil {
 		return d.failed(ctx, a, m.Channel, attempt, serr, maybePosted)

@@ -141,13 +141,10 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding, hist []le
 	if intent != "" {
 		ref = ", " + intentWord(f) + " " + intent + ref
 	}
-	detail := upperFirst(escape(scrub(f.Detail)))
-	if hint := kindHint(f); hint != "" {
-		if detail != "" && !strings.HasSuffix(detail, ".") {
-			detail += "."
-		}
-		detail = joinNonEmpty(" ", detail, hint)
+	if r.Kind == reasonResolved {
+		return resolvedFindingMessage(cfg, a, f, r, hist, m, what, ref), nil
 	}
+	detail := findingDetail(f)
 	atRisk := f.AtRisk
 	switch r.Kind {
 	case reasonOpened:
@@ -174,32 +171,55 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding, hist []le
 			section(joinNonEmpty(" ", ":repeat: Resolved "+timeText(r.At, cfg.zone(f.Provider))+", seen again "+
 				timeText(f.LastSeenAt, cfg.zone(f.Provider))+". *"+severityTitle(f.Severity)+"* severity.", detail)),
 		}
-	case reasonResolved:
-		by := "no longer seen by a reconcile run"
-		if f.Kind == ledger.KindDisputedCharge {
-			by = "the dispute was won and the funds reinstated"
-		}
-		if f.ResolvedBy == ledger.ResolvedByPerson {
-			by = "resolved by hand"
-			if verb, who := resolverOf(f, hist); who != "" {
-				by = verb + " by hand by " + who
-			}
-		}
-		m.Text = fmt.Sprintf("Resolved: %s, %s%s", lowerFirst(what), by, ref)
-		line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + escape(by) + " (" + timeText(r.At, cfg.zone(f.Provider)) + ")."
-		if note := escape(scrub(f.Note)); note != "" {
-			line += "\n>" + strings.ReplaceAll(note, "\n", "\n>")
-		}
-		m.Text = escape(m.Text)
-		m.Blocks = []slack.Block{
-			section(line, findingFields(cfg, f, atRisk)[:2]...),
-			footer(cfg, "Finding "+code(scrubID(f.ID)), a.ID, f.Provider),
-		}
-		return m, nil
 	default:
 		return message{}, fmt.Errorf("alert %d: reason %q is not about a finding", a.ID, a.Reason)
 	}
 	m.Text = escape(truncate(m.Text, maxFallbackText))
+	return appendFindingEvidence(cfg, a, f, atRisk, m), nil
+}
+
+// findingDetail is the finding's detail as a sentence, followed by what to
+// do about its kind when that needs more than a look at the books.
+func findingDetail(f ledger.Finding) string {
+	detail := upperFirst(escape(scrub(f.Detail)))
+	if hint := kindHint(f); hint != "" {
+		if detail != "" && !strings.HasSuffix(detail, ".") {
+			detail += "."
+		}
+		detail = joinNonEmpty(" ", detail, hint)
+	}
+	return detail
+}
+
+// resolvedFindingMessage fills m with the follow-up to a resolved finding:
+// who or what resolved it and when, the note left, two fields and a footer.
+func resolvedFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding, r reason, hist []ledger.HistoryEvent, m message, what, ref string) message {
+	by := "no longer seen by a reconcile run"
+	if f.Kind == ledger.KindDisputedCharge {
+		by = "the dispute was won and the funds reinstated"
+	}
+	if f.ResolvedBy == ledger.ResolvedByPerson {
+		by = "resolved by hand"
+		if verb, who := resolverOf(f, hist); who != "" {
+			by = verb + " by hand by " + who
+		}
+	}
+	m.Text = fmt.Sprintf("Resolved: %s, %s%s", lowerFirst(what), by, ref)
+	line := ":white_check_mark: *Resolved:* " + escape(what) + ", " + escape(by) + " (" + timeText(r.At, cfg.zone(f.Provider)) + ")."
+	if note := escape(scrub(f.Note)); note != "" {
+		line += "\n>" + strings.ReplaceAll(note, "\n", "\n>")
+	}
+	m.Text = escape(m.Text)
+	m.Blocks = []slack.Block{
+		section(line, findingFields(cfg, f, f.AtRisk)[:2]...),
+		footer(cfg, "Finding "+code(scrubID(f.ID)), a.ID, f.Provider),
+	}
+	return m
+}
+
+// appendFindingEvidence ends an open finding's message with the suggested
+// fix, the finding's fields, its action buttons and the footer.
+func appendFindingEvidence(cfg Config, a ledger.Alert, f ledger.Finding, atRisk money.Amount, m message) message {
 	actions := findingActions(cfg, a, f)
 	if f.Status != ledger.FindingResolved {
 		if line := suggestionLine(f, acceptButton(a, f) != nil && len(actions) > 0); line != "" {
@@ -209,7 +229,7 @@ func buildFindingMessage(cfg Config, a ledger.Alert, f ledger.Finding, hist []le
 	m.Blocks = append(m.Blocks, section("", findingFields(cfg, f, atRisk)...))
 	m.Blocks = append(m.Blocks, actions...)
 	m.Blocks = append(m.Blocks, footer(cfg, "Finding "+code(scrubID(f.ID))+" · "+string(f.Status), a.ID, f.Provider))
-	return m, nil
+	return m
 }
 
 // kindHint says what to do about a finding of a kind that needs more than

@@ -66,6 +66,28 @@ func (p *Planner) Plan(ctx context.Context, tx PlanStore, run ledger.Run, change
 			RunID: run.ID, Severity: sev, Channel: p.cfg.channelFor(sev), CreatedAt: now})
 	}
 
+	open := p.planChanges(changes, add)
+	if err := p.planResolutions(ctx, tx, run, resolved, now, add); err != nil {
+		return nil, err
+	}
+	summary, err := p.summaryReason(ctx, tx, run, open, len(resolved) > 0)
+	if err != nil {
+		return nil, err
+	}
+	if summary != nil {
+		planned = append(planned, ledger.Alert{Subject: run.Key, Reason: summary.String(), Provider: run.Provider,
+			RunID: run.ID, Severity: worstSeverity(open), Channel: p.cfg.Channel, CreatedAt: now})
+	}
+	return recordAlerts(ctx, tx, run, planned)
+}
+
+// addFunc plans one alert about subject.
+type addFunc func(subject string, r reason, sev ledger.Severity)
+
+// planChanges plans an alert for each open finding that is immediate and
+// new, escalated or reopened, worst first, and returns the open findings in
+// that order.
+func (p *Planner) planChanges(changes []ledger.FindingChange, add addFunc) []ledger.Finding {
 	sorted := slices.Clone(changes)
 	slices.SortFunc(sorted, func(a, b ledger.FindingChange) int { return compareFindings(a.Finding, b.Finding) })
 	var open []ledger.Finding
@@ -91,7 +113,12 @@ func (p *Planner) Plan(ctx context.Context, tx PlanStore, run ledger.Run, change
 			add(f.ID, reason{Kind: reasonOpened}, f.Severity)
 		}
 	}
+	return open
+}
 
+// planResolutions plans a follow-up for each resolved finding that is
+// immediate or was announced before, worst first.
+func (p *Planner) planResolutions(ctx context.Context, tx PlanStore, run ledger.Run, resolved []ledger.Finding, now time.Time, add addFunc) error {
 	gone := slices.Clone(resolved)
 	slices.SortFunc(gone, compareFindings)
 	for _, f := range gone {
@@ -103,7 +130,7 @@ func (p *Planner) Plan(ctx context.Context, tx PlanStore, run ledger.Run, change
 			case err == nil:
 				announce = true
 			case !errors.Is(err, ledger.ErrNotFound):
-				return nil, fmt.Errorf("alerts: plan run %d: %w", run.ID, err)
+				return fmt.Errorf("alerts: plan run %d: %w", run.ID, err)
 			}
 		}
 		if announce {
@@ -114,22 +141,24 @@ func (p *Planner) Plan(ctx context.Context, tx PlanStore, run ledger.Run, change
 			add(f.ID, reason{Kind: reasonResolved, At: at}, f.Severity)
 		}
 	}
+	return nil
+}
 
-	summary, err := p.summaryReason(ctx, tx, run, open, len(resolved) > 0)
-	if err != nil {
-		return nil, err
-	}
-	if summary != nil {
-		sev := ledger.Severity("")
-		for _, f := range open {
-			if f.Severity.Rank() > sev.Rank() {
-				sev = f.Severity
-			}
+// worstSeverity returns the highest severity among findings, or the empty
+// severity when there are none.
+func worstSeverity(findings []ledger.Finding) ledger.Severity {
+	sev := ledger.Severity("")
+	for _, f := range findings {
+		if f.Severity.Rank() > sev.Rank() {
+			sev = f.Severity
 		}
-		planned = append(planned, ledger.Alert{Subject: run.Key, Reason: summary.String(), Provider: run.Provider,
-			RunID: run.ID, Severity: sev, Channel: p.cfg.Channel, CreatedAt: now})
 	}
+	return sev
+}
 
+// recordAlerts stores the planned alerts in order and returns those that
+// were not recorded before.
+func recordAlerts(ctx context.Context, tx PlanStore, run ledger.Run, planned []ledger.Alert) ([]ledger.Alert, error) {
 	var created []ledger.Alert
 	for _, a := range planned {
 		stored, isNew, err := tx.RecordAlert(ctx, a)

@@ -45,45 +45,22 @@ type jobRef struct {
 	complete func(ctx context.Context, tx ledger.Tx) error
 }
 
+// work runs one try of a charge or refund job: it waits for a refund's
+// evidence, claims the intent, checks its kind and charger, then sends its
+// first attempt, resumes an unsettled one, or starts afresh.
 func (s *Service) work(ctx context.Context, job jobRef) error {
 	key, kind := job.args.intentKey(), job.args.intentKind()
 	var giveUp string
 	if kind == ledger.IntentRefund {
-		// A refund its provider cannot send yet waits, unclaimed.
-		v, d, reason, err := s.awaitEvidence(ctx, key)
-		switch {
-		case err != nil:
+		var err error
+		if giveUp, err = s.awaitRefundEvidence(ctx, key); err != nil {
 			return err
-		case v == waiting:
-			return snoozeWaiting(d)
-		case v == givenUp:
-			giveUp = reason
 		}
 	}
-	now := s.clock()
-	owner := fmt.Sprintf("%s/job-%d/try-%d", s.cfg.Owner, job.id, job.try)
-	// The claim and, on an intent's first claim, its first attempt commit
-	// together: one round trip to the disk before the provider call.
-	in, first, err := s.store.ClaimAndStart(ctx, ledger.ClaimParams{Key: key, Owner: owner, Lease: s.cfg.Lease, Now: now})
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return river.JobCancel(fmt.Errorf("%s %s: %w", kind, key, err))
-	case errors.Is(err, ledger.ErrNotClaimable):
-		if in.State.Final() || in.State == ledger.StateUnknown {
-			s.metrics.Claims.WithLabelValues("final").Inc()
-			s.skip(job, in, "intent already "+string(in.State))
-			return s.completeOnly(ctx, job)
-		}
-		// Another delivery holds the lease (a duplicate running now, or a
-		// try that died and whose lease has not run out): come back when
-		// it expires, and resume from what that try recorded.
-		s.metrics.Claims.WithLabelValues("held").Inc()
-		s.skip(job, in, "intent held by "+in.ClaimOwner)
-		return river.JobSnooze(max(time.Second, in.LeaseExpiresAt.Sub(now)+time.Second))
-	case err != nil:
+	in, first, claimed, err := s.claim(ctx, job, key, kind)
+	if !claimed {
 		return err
 	}
-	s.metrics.Claims.WithLabelValues("won").Inc()
 	c := &call{svc: s, job: job, in: in}
 	if got := in.Kind; got != kind && !(got == "" && kind == ledger.IntentCharge) {
 		// A job of the other kind (never enqueued so): nothing is sent,
@@ -100,28 +77,8 @@ func (s *Service) work(ctx context.Context, job jobRef) error {
 	}
 	c.charger = charger
 	if in.IsRefund() {
-		act, err := s.refundAction(ctx, in, charger)
-		var refused *refundRefused
-		switch {
-		case errors.As(err, &refused):
-			// Nothing was ever sent for a refund of a charge that never
-			// succeeded (a succeeded charge stays succeeded): it fails.
-			a := first
-			if a.ID == 0 {
-				if a, err = c.unsettledOrNew(ctx); err != nil {
-					return err
-				}
-			}
-			return c.finish(ctx, a, ledger.StateFailed, providers.ChargeResult{}, refused.Error())
-		case errors.Is(err, errCannotRefund):
-			return river.JobCancel(c.giveBack(ctx, first, err))
-		case err != nil:
-			// Nothing was sent: the try is given back and River retries.
-			return c.giveBack(ctx, first, err)
-		}
-		c.act = act
-		if giveUp != "" {
-			return c.giveUpWaiting(ctx, first, giveUp)
+		if done, err := c.prepareRefund(ctx, first, giveUp); done {
+			return err
 		}
 	} else {
 		c.act = s.chargeAction(in, charger)
@@ -137,6 +94,86 @@ func (s *Service) work(ctx context.Context, job jobRef) error {
 		return c.resume(ctx, last, firstSent(attempts))
 	}
 	return c.fresh(ctx)
+}
+
+// awaitRefundEvidence holds back a refund its provider cannot send yet: it
+// returns the snooze of a refund still waiting, unclaimed, and the reason
+// to give up when the wait ran out ("" otherwise).
+func (s *Service) awaitRefundEvidence(ctx context.Context, key string) (giveUp string, err error) {
+	v, d, reason, err := s.awaitEvidence(ctx, key)
+	switch {
+	case err != nil:
+		return "", err
+	case v == waiting:
+		return "", snoozeWaiting(d)
+	case v == givenUp:
+		return reason, nil
+	}
+	return "", nil
+}
+
+// claim claims the intent for this try. The claim and, on an intent's
+// first claim, its first attempt commit together: one round trip to the
+// disk before the provider call. When it reports claimed false, err is
+// what the job returns: a cancel for an intent not in the books, the job's
+// completion for a final one, a snooze until the lease of another delivery
+// runs out.
+func (s *Service) claim(ctx context.Context, job jobRef, key string, kind ledger.IntentKind) (in ledger.Intent, first ledger.Attempt, claimed bool, err error) {
+	now := s.clock()
+	owner := fmt.Sprintf("%s/job-%d/try-%d", s.cfg.Owner, job.id, job.try)
+	in, first, err = s.store.ClaimAndStart(ctx, ledger.ClaimParams{Key: key, Owner: owner, Lease: s.cfg.Lease, Now: now})
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return in, first, false, river.JobCancel(fmt.Errorf("%s %s: %w", kind, key, err))
+	case errors.Is(err, ledger.ErrNotClaimable):
+		if in.State.Final() || in.State == ledger.StateUnknown {
+			s.metrics.Claims.WithLabelValues("final").Inc()
+			s.skip(job, in, "intent already "+string(in.State))
+			return in, first, false, s.completeOnly(ctx, job)
+		}
+		// Another delivery holds the lease (a duplicate running now, or a
+		// try that died and whose lease has not run out): come back when
+		// it expires, and resume from what that try recorded.
+		s.metrics.Claims.WithLabelValues("held").Inc()
+		s.skip(job, in, "intent held by "+in.ClaimOwner)
+		return in, first, false, river.JobSnooze(max(time.Second, in.LeaseExpiresAt.Sub(now)+time.Second))
+	case err != nil:
+		return in, first, false, err
+	}
+	s.metrics.Claims.WithLabelValues("won").Inc()
+	return in, first, true, nil
+}
+
+// prepareRefund sets the refund's action for a claimed refund intent. It
+// reports done, with what the job returns, when nothing is to be sent: a
+// refund of a charge that never succeeded fails, one that cannot be sent
+// is cancelled, a try that could not decide is given back, and a refund
+// whose evidence never came is given up.
+func (c *call) prepareRefund(ctx context.Context, first ledger.Attempt, giveUp string) (done bool, err error) {
+	act, err := c.svc.refundAction(ctx, c.in, c.charger)
+	var refused *refundRefused
+	switch {
+	case errors.As(err, &refused):
+		// Nothing was ever sent for a refund of a charge that never
+		// succeeded (a succeeded charge stays succeeded): it fails.
+		a := first
+		if a.ID == 0 {
+			if a, err = c.unsettledOrNew(ctx); err != nil {
+				return true, err
+			}
+		}
+		return true, c.finish(ctx, a, ledger.StateFailed, providers.ChargeResult{}, refused.Error())
+	case errors.Is(err, errCannotRefund):
+		return true, river.JobCancel(c.giveBack(ctx, first, err))
+	case err != nil:
+		// Nothing was sent: the try is given back and River retries.
+		return true, c.giveBack(ctx, first, err)
+	}
+	c.act = act
+	if giveUp != "" {
+		return true, c.giveUpWaiting(ctx, first, giveUp)
+	}
+	return false, nil
 }
 
 // giveBack undoes a claim that will send nothing: the claim's first attempt

@@ -79,74 +79,90 @@ func (c Config) validateBanks() []error {
 	payee := map[string]string{}
 	for i, b := range c.Banks {
 		key := fmt.Sprintf("banks[%d]", i)
-		switch {
-		case !bankName.MatchString(b.Name):
-			k.bad(key+".name", "%q: want lower-case letters, digits and dashes (the provider is bank:<name>)", b.Name)
-		case names[b.Name]:
-			k.bad(key+".name", "%q names two accounts", b.Name)
-		}
-		names[b.Name] = true
-		if strings.TrimSpace(b.Account) == "" {
-			k.bad(key+".account", "is empty: the IBAN or number statements must be of")
-		}
-		cur, err := money.NormalizeCurrency(b.Currency)
-		if err != nil || b.Currency == "" {
-			k.bad(key+".currency", "%q is not an ISO 4217 currency", b.Currency)
-		}
-		if _, err := LoadZone(b.Zone); err != nil {
-			k.bad(key+".zone", "%v", err)
-		}
-		if !slices.Contains(bankaccount.Formats, b.Format) && !layouts[strings.ToLower(b.Format)] {
-			k.bad(key+".format", "%q: want %s, or the provider of a layout under statements", b.Format,
-				strings.Join(bankaccount.Formats, ", "))
-		}
-		if b.ArrivalDays < 0 || b.ArrivalDays > 30 {
-			k.bad(key+".arrival_days", "%d: want 0 (the default, 3) to 30 business days", b.ArrivalDays)
-		}
-		if b.Horizon < 0 || b.Horizon > MaxHorizon {
-			k.bad(key+".horizon", "must be between 0 (the default) and %s", formatDuration(MaxHorizon))
-		}
-		if len(b.From) == 0 {
-			k.bad(key+".from", "is empty: name the providers that pay into the account (stripe, mpesa)")
-		}
-		seen := map[string]bool{}
-		for j, s := range b.From {
-			sk := fmt.Sprintf("%s.from[%d]", key, j)
-			switch s.Provider {
-			case stripe.Provider, mpesa.Provider:
-			default:
-				k.bad(sk+".provider", "%q: want stripe or mpesa", s.Provider)
-				continue
-			}
-			if seen[s.Provider] {
-				k.bad(sk+".provider", "%s is listed twice", s.Provider)
-			}
-			seen[s.Provider] = true
-			if other, ok := payee[s.Provider+" "+cur]; ok && err == nil {
-				k.bad(sk+".provider", "%s already pays its %s into bank:%s", s.Provider, cur, other)
-			} else if err == nil {
-				payee[s.Provider+" "+cur] = b.Name
-			}
-			for _, p := range []struct{ name, re string }{{"descriptor", s.Descriptor}, {"narrative", s.Narrative}, {"reference", s.Reference}} {
-				if _, err := regexp.Compile(p.re); p.re != "" && err != nil {
-					k.bad(sk+"."+p.name, "%q is not a regular expression: %v", p.re, err)
-				}
-			}
-			if s.Descriptor == "" && s.Narrative == "" && s.ShortCode == "" {
-				k.bad(sk, "set descriptor, narrative or shortcode: how the account's statement shows %s's credits", s.Provider)
-			}
-			if s.ShortCode != "" && s.Provider != mpesa.Provider {
-				k.bad(sk+".shortcode", "is for mpesa")
-			}
-			if s.PayoutDays < 0 || s.PayoutDays > 30 {
-				k.bad(sk+".payout_days", "%d: want 0 (the default, 2 for stripe) to 30 business days", s.PayoutDays)
-			}
-			if s.PayoutDays != 0 && s.Provider != stripe.Provider {
-				k.bad(sk+".payout_days", "is for stripe, whose charges are paid out one by one")
-			}
-		}
+		cur, err := k.bankAccount(key, b, names, layouts)
+		k.bankSources(key, b, cur, err == nil, payee)
 	}
 	return k.errs
+}
+
+// bankAccount checks one account's own fields (name, account, currency,
+// zone, format, arrival days, horizon) and records its name in names. It
+// returns the account's currency normalised, and the error of a bad one.
+func (k *checker) bankAccount(key string, b BankConfig, names, layouts map[string]bool) (string, error) {
+	switch {
+	case !bankName.MatchString(b.Name):
+		k.bad(key+".name", "%q: want lower-case letters, digits and dashes (the provider is bank:<name>)", b.Name)
+	case names[b.Name]:
+		k.bad(key+".name", "%q names two accounts", b.Name)
+	}
+	names[b.Name] = true
+	if strings.TrimSpace(b.Account) == "" {
+		k.bad(key+".account", "is empty: the IBAN or number statements must be of")
+	}
+	cur, err := money.NormalizeCurrency(b.Currency)
+	if err != nil || b.Currency == "" {
+		k.bad(key+".currency", "%q is not an ISO 4217 currency", b.Currency)
+	}
+	if _, err := LoadZone(b.Zone); err != nil {
+		k.bad(key+".zone", "%v", err)
+	}
+	if !slices.Contains(bankaccount.Formats, b.Format) && !layouts[strings.ToLower(b.Format)] {
+		k.bad(key+".format", "%q: want %s, or the provider of a layout under statements", b.Format,
+			strings.Join(bankaccount.Formats, ", "))
+	}
+	if b.ArrivalDays < 0 || b.ArrivalDays > 30 {
+		k.bad(key+".arrival_days", "%d: want 0 (the default, 3) to 30 business days", b.ArrivalDays)
+	}
+	if b.Horizon < 0 || b.Horizon > MaxHorizon {
+		k.bad(key+".horizon", "must be between 0 (the default) and %s", formatDuration(MaxHorizon))
+	}
+	return cur, err
+}
+
+// bankSources checks the providers that pay into one account: each known
+// and listed once, paying a currency into one account only (payee, when
+// the account's currency is valid), with patterns that compile and the
+// fields of its provider.
+func (k *checker) bankSources(key string, b BankConfig, cur string, curOK bool, payee map[string]string) {
+	if len(b.From) == 0 {
+		k.bad(key+".from", "is empty: name the providers that pay into the account (stripe, mpesa)")
+	}
+	seen := map[string]bool{}
+	for j, s := range b.From {
+		sk := fmt.Sprintf("%s.from[%d]", key, j)
+		switch s.Provider {
+		case stripe.Provider, mpesa.Provider:
+		default:
+			k.bad(sk+".provider", "%q: want stripe or mpesa", s.Provider)
+			continue
+		}
+		if seen[s.Provider] {
+			k.bad(sk+".provider", "%s is listed twice", s.Provider)
+		}
+		seen[s.Provider] = true
+		if other, ok := payee[s.Provider+" "+cur]; ok && curOK {
+			k.bad(sk+".provider", "%s already pays its %s into bank:%s", s.Provider, cur, other)
+		} else if curOK {
+			payee[s.Provider+" "+cur] = b.Name
+		}
+		for _, p := range []struct{ name, re string }{{"descriptor", s.Descriptor}, {"narrative", s.Narrative}, {"reference", s.Reference}} {
+			if _, err := regexp.Compile(p.re); p.re != "" && err != nil {
+				k.bad(sk+"."+p.name, "%q is not a regular expression: %v", p.re, err)
+			}
+		}
+		if s.Descriptor == "" && s.Narrative == "" && s.ShortCode == "" {
+			k.bad(sk, "set descriptor, narrative or shortcode: how the account's statement shows %s's credits", s.Provider)
+		}
+		if s.ShortCode != "" && s.Provider != mpesa.Provider {
+			k.bad(sk+".shortcode", "is for mpesa")
+		}
+		if s.PayoutDays < 0 || s.PayoutDays > 30 {
+			k.bad(sk+".payout_days", "%d: want 0 (the default, 2 for stripe) to 30 business days", s.PayoutDays)
+		}
+		if s.PayoutDays != 0 && s.Provider != stripe.Provider {
+			k.bad(sk+".payout_days", "is for stripe, whose charges are paid out one by one")
+		}
+	}
 }
 
 // compilePattern compiles a configured pattern case-insensitively; nil for

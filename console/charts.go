@@ -121,26 +121,20 @@ func riskCharts(fs []ledger.Finding, now time.Time, zone *time.Location) []templ
 	return out
 }
 
+// The layout of an at-risk chart, in pixels.
+const (
+	riskWidth, riskHeight = 640, 170
+	riskLeft, riskTop     = 8, 16
+	riskPlotH             = 110
+	riskBarW, riskGap     = 17, 3
+)
+
+// otherKinds groups the kinds past maxKinds in an at-risk chart.
+const otherKinds = ledger.Kind("other kinds")
+
 // riskChart draws the stacked bars of one currency.
 func riskChart(cur string, first time.Time, days []dayRisk, totals map[ledger.Kind]decimal.Decimal, zone *time.Location) template.HTML {
-	// The kinds with the most at risk over the days get their own pattern.
-	kinds := slices.Collect(maps.Keys(totals))
-	slices.SortFunc(kinds, func(a, b ledger.Kind) int {
-		if c := totals[b].Cmp(totals[a]); c != 0 {
-			return c
-		}
-		return strings.Compare(string(a), string(b))
-	})
-	const other = ledger.Kind("other kinds")
-	if len(kinds) > maxKinds {
-		kinds = append(kinds[:maxKinds:maxKinds], other)
-	}
-	group := func(k ledger.Kind) ledger.Kind {
-		if slices.Contains(kinds, k) {
-			return k
-		}
-		return other
-	}
+	kinds := chartKinds(totals)
 	peak := decimal.Zero
 	for _, d := range days {
 		sum := decimal.Zero
@@ -149,33 +143,65 @@ func riskChart(cur string, first time.Time, days []dayRisk, totals map[ledger.Ki
 		}
 		peak = decimal.Max(peak, sum)
 	}
-	const (
-		width, height = 640, 170
-		left, top     = 8, 16
-		plotH         = 110
-		barW, gap     = 17, 3
-	)
 	var b strings.Builder
+	writeRiskHead(&b, cur, days, peak)
+	writeRiskBars(&b, cur, first, days, kinds, peak, zone)
+	writeRiskLegend(&b, kinds)
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// chartKinds orders the kinds by the most at risk over the days; past
+// maxKinds, the rest are grouped as otherKinds, which ends the list.
+func chartKinds(totals map[ledger.Kind]decimal.Decimal) []ledger.Kind {
+	kinds := slices.Collect(maps.Keys(totals))
+	slices.SortFunc(kinds, func(a, b ledger.Kind) int {
+		if c := totals[b].Cmp(totals[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a), string(b))
+	})
+	if len(kinds) > maxKinds {
+		kinds = append(kinds[:maxKinds:maxKinds], otherKinds)
+	}
+	return kinds
+}
+
+// writeRiskHead opens the chart's svg: its title and description (today's
+// total and the peak), the fill patterns and the peak's label.
+func writeRiskHead(b *strings.Builder, cur string, days []dayRisk, peak decimal.Decimal) {
 	title := fmt.Sprintf("Money at risk in unresolved findings, %s, at the end of each of the last %d days, by kind", cur, len(days))
 	lastTotal := decimal.Zero
 	for _, v := range days[len(days)-1] {
 		lastTotal = lastTotal.Add(v)
 	}
-	fmt.Fprintf(&b, `<svg class="chart" role="img" aria-labelledby="risk-%[1]s-t risk-%[1]s-d" width="%[2]d" height="%[3]d" viewBox="0 0 %[2]d %[3]d" xmlns="http://www.w3.org/2000/svg">`,
-		esc(cur), width, height)
-	fmt.Fprintf(&b, `<title id="risk-%s-t">%s</title>`, esc(cur), esc(title))
-	fmt.Fprintf(&b, `<desc id="risk-%s-d">Today %s at risk; the most in one day %s.</desc>`, esc(cur),
+	fmt.Fprintf(b, `<svg class="chart" role="img" aria-labelledby="risk-%[1]s-t risk-%[1]s-d" width="%[2]d" height="%[3]d" viewBox="0 0 %[2]d %[3]d" xmlns="http://www.w3.org/2000/svg">`,
+		esc(cur), riskWidth, riskHeight)
+	fmt.Fprintf(b, `<title id="risk-%s-t">%s</title>`, esc(cur), esc(title))
+	fmt.Fprintf(b, `<desc id="risk-%s-d">Today %s at risk; the most in one day %s.</desc>`, esc(cur),
 		esc(show(lastTotal, cur)), esc(show(peak, cur)))
 	b.WriteString(`<defs>`)
 	for _, p := range patterns {
-		fmt.Fprintf(&b, `<pattern id="p-%s" width="6" height="6" patternUnits="userSpaceOnUse">%s</pattern>`, p.id, p.svg)
+		fmt.Fprintf(b, `<pattern id="p-%s" width="6" height="6" patternUnits="userSpaceOnUse">%s</pattern>`, p.id, p.svg)
 	}
 	b.WriteString(`</defs>`)
-	fmt.Fprintf(&b, `<text x="%d" y="11" font-size="11">%s at most</text>`, left, esc(show(peak, cur)))
-	base := top + plotH
-	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, base, left+len(days)*(barW+gap), base)
+	fmt.Fprintf(b, `<text x="%d" y="11" font-size="11">%s at most</text>`, riskLeft, esc(show(peak, cur)))
+}
+
+// writeRiskBars draws the base line and, per day, a bar stacking its
+// kinds in the legend's order, scaled to the peak, with a date under the
+// first, middle and last bars.
+func writeRiskBars(b *strings.Builder, cur string, first time.Time, days []dayRisk, kinds []ledger.Kind, peak decimal.Decimal, zone *time.Location) {
+	group := func(k ledger.Kind) ledger.Kind {
+		if slices.Contains(kinds, k) {
+			return k
+		}
+		return otherKinds
+	}
+	base := riskTop + riskPlotH
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, riskLeft, base, riskLeft+len(days)*(riskBarW+riskGap), base)
 	for i, d := range days {
-		x := left + i*(barW+gap)
+		x := riskLeft + i*(riskBarW+riskGap)
 		day := first.AddDate(0, 0, i).In(zone).Format("2006-01-02")
 		y := float64(base)
 		sums := map[ledger.Kind]decimal.Decimal{}
@@ -188,25 +214,27 @@ func riskChart(cur string, first time.Time, days []dayRisk, totals map[ledger.Ki
 			if !v.IsPositive() || !peak.IsPositive() {
 				continue
 			}
-			h, _ := v.Div(peak).Mul(decimal.NewFromInt(plotH)).Float64()
+			h, _ := v.Div(peak).Mul(decimal.NewFromInt(riskPlotH)).Float64()
 			y -= h
-			fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="url(#p-%s)" stroke="#333" stroke-width="0.5"><title>%s: %s %s</title></rect>`,
-				x, y, barW, h, patterns[patternOf(ki, k == other)].id, esc(day), esc(string(k)), esc(show(v, cur)))
+			fmt.Fprintf(b, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="url(#p-%s)" stroke="#333" stroke-width="0.5"><title>%s: %s %s</title></rect>`,
+				x, y, riskBarW, h, patterns[patternOf(ki, k == otherKinds)].id, esc(day), esc(string(k)), esc(show(v, cur)))
 		}
 		if i == 0 || i == len(days)/2 || i == len(days)-1 {
-			fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10">%s</text>`, x, base+13, esc(day))
+			fmt.Fprintf(b, `<text x="%d" y="%d" font-size="10">%s</text>`, x, base+13, esc(day))
 		}
 	}
-	// The legend: a swatch of each pattern and its kind.
-	lx := left
+}
+
+// writeRiskLegend draws the legend: a swatch of each pattern and its kind.
+func writeRiskLegend(b *strings.Builder, kinds []ledger.Kind) {
+	base := riskTop + riskPlotH
+	lx := riskLeft
 	for ki, k := range kinds {
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="url(#p-%s)" stroke="#333" stroke-width="0.5"/>`,
-			lx, base+22, patterns[patternOf(ki, k == other)].id)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10">%s</text>`, lx+13, base+31, esc(string(k)))
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="10" height="10" fill="url(#p-%s)" stroke="#333" stroke-width="0.5"/>`,
+			lx, base+22, patterns[patternOf(ki, k == otherKinds)].id)
+		fmt.Fprintf(b, `<text x="%d" y="%d" font-size="10">%s</text>`, lx+13, base+31, esc(string(k)))
 		lx += 16 + 6*len(string(k)) + 10
 	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
 }
 
 // patternOf is the pattern of the kind at index i of the legend.

@@ -77,87 +77,122 @@ func LoadPayout(ctx context.Context, r PayoutReader, f ledger.Finding) (*PayoutD
 		}
 	}
 	for _, p := range sortedKeys(byProvider) {
-		ids := byProvider[p]
-		ps, err := r.FindPayouts(ctx, ledger.PayoutLookup{Provider: p, IDs: ids})
-		if err != nil {
+		if err := loadProviderPayouts(ctx, r, p, byProvider[p], out); err != nil {
 			return nil, err
-		}
-		txns, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: p, IDs: ids})
-		if err != nil {
-			return nil, err
-		}
-		txnOf := map[string]ledger.ProviderTxn{}
-		for _, t := range txns {
-			txnOf[t.ID] = t
-		}
-		slices.SortFunc(ps, func(a, b ledger.Payout) int { return strings.Compare(a.ID, b.ID) })
-		payout := map[string]bool{}
-		for _, po := range ps {
-			payout[po.ID] = true
-			of := PayoutOf{Payout: po}
-			if t, ok := txnOf[po.ID]; ok {
-				of.Txn = &t
-			}
-			items, err := r.PayoutItems(ctx, p, []string{po.ID})
-			if err != nil {
-				return nil, err
-			}
-			if len(items) > maxItemsShown {
-				of.More, items = len(items)-maxItemsShown, items[:maxItemsShown]
-			}
-			var iids []string
-			for _, it := range items {
-				iids = append(iids, it.TxnID)
-			}
-			its, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: p, IDs: iids})
-			if err != nil {
-				return nil, err
-			}
-			itOf := map[string]ledger.ProviderTxn{}
-			for _, t := range its {
-				itOf[t.ID] = t
-			}
-			for _, id := range iids {
-				item := PayoutItemOf{TxnID: id}
-				if t, ok := itOf[id]; ok {
-					item.Txn = &t
-				}
-				of.Items = append(of.Items, item)
-			}
-			out.Payouts = append(out.Payouts, of)
-		}
-		for _, id := range ids {
-			if t, ok := txnOf[id]; ok && !payout[id] && t.Type != ledger.TxnPayout {
-				t.Provider = p
-				out.Charges = append(out.Charges, t)
-			}
 		}
 	}
 	if len(lines) > 0 {
-		txns, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: f.Provider, IDs: lines})
+		ls, err := loadBankLines(ctx, r, f.Provider, lines)
 		if err != nil {
 			return nil, err
 		}
-		es, err := r.GetBankEntries(ctx, f.Provider, lines)
-		if err != nil {
-			return nil, err
-		}
-		entryOf := map[string]ledger.BankEntry{}
-		for _, e := range es {
-			entryOf[e.TxnID] = e
-		}
-		slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int {
-			return cmp2(a.OccurredAt.Compare(b.OccurredAt), strings.Compare(a.ID, b.ID))
-		})
-		for _, t := range txns {
-			l := BankLine{Txn: t}
-			if e, ok := entryOf[t.ID]; ok {
-				l.Entry = &e
-			}
-			out.Lines = append(out.Lines, l)
-		}
+		out.Lines = append(out.Lines, ls...)
 	}
 	return out, nil
+}
+
+// loadProviderPayouts adds to out the payouts of provider p among ids, by
+// id, with what each carries, and the charges among ids that are not
+// payouts.
+func loadProviderPayouts(ctx context.Context, r PayoutReader, p string, ids []string, out *PayoutDetail) error {
+	ps, err := r.FindPayouts(ctx, ledger.PayoutLookup{Provider: p, IDs: ids})
+	if err != nil {
+		return err
+	}
+	txnOf, err := txnsByID(ctx, r, p, ids)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(ps, func(a, b ledger.Payout) int { return strings.Compare(a.ID, b.ID) })
+	payout := map[string]bool{}
+	for _, po := range ps {
+		payout[po.ID] = true
+		of := PayoutOf{Payout: po}
+		if t, ok := txnOf[po.ID]; ok {
+			of.Txn = &t
+		}
+		if err := loadPayoutItems(ctx, r, p, &of); err != nil {
+			return err
+		}
+		out.Payouts = append(out.Payouts, of)
+	}
+	for _, id := range ids {
+		if t, ok := txnOf[id]; ok && !payout[id] && t.Type != ledger.TxnPayout {
+			t.Provider = p
+			out.Charges = append(out.Charges, t)
+		}
+	}
+	return nil
+}
+
+// loadPayoutItems fills of with the first maxItemsShown transactions its
+// payout carries, counting the rest in of.More.
+func loadPayoutItems(ctx context.Context, r PayoutReader, p string, of *PayoutOf) error {
+	items, err := r.PayoutItems(ctx, p, []string{of.Payout.ID})
+	if err != nil {
+		return err
+	}
+	if len(items) > maxItemsShown {
+		of.More, items = len(items)-maxItemsShown, items[:maxItemsShown]
+	}
+	var iids []string
+	for _, it := range items {
+		iids = append(iids, it.TxnID)
+	}
+	itOf, err := txnsByID(ctx, r, p, iids)
+	if err != nil {
+		return err
+	}
+	for _, id := range iids {
+		item := PayoutItemOf{TxnID: id}
+		if t, ok := itOf[id]; ok {
+			item.Txn = &t
+		}
+		of.Items = append(of.Items, item)
+	}
+	return nil
+}
+
+// txnsByID reads the transactions ids of provider p, by id.
+func txnsByID(ctx context.Context, r PayoutReader, p string, ids []string) (map[string]ledger.ProviderTxn, error) {
+	txns, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: p, IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]ledger.ProviderTxn{}
+	for _, t := range txns {
+		byID[t.ID] = t
+	}
+	return byID, nil
+}
+
+// loadBankLines reads the statement lines ids of the bank account, with
+// their entries, oldest first.
+func loadBankLines(ctx context.Context, r PayoutReader, account string, ids []string) ([]BankLine, error) {
+	txns, err := r.FindTxns(ctx, ledger.TxnLookup{Provider: account, IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	es, err := r.GetBankEntries(ctx, account, ids)
+	if err != nil {
+		return nil, err
+	}
+	entryOf := map[string]ledger.BankEntry{}
+	for _, e := range es {
+		entryOf[e.TxnID] = e
+	}
+	slices.SortFunc(txns, func(a, b ledger.ProviderTxn) int {
+		return cmp2(a.OccurredAt.Compare(b.OccurredAt), strings.Compare(a.ID, b.ID))
+	})
+	var lines []BankLine
+	for _, t := range txns {
+		l := BankLine{Txn: t}
+		if e, ok := entryOf[t.ID]; ok {
+			l.Entry = &e
+		}
+		lines = append(lines, l)
+	}
+	return lines, nil
 }
 
 func cmp2(a, b int) int {

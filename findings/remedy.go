@@ -362,9 +362,33 @@ func (s *Service) refundPlan(ctx context.Context, tx ledger.Tx, f ledger.Finding
 		// another finding's (status_mismatch) to give back.
 		return "", money.Amount{}, &ledger.FieldError{Field: "state", Err: fmt.Errorf("the charge %s is %s: only a succeeded charge is refunded", ch.Key, ch.State)}
 	}
-	txns, err := tx.GetProviderTxns(ctx, f.Provider, f.ProviderTxnIDs)
+	candidates, err := s.refundCandidates(ctx, tx, f, d)
 	if err != nil {
 		return "", money.Amount{}, err
+	}
+	if len(candidates) == 0 {
+		return "", money.Amount{}, &ledger.FieldError{Field: "txn", Err: errors.New("the books hold no payment of the finding to give back")}
+	}
+	pick, err := pickRefund(ctx, tx, f, d, candidates)
+	if err != nil {
+		return "", money.Amount{}, err
+	}
+	most := pick.Amount
+	if f.Kind == ledger.KindOverpaid && f.AtRisk.Currency == most.Currency && f.AtRisk.Value.LessThan(most.Value) {
+		most = f.AtRisk
+	}
+	amount, err := askedAmount(d.Amount, most)
+	return pick.ID, amount, err
+}
+
+// refundCandidates lists the payments of finding f a refund may give
+// back, oldest first: for a duplicate_charge, the successful charges but
+// the one paying the intent; for an overpaid, the last payment, or every
+// payment when d names one.
+func (s *Service) refundCandidates(ctx context.Context, tx ledger.Tx, f ledger.Finding, d Decision) ([]ledger.ProviderTxn, error) {
+	txns, err := tx.GetProviderTxns(ctx, f.Provider, f.ProviderTxnIDs)
+	if err != nil {
+		return nil, err
 	}
 	var paid []ledger.ProviderTxn
 	for _, t := range txns {
@@ -381,7 +405,7 @@ func (s *Service) refundPlan(ctx context.Context, tx ledger.Tx, f ledger.Finding
 	case ledger.KindDuplicateCharge:
 		first, err := s.paying(ctx, tx, f.IntentKey, paid)
 		if err != nil {
-			return "", money.Amount{}, err
+			return nil, err
 		}
 		for _, t := range paid {
 			if t.ID != first {
@@ -396,10 +420,13 @@ func (s *Service) refundPlan(ctx context.Context, tx ledger.Tx, f ledger.Finding
 			candidates = paid
 		}
 	}
-	if len(candidates) == 0 {
-		return "", money.Amount{}, &ledger.FieldError{Field: "txn", Err: errors.New("the books hold no payment of the finding to give back")}
-	}
-	var pick ledger.ProviderTxn
+	return candidates, nil
+}
+
+// pickRefund picks among candidates the payment to give back: d.TxnID
+// when it names one of them, else the latest one nobody is refunding yet
+// (the latest when all are).
+func pickRefund(ctx context.Context, tx ledger.Tx, f ledger.Finding, d Decision, candidates []ledger.ProviderTxn) (ledger.ProviderTxn, error) {
 	if d.TxnID != "" {
 		i := slices.IndexFunc(candidates, func(t ledger.ProviderTxn) bool { return t.ID == d.TxnID })
 		if i < 0 {
@@ -407,30 +434,22 @@ func (s *Service) refundPlan(ctx context.Context, tx ledger.Tx, f ledger.Finding
 			for k, t := range candidates {
 				ids[k] = t.ID
 			}
-			return "", money.Amount{}, &ledger.FieldError{Field: "txn", Err: fmt.Errorf("%q is not a payment to give back here (want one of %s)",
+			return ledger.ProviderTxn{}, &ledger.FieldError{Field: "txn", Err: fmt.Errorf("%q is not a payment to give back here (want one of %s)",
 				d.TxnID, strings.Join(ids, ", "))}
 		}
-		pick = candidates[i]
-	} else {
-		// The latest one nobody is refunding yet.
-		live, err := tx.ListRemedies(ctx, ledger.RemedyFilter{FindingIDs: []string{f.ID}, Kinds: []ledger.RemedyKind{ledger.RemedyRefund}})
-		if err != nil {
-			return "", money.Amount{}, err
-		}
-		pick = candidates[len(candidates)-1]
-		for i := len(candidates) - 1; i >= 0; i-- {
-			if !slices.ContainsFunc(live, func(r ledger.Remedy) bool { return r.TxnID == candidates[i].ID && r.Status.Live() }) {
-				pick = candidates[i]
-				break
-			}
+		return candidates[i], nil
+	}
+	// The latest one nobody is refunding yet.
+	live, err := tx.ListRemedies(ctx, ledger.RemedyFilter{FindingIDs: []string{f.ID}, Kinds: []ledger.RemedyKind{ledger.RemedyRefund}})
+	if err != nil {
+		return ledger.ProviderTxn{}, err
+	}
+	for i := len(candidates) - 1; i >= 0; i-- {
+		if !slices.ContainsFunc(live, func(r ledger.Remedy) bool { return r.TxnID == candidates[i].ID && r.Status.Live() }) {
+			return candidates[i], nil
 		}
 	}
-	most := pick.Amount
-	if f.Kind == ledger.KindOverpaid && f.AtRisk.Currency == most.Currency && f.AtRisk.Value.LessThan(most.Value) {
-		most = f.AtRisk
-	}
-	amount, err := askedAmount(d.Amount, most)
-	return pick.ID, amount, err
+	return candidates[len(candidates)-1], nil
 }
 
 // paying is the charge among paid (oldest first) that pays intent key: the

@@ -56,8 +56,24 @@ func amountText(a *AmountView) string {
 // history, times in loc with their offset.
 func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 	ts := func(t time.Time) string { return report.LocalTime(t, loc) }
-	f := d.Finding
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	writeFindingFields(tw, d.Finding, ts)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeIntentText(w, d.Intent, d.Finding.IntentKey, ts)
+	writeTxnsText(w, d.Transactions, ts)
+	writeRemediesText(w, d.Remedies, ts)
+	if d.Payout != nil {
+		writePayoutText(w, d.Payout)
+	}
+	fmt.Fprintln(w, "\nHistory")
+	return WriteHistoryText(w, d.History, loc)
+}
+
+// writeFindingFields writes the finding's fields, one per line, and how to
+// accept its suggestion, to the tab writer tw.
+func writeFindingFields(tw *tabwriter.Writer, f FindingView, ts func(time.Time) string) {
 	fmt.Fprintf(tw, "Finding\t%s\n", f.ID)
 	fmt.Fprintf(tw, "Kind\t%s (%s)\n", f.Kind, f.Severity)
 	fmt.Fprintf(tw, "Status\t%s\n", f.Status)
@@ -97,11 +113,12 @@ func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 			fmt.Fprintf(tw, "\taccept: reconcile findings match %s --intent %s\n", s.FindingID, s.IntentKey)
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+}
 
-	if in := d.Intent; in != nil {
+// writeIntentText writes the intent and its attempts, or that the intent
+// key names none in the books.
+func writeIntentText(w io.Writer, in *IntentView, key string, ts func(time.Time) string) {
+	if in != nil {
 		fmt.Fprintf(w, "\nIntent %s\n", in.Key)
 		fmt.Fprintf(w, "  %s %s %s, %s, reference %s", in.Provider, in.Currency, in.Amount, in.State, orDash(in.Reference))
 		if in.Customer != "" {
@@ -124,14 +141,17 @@ func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 			}
 			fmt.Fprintln(w)
 		}
-	} else if f.IntentKey != "" {
-		fmt.Fprintf(w, "\nIntent %s is not in the books.\n", f.IntentKey)
+	} else if key != "" {
+		fmt.Fprintf(w, "\nIntent %s is not in the books.\n", key)
 	}
+}
 
-	if len(d.Transactions) > 0 {
+// writeTxnsText writes the provider transactions and where each was seen.
+func writeTxnsText(w io.Writer, txns []TxnView, ts func(time.Time) string) {
+	if len(txns) > 0 {
 		fmt.Fprintln(w, "\nProvider transactions")
 	}
-	for _, t := range d.Transactions {
+	for _, t := range txns {
 		fmt.Fprintf(w, "  %s %s %s %s at %s", t.ID, t.Type, t.Status, amountText(t.Amount), ts(t.OccurredAt))
 		for _, kv := range [][2]string{{"reference", t.Reference}, {"provider ref", t.ProviderRef},
 			{"counterparty", t.Counterparty}, {"linked to", t.LinkedID}} {
@@ -147,11 +167,15 @@ func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 			}
 		}
 	}
+}
 
-	if len(d.Remedies) > 0 {
+// writeRemediesText writes the remedies asked for and the refunds they
+// created.
+func writeRemediesText(w io.Writer, remedies []RemedyView, ts func(time.Time) string) {
+	if len(remedies) > 0 {
 		fmt.Fprintln(w, "\nRemedies")
 	}
-	for _, r := range d.Remedies {
+	for _, r := range remedies {
 		fmt.Fprintf(w, "  request %d: %s", r.ID, r.Kind)
 		if r.Amount != nil {
 			fmt.Fprintf(w, " of %s", amountText(r.Amount))
@@ -175,12 +199,6 @@ func WriteText(w io.Writer, d DetailView, loc *time.Location) error {
 			fmt.Fprintln(w)
 		}
 	}
-
-	if d.Payout != nil {
-		writePayoutText(w, d.Payout)
-	}
-	fmt.Fprintln(w, "\nHistory")
-	return WriteHistoryText(w, d.History, loc)
 }
 
 // decidedWord is what the second person did to a request now in status.

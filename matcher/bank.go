@@ -334,6 +334,15 @@ func (m *bankMatcher) reaches(p *PayoutRow, c *CreditRow) bool {
 // byReference links the credits that name payouts.
 func (m *bankMatcher) byReference() {
 	byRef := map[string]*PayoutRow{}
+	m.indexPayouts(byRef)
+	naming := map[*PayoutRow][]*CreditRow{}
+	m.gatherNaming(byRef, naming)
+	m.settleNamed(naming)
+}
+
+// indexPayouts indexes the payouts in byRef by their normalised id and,
+// where no payout's id or earlier trace id took it, their trace id.
+func (m *bankMatcher) indexPayouts(byRef map[string]*PayoutRow) {
 	for _, p := range m.payouts {
 		byRef[ledger.NormalReference(p.ID)] = p
 		if p.TraceID != "" {
@@ -342,7 +351,13 @@ func (m *bankMatcher) byReference() {
 			}
 		}
 	}
-	naming := map[*PayoutRow][]*CreditRow{}
+}
+
+// gatherNaming gathers in naming, per payout, the free credits that name
+// it and no other payout. A credit naming several payouts carries them
+// all: it is linked to each at once, and they are short when their sum is
+// not its amount.
+func (m *bankMatcher) gatherNaming(byRef map[string]*PayoutRow, naming map[*PayoutRow][]*CreditRow) {
 	for _, c := range m.credits {
 		if m.used[c] {
 			continue
@@ -372,6 +387,13 @@ func (m *bankMatcher) byReference() {
 			}
 		}
 	}
+}
+
+// settleNamed links each payout, in order, to the credits that name it:
+// all of them when they add up to its amount; else the first of its amount,
+// or the first ones adding up to it, with the rest as repeats; else all of
+// them, marked short.
+func (m *bankMatcher) settleNamed(naming map[*PayoutRow][]*CreditRow) {
 	for _, p := range m.payouts {
 		cs := naming[p]
 		if len(cs) == 0 {
@@ -494,6 +516,14 @@ func (m *bankMatcher) bySums() {
 	if len(open) == 0 {
 		return
 	}
+	m.creditsCarryingPayouts(open)
+	m.payoutsSplitInTwo(open)
+}
+
+// creditsCarryingPayouts links each free credit to a day's payouts of one
+// provider in its reach that add up to it or, while few enough are open, to
+// two payouts of one provider that do.
+func (m *bankMatcher) creditsCarryingPayouts(open []*PayoutRow) {
 	for _, c := range m.credits {
 		if m.used[c] {
 			continue
@@ -544,7 +574,11 @@ func (m *bankMatcher) bySums() {
 			}
 		}
 	}
-	// A payout split in two credits of its provider in its reach.
+}
+
+// payoutsSplitInTwo links each payout still open to two free credits of its
+// provider in its reach that add up to it, while few enough credits are free.
+func (m *bankMatcher) payoutsSplitInTwo(open []*PayoutRow) {
 	var free []*CreditRow
 	for _, c := range m.credits {
 		if !m.used[c] {
@@ -626,8 +660,24 @@ func (m *bankMatcher) name(provider string) string {
 	return provider
 }
 
+// judge turns the links into the result: each payout judged (missing,
+// short, arrived, repeated, composition), then each credit of the window,
+// then the payouts not paid out, with suggestions, in finding order.
 func (m *bankMatcher) judge() *BankResult {
 	res := &BankResult{Matches: m.matches, Explained: map[string]string{}}
+	m.judgePayouts(res)
+	m.judgeCredits(res)
+	res.Findings = append(res.Findings, m.notPaidOut()...)
+	m.suggest(res.Findings)
+	SortFindings(res.Findings)
+	res.Summary.Findings = len(res.Findings)
+	return res
+}
+
+// judgePayouts judges each payout of the window, and each of another window
+// that a credit links: missing at the bank past its deadline, arrived short
+// or more, arrived, arrived more than once, and its composition.
+func (m *bankMatcher) judgePayouts(res *BankResult) {
 	zone := m.opt.Zone
 	for _, p := range m.payouts {
 		pm := m.matches[p.Ref()]
@@ -692,7 +742,13 @@ func (m *bankMatcher) judge() *BankResult {
 			res.Findings = append(res.Findings, f)
 		}
 	}
-	// Credits that match nothing, in the window.
+}
+
+// judgeCredits counts the window's credits, explains those linked and
+// raises a finding for each that matches nothing; it lists the linked
+// credits of other windows as judged.
+func (m *bankMatcher) judgeCredits(res *BankResult) {
+	zone := m.opt.Zone
 	for _, c := range m.credits {
 		if !m.owns(c.Booked) {
 			if m.used[c] {
@@ -718,11 +774,6 @@ func (m *bankMatcher) judge() *BankResult {
 			c.amountIn(m), c.Booked.Midnight(zone), c.Counterparty, fmt.Sprintf("credit of %s on %s (%s%s) matches no payout%s",
 				c.Amount.amountText(), c.Booked, c.bankRefOrID(), quoted(c.Text), from)))
 	}
-	res.Findings = append(res.Findings, m.notPaidOut()...)
-	m.suggest(res.Findings)
-	SortFindings(res.Findings)
-	res.Summary.Findings = len(res.Findings)
-	return res
 }
 
 func (c *CreditRow) amountIn(m *bankMatcher) money.Amount { return m.money(c.Amount.Minor) }

@@ -58,14 +58,11 @@ func (e *evaluator) disputes(in intentRec) {
 	}
 }
 
+// dispute judges the dispute evidence about one charge of intent in.
 func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 	m := e.m
-	var (
-		live                          []int32
-		disputed, withdrawn, returned int64
-		cur                           uint8
-		first                         = noIdx
-	)
+	var live []int32
+	first := noIdx
 	for _, j := range g.disputes {
 		t := m.txns.at(j)
 		if t.status == tsFailed {
@@ -77,23 +74,52 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 			t.at == m.txns.at(first).at && string(m.id(&t)) < string(m.id(m.txns.ptr(first))) {
 			first = j
 		}
-		cur = m.txns.at(first).cur
 		live = append(live, j)
 	}
 	if first == noIdx {
-		// Reinstated funds whose dispute lies in an earlier window: that
-		// dispute was won.
-		for _, j := range g.reversals {
-			if t := m.txns.at(j); t.status == tsSucceeded && t.owned {
-				e.res.DisputesWon = append(e.res.DisputesWon, disputeFindingID(string(m.key(&in)), g.charge))
-				break
-			}
-		}
+		e.noteWonEarlier(in, g)
 		return
 	}
 	if !m.txns.at(first).owned {
 		return // the window of the dispute judges it
 	}
+	s, ok := m.sumDisputes(live, g.reversals, m.txns.at(first).cur)
+	if !ok {
+		t := m.txns.at(first)
+		m.skipTxn(string(m.id(&t)), m.curs[s.cur], m.time(t.at),
+			fmt.Errorf("the disputes of charge %s sum beyond the matcher's range of ±%d minor units", g.charge, int64(maxSum)))
+		return
+	}
+	if s.withdrawn > 0 && s.returned >= s.withdrawn {
+		return // won: the funds came back
+	}
+	e.raiseDispute(in, g, live, first, s)
+}
+
+// noteWonEarlier records the dispute of g as won when funds were reinstated
+// in this window and the dispute itself lies in an earlier one.
+func (e *evaluator) noteWonEarlier(in intentRec, g disputeGroup) {
+	m := e.m
+	for _, j := range g.reversals {
+		if t := m.txns.at(j); t.status == tsSucceeded && t.owned {
+			e.res.DisputesWon = append(e.res.DisputesWon, disputeFindingID(string(m.key(&in)), g.charge))
+			break
+		}
+	}
+}
+
+// disputeSums are the minor units of one charge's disputes in the first
+// dispute's currency.
+type disputeSums struct {
+	disputed, withdrawn, returned int64
+	cur                           uint8
+}
+
+// sumDisputes adds up, in currency cur, the amounts disputed and withdrawn
+// by the live disputes and returned by the reversals. It reports false when
+// a sum leaves the matcher's range.
+func (m *Matcher) sumDisputes(live, reversals []int32, cur uint8) (disputeSums, bool) {
+	s := disputeSums{cur: cur}
 	ok := true
 	for _, j := range live {
 		t := m.txns.at(j)
@@ -101,28 +127,28 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 			continue
 		}
 		var in bool
-		disputed, in = addSaturated(disputed, t.minor)
+		s.disputed, in = addSaturated(s.disputed, t.minor)
 		ok = ok && in
 		if t.status == tsSucceeded {
-			withdrawn, _ = addSaturated(withdrawn, t.minor) // at most disputed
+			s.withdrawn, _ = addSaturated(s.withdrawn, t.minor) // at most disputed
 		}
 	}
-	for _, j := range g.reversals {
+	for _, j := range reversals {
 		if t := m.txns.at(j); t.status == tsSucceeded && t.cur == cur {
 			var in bool
-			returned, in = addSaturated(returned, t.minor)
+			s.returned, in = addSaturated(s.returned, t.minor)
 			ok = ok && in
 		}
 	}
-	if !ok {
-		t := m.txns.at(first)
-		m.skipTxn(string(m.id(&t)), m.curs[cur], m.time(t.at),
-			fmt.Errorf("the disputes of charge %s sum beyond the matcher's range of ±%d minor units", g.charge, int64(maxSum)))
-		return
-	}
-	if withdrawn > 0 && returned >= withdrawn {
-		return // won: the funds came back
-	}
+	return s, ok
+}
+
+// raiseDispute raises the disputed_charge finding of g: medium while the
+// funds are not withdrawn, high once they are. The finding belongs to the
+// window of the first dispute and keeps the charge's dispute id.
+func (e *evaluator) raiseDispute(in intentRec, g disputeGroup, live []int32, first int32, s disputeSums) {
+	m := e.m
+	cur := s.cur
 	ids := []string{g.charge}
 	txns := slices.Clone(live)
 	for _, j := range live {
@@ -132,21 +158,21 @@ func (e *evaluator) dispute(in intentRec, g disputeGroup) {
 		ids = append(ids, string(m.id(m.txns.ptr(j))))
 		txns = append(txns, j)
 	}
-	amount := m.amountOf(disputed, cur)
-	atRisk := m.amountOf(max(disputed-returned, 0), cur)
+	amount := m.amountOf(s.disputed, cur)
+	atRisk := m.amountOf(max(s.disputed-s.returned, 0), cur)
 	since := m.when(m.txns.at(first).at)
 	sev := ledger.SeverityHigh
 	var detail string
 	switch {
-	case withdrawn == 0:
+	case s.withdrawn == 0:
 		sev = ledger.SeverityMedium
 		detail = fmt.Sprintf("customer disputed charge %s for %s on %s; the funds are not withdrawn yet", g.charge, show(amount), since)
-	case returned > 0:
+	case s.returned > 0:
 		detail = fmt.Sprintf("customer disputed charge %s for %s on %s: %s withdrawn, %s reinstated", g.charge, show(amount), since,
-			show(m.amountOf(withdrawn, cur)), show(m.amountOf(returned, cur)))
+			show(m.amountOf(s.withdrawn, cur)), show(m.amountOf(s.returned, cur)))
 	default:
 		detail = fmt.Sprintf("customer disputed charge %s for %s on %s: %s withdrawn from the balance", g.charge, show(amount), since,
-			show(m.amountOf(withdrawn, cur)))
+			show(m.amountOf(s.withdrawn, cur)))
 	}
 	detail += m.settledText(first)
 	e.addIDs(ledger.KindDisputedCharge, sev, in, ids, txns, m.amountOf(in.minor, in.cur), amount, atRisk, first, detail)

@@ -27,6 +27,7 @@ type evaluator struct {
 	left leftovers
 }
 
+// intent judges intent i against the charges linked to it.
 func (e *evaluator) intent(i int32) {
 	m := e.m
 	if m.isRefund(i) {
@@ -35,30 +36,10 @@ func (e *evaluator) intent(i int32) {
 	}
 	in := m.intents.at(i)
 	e.idx = i
-	e.succ, e.pend, e.failed, e.revers, e.refd = e.succ[:0], e.pend[:0], e.failed[:0], e.revers[:0], e.refd[:0]
-	charges := 0
-	for j := in.head; j != noIdx; {
-		t := m.txns.at(j)
-		if t.typ == tyCharge {
-			charges++
-			switch {
-			case t.status == tsPending:
-				e.pend = append(e.pend, j)
-			case t.status == tsFailed:
-				e.failed = append(e.failed, j)
-			case m.successful(j, e.refunded):
-				e.succ = append(e.succ, j)
-			case m.reversed[j] < t.minor:
-				e.refd = append(e.refd, j)
-			default:
-				e.revers = append(e.revers, j)
-			}
-		}
-		if m.overflow[j] {
-			e.overflowed(in)
-			return
-		}
-		j = t.next
+	charges, ok := e.sortCharges(in)
+	if !ok {
+		e.overflowed(in)
+		return
 	}
 	if in.expected() {
 		e.disputes(in)
@@ -78,6 +59,47 @@ func (e *evaluator) intent(i int32) {
 	if !in.judged() || m.opt.OnlyDisputes {
 		return
 	}
+	e.judgeState(in, state, charges)
+}
+
+// sortCharges sorts the charges of intent in into the evaluator's scratch
+// slices (pending, failed, successful, refunded in full, reversed) and
+// counts them. It reports false at the first transaction whose amounts
+// overflowed.
+func (e *evaluator) sortCharges(in intentRec) (charges int, ok bool) {
+	m := e.m
+	e.succ, e.pend, e.failed, e.revers, e.refd = e.succ[:0], e.pend[:0], e.failed[:0], e.revers[:0], e.refd[:0]
+	for j := in.head; j != noIdx; {
+		t := m.txns.at(j)
+		if t.typ == tyCharge {
+			charges++
+			switch {
+			case t.status == tsPending:
+				e.pend = append(e.pend, j)
+			case t.status == tsFailed:
+				e.failed = append(e.failed, j)
+			case m.successful(j, e.refunded):
+				e.succ = append(e.succ, j)
+			case m.reversed[j] < t.minor:
+				e.refd = append(e.refd, j)
+			default:
+				e.revers = append(e.revers, j)
+			}
+		}
+		if m.overflow[j] {
+			return charges, false
+		}
+		j = t.next
+	}
+	return charges, true
+}
+
+// judgeState raises what the charges say against the intent's state
+// (succeeded, processing or unknown, pending, failed): a duplicate, an
+// amount or currency mismatch, a provider refusal, a missing charge, a
+// stuck intent or money taken for an intent that is not paid.
+func (e *evaluator) judgeState(in intentRec, state uint8, charges int) {
+	m := e.m
 	late := m.now >= in.due
 	switch state {
 	case stSucceeded:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
 )
 
 // An expected payment is paid by the customer (by account number, bank
@@ -28,40 +29,38 @@ import (
 func (e *evaluator) expectedPayment(i int32, in intentRec) {
 	m := e.m
 	tol := m.tol[i]
-	var pays, others []int32
+	var p payments
 	for _, j := range e.succ {
 		if m.txns.at(j).cur == in.cur {
-			pays = append(pays, j)
+			p.pays = append(p.pays, j)
 		} else {
-			others = append(others, j)
+			p.others = append(p.others, j)
 		}
 	}
-	slices.SortFunc(pays, func(a, b int32) int {
+	slices.SortFunc(p.pays, func(a, b int32) int {
 		ta, tb := m.txns.ptr(a), m.txns.ptr(b)
 		if c := cmp.Compare(ta.at, tb.at); c != 0 {
 			return c
 		}
 		return strings.Compare(string(m.id(ta)), string(m.id(tb)))
 	})
-	var sum int64
-	full := -1 // the payment with which the sum reached the amount
-	for k, j := range pays {
+	p.full = -1 // the payment with which the sum reached the amount
+	for k, j := range p.pays {
 		var ok bool
-		if sum, ok = addChecked(sum, m.net(j, e.refunded)); !ok {
+		if p.sum, ok = addChecked(p.sum, m.net(j, e.refunded)); !ok {
 			e.overflowed(in)
 			return
 		}
-		if full < 0 && sum >= in.minor-tol {
-			full = k
+		if p.full < 0 && p.sum >= in.minor-tol {
+			p.full = k
 		}
 	}
 	// A duplicate is a second full payment after it was paid in full: a
 	// refund of one cancels it (no unrecorded refund).
-	var dups []int32
-	if full >= 0 {
-		for _, j := range pays[full+1:] {
+	if p.full >= 0 {
+		for _, j := range p.pays[p.full+1:] {
 			if d := m.net(j, e.refunded) - in.minor; d <= tol && d >= -tol {
-				dups = append(dups, j)
+				p.dups = append(p.dups, j)
 				e.m.rf.dupCharge[j] = true
 			}
 		}
@@ -69,17 +68,39 @@ func (e *evaluator) expectedPayment(i int32, in intentRec) {
 	if !in.judged() || m.opt.OnlyDisputes {
 		return
 	}
+	e.judgePayments(in, tol, p)
+}
+
+// payments are the successful payments of an expected payment, summed.
+type payments struct {
+	// pays are those in the intent's currency, oldest first; others are
+	// those in another currency.
+	pays, others []int32
+	// dups are the full payments after it was paid in full.
+	dups []int32
+	// sum is the net paid in the intent's currency; full indexes the
+	// payment of pays with which it reached the amount, -1 if none did.
+	sum  int64
+	full int
+}
+
+// judgePayments raises the finding the sum paid calls for: currency
+// mismatch, duplicate charge, overpaid, partially paid, underpaid or
+// missing at the provider; nothing when paid in full.
+func (e *evaluator) judgePayments(in intentRec, tol int64, p payments) {
+	m := e.m
+	pays, sum := p.pays, p.sum
 	late := m.now >= in.due
 	expected := m.amountOf(in.minor, in.cur)
 	switch {
-	case len(others) > 0:
-		j := e.first(others)
+	case len(p.others) > 0:
+		j := e.first(p.others)
 		actual := m.amountOf(m.net(j, e.refunded), m.txns.at(j).cur)
-		e.add(ledger.KindCurrencyMismatch, ledger.SeverityHigh, in, others, expected, actual, expected, j,
+		e.add(ledger.KindCurrencyMismatch, ledger.SeverityHigh, in, p.others, expected, actual, expected, j,
 			fmt.Sprintf("customer paid %s for an expected payment of %s%s", show(actual), show(expected), m.settledText(j)))
-	case sum > in.minor+tol && len(dups) > 0:
-		first := pays[full]
-		e.add(ledger.KindDuplicateCharge, ledger.SeverityHigh, in, pays, expected, m.amountOf(sum, in.cur), m.amountOf(sum-in.minor, in.cur), dups[0],
+	case sum > in.minor+tol && len(p.dups) > 0:
+		first := pays[p.full]
+		e.add(ledger.KindDuplicateCharge, ledger.SeverityHigh, in, pays, expected, m.amountOf(sum, in.cur), m.amountOf(sum-in.minor, in.cur), p.dups[0],
 			fmt.Sprintf("expected payment of %s paid in full on %s, then paid again: %s taken in all (%s)", show(expected),
 				m.when(m.txns.at(first).at), show(m.amountOf(sum, in.cur)), e.parts(pays)))
 	case sum > in.minor+tol:
@@ -97,23 +118,31 @@ func (e *evaluator) expectedPayment(i int32, in intentRec) {
 			fmt.Sprintf("customer paid %s of an expected payment of %s: %s short%s (%s)", show(m.amountOf(sum, in.cur)), show(expected),
 				show(m.amountOf(in.minor-sum, in.cur)), e.pastDueText(in), e.parts(pays))+e.failedText())
 	case late && !m.opt.NoMissing:
-		sev, detail := ledger.SeverityLow, "expected payment of "+show(expected)+" not paid"+e.pastDueText(in)
-		if in.state == stSucceeded {
-			sev = ledger.SeverityMedium
-			detail = "expected payment succeeded locally but the provider shows no payment" + graceText(m.opt.Grace)
-			if in.flags&fDueSet != 0 {
-				detail = "expected payment succeeded locally but the provider shows no payment" + e.pastDueText(in)
-			}
+		e.expectedMissing(in, expected)
+	}
+}
+
+// expectedMissing raises missing_at_provider for an expected payment past
+// due with nothing paid: medium when the books count it paid, noting a
+// payment still pending.
+func (e *evaluator) expectedMissing(in intentRec, expected money.Amount) {
+	m := e.m
+	sev, detail := ledger.SeverityLow, "expected payment of "+show(expected)+" not paid"+e.pastDueText(in)
+	if in.state == stSucceeded {
+		sev = ledger.SeverityMedium
+		detail = "expected payment succeeded locally but the provider shows no payment" + graceText(m.opt.Grace)
+		if in.flags&fDueSet != 0 {
+			detail = "expected payment succeeded locally but the provider shows no payment" + e.pastDueText(in)
 		}
-		p := noIdx
-		if len(e.pend) > 0 {
-			p = e.first(e.pend)
-			detail += "; a payment is still pending"
-		}
-		e.add(ledger.KindMissingAtProvider, sev, in, e.pend, expected, m.amountOf(0, in.cur), expected, p, detail+e.failedText())
-		if len(e.pend) == 0 {
-			e.left.intents = append(e.left.intents, leftover{finding: len(e.res.Findings) - 1, rec: e.idx})
-		}
+	}
+	p := noIdx
+	if len(e.pend) > 0 {
+		p = e.first(e.pend)
+		detail += "; a payment is still pending"
+	}
+	e.add(ledger.KindMissingAtProvider, sev, in, e.pend, expected, m.amountOf(0, in.cur), expected, p, detail+e.failedText())
+	if len(e.pend) == 0 {
+		e.left.intents = append(e.left.intents, leftover{finding: len(e.res.Findings) - 1, rec: e.idx})
 	}
 }
 

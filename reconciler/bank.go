@@ -205,27 +205,46 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 	if err := r.findTxns(ctx, provider, ids, ld.txns); err != nil {
 		return err
 	}
+	byPayout := map[string][]string{}
+	itemIDs, err := r.payoutItems(ctx, ld, provider, ids, byPayout)
+	if err != nil {
+		return err
+	}
+	if err := r.findTxns(ctx, provider, itemIDs, ld.txns); err != nil {
+		return err
+	}
+	in := map[string][]string{}
+	if err := r.payoutsOfItems(ctx, provider, itemIDs, in); err != nil {
+		return err
+	}
+	ld.addPayoutRows(a, provider, ps, byPayout, in)
+	return nil
+}
+
+// payoutItems reads, in chunks, the items of the payouts ids of provider:
+// the transaction ids of each payout into byPayout, and every item's id
+// once, which it returns. It marks each item paid out.
+func (r *Reconciler) payoutItems(ctx context.Context, ld *bankLoad, provider string, ids []string, byPayout map[string][]string) ([]string, error) {
 	var items []ledger.PayoutItem
 	for start := 0; start < len(ids); start += idChunk {
 		its, err := r.store.PayoutItems(ctx, provider, ids[start:min(start+idChunk, len(ids))])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items = append(items, its...)
 	}
-	byPayout := map[string][]string{}
 	var itemIDs []string
 	for _, it := range items {
 		byPayout[it.PayoutID] = append(byPayout[it.PayoutID], it.TxnID)
 		ld.paid[provider+"/"+it.TxnID] = true
 		itemIDs = append(itemIDs, it.TxnID)
 	}
-	itemIDs = uniq(itemIDs)
-	if err := r.findTxns(ctx, provider, itemIDs, ld.txns); err != nil {
-		return err
-	}
-	// The payouts each item is in, to tell one paid out twice.
-	in := map[string][]string{}
+	return uniq(itemIDs), nil
+}
+
+// payoutsOfItems reads, in chunks, the payouts each item is in, into in,
+// to tell one paid out twice.
+func (r *Reconciler) payoutsOfItems(ctx context.Context, provider string, itemIDs []string, in map[string][]string) error {
 	for start := 0; start < len(itemIDs); start += idChunk {
 		its, err := r.store.ItemsOfTxns(ctx, provider, itemIDs[start:min(start+idChunk, len(itemIDs))])
 		if err != nil {
@@ -235,6 +254,14 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 			in[it.TxnID] = append(in[it.TxnID], it.PayoutID)
 		}
 	}
+	return nil
+}
+
+// addPayoutRows adds a matcher row per payout of provider: its expected
+// day, its items with their value and the other payout each is in, and its
+// amount (its transaction's, else what its items add up to). A payout whose
+// transaction is not a readable payout is left out.
+func (ld *bankLoad) addPayoutRows(a *bankaccount.Account, provider string, ps []ledger.Payout, byPayout, in map[string][]string) {
 	zone := a.Location()
 	for _, p := range ps {
 		t, inBooks := ld.txns[provider+"/"+p.ID]
@@ -284,7 +311,6 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 		ld.payoutIdx[ledger.PayoutRef(provider, p.ID)] = len(ld.in.Payouts)
 		ld.in.Payouts = append(ld.in.Payouts, row)
 	}
-	return nil
 }
 
 // itemValue is what a transaction adds to a payout in currency, and why it

@@ -248,16 +248,43 @@ func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.R
 	if len(res.Unpaired.Intents)+len(res.Unpaired.Txns) == 0 {
 		return nil, nil
 	}
+	foreign := map[string]ledger.Finding{}
+	keys, ids, err := r.foreignHalves(ctx, p, foreign)
+	if err != nil || len(foreign) == 0 {
+		return nil, err
+	}
+	halfIntents, halfTxns, err := r.addForeignHalves(ctx, p.Provider, foreign, keys, ids, res.Unpaired.Intents, res.Unpaired.Txns)
+	if err != nil {
+		return nil, err
+	}
+	sugs := matcher.Suggest(halfIntents, halfTxns)
+	for i := range res.Findings {
+		if s, ok := sugs[res.Findings[i].ID]; ok {
+			res.Findings[i].Suggestion = s
+		}
+	}
+	others := map[string]ledger.Suggestion{}
+	for id, s := range sugs {
+		if f, ok := foreign[id]; ok && f.Suggestion.IsZero() {
+			others[id] = s
+		}
+	}
+	return others, nil
+}
+
+// foreignHalves lists in foreign the open unpaired halves of the other
+// windows of the horizon, by finding id: the missing_at_provider findings
+// that name no transaction (their intent keys in keys) and the
+// unknown_charge findings that name one (its id in ids).
+func (r *Reconciler) foreignHalves(ctx context.Context, p Params, foreign map[string]ledger.Finding) (keys, ids []string, err error) {
 	h := r.HorizonFor(p.Provider)
 	fs, err := r.store.ListFindings(ctx, ledger.FindingFilter{Provider: p.Provider, Accounts: []string{p.Account},
 		Statuses: []ledger.FindingStatus{ledger.FindingOpen, ledger.FindingAcknowledged},
 		Kinds:    []ledger.Kind{ledger.KindMissingAtProvider, ledger.KindUnknownCharge},
 		From:     p.From.Add(-h), To: p.To.Add(h), Limit: 100000})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var keys, ids []string
-	foreign := map[string]ledger.Finding{}
 	for _, f := range fs {
 		if !f.OccurredAt.Before(p.From) && f.OccurredAt.Before(p.To) {
 			continue
@@ -272,16 +299,22 @@ func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.R
 		}
 		foreign[f.ID] = f
 	}
-	if len(foreign) == 0 {
-		return nil, nil
-	}
+	return keys, ids, nil
+}
+
+// addForeignHalves reads the intents and transactions the foreign halves
+// name and adds a half for each to copies of the window's own unpaired
+// halves; a half whose intent or transaction is not in the books, or whose
+// amount cannot be read, is left out.
+func (r *Reconciler) addForeignHalves(ctx context.Context, provider string, foreign map[string]ledger.Finding, keys, ids []string,
+	ownIntents, ownTxns []matcher.Half) (halfIntents, halfTxns []matcher.Half, err error) {
 	ins, err := r.store.GetIntents(ctx, uniq(keys))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	txns, err := r.store.GetProviderTxns(ctx, p.Provider, uniq(ids))
+	txns, err := r.store.GetProviderTxns(ctx, provider, uniq(ids))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	intentOf := map[string]ledger.Intent{}
 	for _, in := range ins {
@@ -291,7 +324,7 @@ func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.R
 	for _, t := range txns {
 		txnOf[t.ID] = t
 	}
-	halfIntents, halfTxns := slices.Clone(res.Unpaired.Intents), slices.Clone(res.Unpaired.Txns)
+	halfIntents, halfTxns = slices.Clone(ownIntents), slices.Clone(ownTxns)
 	for id, f := range foreign {
 		switch f.Kind {
 		case ledger.KindMissingAtProvider:
@@ -316,17 +349,5 @@ func (r *Reconciler) suggestAcross(ctx context.Context, p Params, res *matcher.R
 				Reference: t.Reference, Customer: t.Counterparty, At: t.OccurredAt})
 		}
 	}
-	sugs := matcher.Suggest(halfIntents, halfTxns)
-	for i := range res.Findings {
-		if s, ok := sugs[res.Findings[i].ID]; ok {
-			res.Findings[i].Suggestion = s
-		}
-	}
-	others := map[string]ledger.Suggestion{}
-	for id, s := range sugs {
-		if f, ok := foreign[id]; ok && f.Suggestion.IsZero() {
-			others[id] = s
-		}
-	}
-	return others, nil
+	return halfIntents, halfTxns, nil
 }

@@ -62,8 +62,29 @@ func (r *Reconciler) resolveUnseen(ctx context.Context, tx ledger.Tx, out *Outco
 			}
 		}
 	}
-	// Where the transactions named lie: in the span (read), or not.
-	txns, err := tx.GetProviderTxns(ctx, run.Provider, uniq(unknown))
+	resolvable, err := onlyRead(ctx, tx, run.Provider, keep, unknown, sn)
+	if err != nil {
+		return nil, err
+	}
+	res := resolutionNotes(m, run, resolvable)
+	refunds, err := r.refundsAsked(ctx, tx, res)
+	if err != nil {
+		return nil, err
+	}
+	now := r.cfg.Clock().UTC()
+	done, err := tx.ResolveFindings(ctx, ledger.ResolveFindingsParams{Resolutions: res, SeenSince: run.StartedAt,
+		Now: now, RunID: run.ID})
+	if err != nil {
+		return nil, err
+	}
+	return done, r.confirmRefunds(ctx, tx, run, done, refunds, now)
+}
+
+// onlyRead drops from keep (in place) the findings that name a transaction
+// the run did not read: where the transactions named lie, in the span
+// (read) or not, is looked up in the books.
+func onlyRead(ctx context.Context, tx ledger.Tx, provider string, keep []ledger.Finding, unknown []string, sn *seen) ([]ledger.Finding, error) {
+	txns, err := tx.GetProviderTxns(ctx, provider, uniq(unknown))
 	if err != nil {
 		return nil, err
 	}
@@ -74,13 +95,22 @@ func (r *Reconciler) resolveUnseen(ctx context.Context, tx ledger.Tx, out *Outco
 	for _, t := range txns {
 		read[t.ID] = !t.OccurredAt.Before(sn.lo) && t.OccurredAt.Before(sn.hi)
 	}
-	var keys, tids []string
 	resolvable := keep[:0]
 	for _, f := range keep {
 		if slices.ContainsFunc(f.ProviderTxnIDs, func(id string) bool { return !read[id] }) {
 			continue
 		}
 		resolvable = append(resolvable, f)
+	}
+	return resolvable, nil
+}
+
+// resolutionNotes gives each resolvable finding its note: what the
+// evidence says of its intent or of one of its transactions, else that the
+// run no longer sees it.
+func resolutionNotes(m *matcher.Matcher, run ledger.Run, resolvable []ledger.Finding) []ledger.Resolution {
+	var keys, tids []string
+	for _, f := range resolvable {
 		if f.IntentKey != "" {
 			keys = append(keys, f.IntentKey)
 		}
@@ -103,17 +133,7 @@ func (r *Reconciler) resolveUnseen(ctx context.Context, tx ledger.Tx, out *Outco
 		}
 		res = append(res, ledger.Resolution{ID: f.ID, Note: note})
 	}
-	refunds, err := r.refundsAsked(ctx, tx, res)
-	if err != nil {
-		return nil, err
-	}
-	now := r.cfg.Clock().UTC()
-	done, err := tx.ResolveFindings(ctx, ledger.ResolveFindingsParams{Resolutions: res, SeenSince: run.StartedAt,
-		Now: now, RunID: run.ID})
-	if err != nil {
-		return nil, err
-	}
-	return done, r.confirmRefunds(ctx, tx, run, done, refunds, now)
+	return res
 }
 
 // refundsAsked finds the refunds people asked for on the findings res

@@ -250,8 +250,50 @@ func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string
 		}
 		return cur[c]
 	}
-	any := false
-	err = s.ListIntents(ctx, ledger.IntentFilter{Provider: name, From: from, To: to}, func(in ledger.Intent) error {
+	any, err := sumIntents(ctx, s, ledger.IntentFilter{Provider: name, From: from, To: to}, of)
+	if err != nil {
+		return sec, false, err
+	}
+	anyTxn, err := sumEvidence(ctx, s, ledger.TxnFilter{Provider: name, From: from, To: to}, of)
+	if err != nil {
+		return sec, false, err
+	}
+	any = any || anyTxn
+	fs, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: name, From: from, To: to, Limit: maxFindings})
+	if err != nil {
+		return sec, false, err
+	}
+	if len(fs) > 0 {
+		any = true
+	}
+	if err := sec.findings(ctx, s, fs, of); err != nil {
+		return sec, false, err
+	}
+	if err := sec.matchedByHand(ctx, s, ledger.TxnFilter{Provider: name, From: from, To: to}); err != nil {
+		return sec, false, err
+	}
+	if err := sec.windows(ctx, s, p.Now, zone); err != nil {
+		return sec, false, err
+	}
+	if sec.Run > 0 {
+		any = true
+	}
+	sec.raisedLate(fs, closes, zone)
+	if prev != nil {
+		if err := sec.changedSince(ctx, s, name, from, zone, *prev, closes); err != nil {
+			return sec, false, err
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(cur)) {
+		sec.Currencies = append(sec.Currencies, cur[c].done())
+	}
+	return sec, any, nil
+}
+
+// sumIntents counts and sums the month's intents, charges and refunds
+// apart, per currency; any says whether there was one.
+func sumIntents(ctx context.Context, s CloseStore, filter ledger.IntentFilter, of func(string) *CloseCurrency) (any bool, err error) {
+	err = s.ListIntents(ctx, filter, func(in ledger.Intent) error {
 		any = true
 		c := of(in.Amount.Currency)
 		if in.IsRefund() {
@@ -261,10 +303,14 @@ func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string
 		}
 		return nil
 	})
-	if err != nil {
-		return sec, false, err
-	}
-	err = s.ListProviderTxns(ctx, ledger.TxnFilter{Provider: name, From: from, To: to}, func(t ledger.ProviderTxn) error {
+	return any, err
+}
+
+// sumEvidence counts and sums the month's successful provider
+// transactions per currency: charges in, refunds and reversals back, the
+// rest apart; any says whether there was a transaction at all.
+func sumEvidence(ctx context.Context, s CloseStore, filter ledger.TxnFilter, of func(string) *CloseCurrency) (any bool, err error) {
+	err = s.ListProviderTxns(ctx, filter, func(t ledger.ProviderTxn) error {
 		any = true
 		if t.Status != ledger.TxnSucceeded {
 			return nil
@@ -280,47 +326,27 @@ func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string
 		}
 		return nil
 	})
-	if err != nil {
-		return sec, false, err
-	}
-	fs, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: name, From: from, To: to, Limit: maxFindings})
-	if err != nil {
-		return sec, false, err
-	}
-	if len(fs) > 0 {
-		any = true
-	}
-	if err := sec.findings(ctx, s, fs, of); err != nil {
-		return sec, false, err
-	}
-	err = s.ScanManualLinks(ctx, ledger.TxnFilter{Provider: name, From: from, To: to}, func(l ledger.ManualLink) error {
+	return any, err
+}
+
+// matchedByHand lists the month's transactions that people matched to an
+// intent by hand.
+func (sec *CloseProvider) matchedByHand(ctx context.Context, s CloseStore, filter ledger.TxnFilter) error {
+	return s.ScanManualLinks(ctx, filter, func(l ledger.ManualLink) error {
 		sec.MatchedByHand = append(sec.MatchedByHand, HandMatch{TxnID: l.TxnID, IntentKey: l.IntentKey, By: l.Actor, At: l.At, Note: l.Note})
 		return nil
 	})
-	if err != nil {
-		return sec, false, err
-	}
-	if err := sec.windows(ctx, s, p.Now, zone); err != nil {
-		return sec, false, err
-	}
-	if sec.Run > 0 {
-		any = true
-	}
+}
+
+// raisedLate lists the findings first seen after the month they belong to
+// was closed.
+func (sec *CloseProvider) raisedLate(fs []ledger.Finding, closes []ledger.PeriodClose, zone *time.Location) {
 	for _, f := range fs {
 		if c, ok := ledger.ClosedBefore(f, closes, zone); ok {
 			sec.Late = append(sec.Late, ChangeLine{Finding: f.ID, Kind: f.Kind, Period: c.Period, AtRisk: showAmount(f.AtRisk),
 				What: "raised after the close", At: f.FirstSeenAt, ClosedAt: c.ClosedAt})
 		}
 	}
-	if prev != nil {
-		if err := sec.changedSince(ctx, s, name, from, zone, *prev, closes); err != nil {
-			return sec, false, err
-		}
-	}
-	for _, c := range slices.Sorted(maps.Keys(cur)) {
-		sec.Currencies = append(sec.Currencies, cur[c].done())
-	}
-	return sec, any, nil
 }
 
 // findings sorts the month's findings: open ones by kind and currency, and

@@ -48,7 +48,38 @@ type bankLine struct {
 	credit bool
 }
 
+// bank shows a bank account's week: Stripe's payouts, the statement that
+// should carry them, and what reconciling the account finds.
 func (d *demo) bank(ctx context.Context) error {
+	net, err := d.stripePayouts()
+	if err != nil {
+		return err
+	}
+	// The charges of those days are in the books (pulled as any day is),
+	// but for the one of two weeks ago.
+	if err := d.pullInto(ctx, bankWeek.AddDate(0, 0, -5), bankWeek.AddDate(0, 0, 7)); err != nil {
+		return err
+	}
+	lines := []bankLine{
+		{0, 2500, "", "0326FEE000004", "MONTHLY SERVICE FEE", false},
+		{1, net["po_demo01ok"], "po_demo01ok", "1027ACH000118", "STRIPE PAYOUT po_demo01ok STRIPE", true},
+		{2, net["po_demo02sh"] - 2500, "po_demo02sh", "1028ACH000097", "STRIPE PAYOUT po_demo02sh STRIPE", true},
+		{2, 750000, "", "1028WIR000017", "INCOMING WIRE ACME GLOBAL REF 20261028-A77", true},
+		{3, net["po_demo03tw"], "po_demo03tw", "1029ACH000142", "STRIPE PAYOUT po_demo03tw STRIPE", true},
+		{4, net["po_demo03tw"], "po_demo03tw", "1030ACH000088", "STRIPE PAYOUT po_demo03tw STRIPE", true},
+		{4, net["po_demo05cm"], "po_demo05cm", "1030ACH000131", "STRIPE PAYOUT po_demo05cm STRIPE", true},
+	}
+	acct, err := d.importBankStatement(ctx, lines)
+	if err != nil {
+		return err
+	}
+	return d.reconcileBank(ctx, acct)
+}
+
+// stripePayouts adds the week's charges and payouts to the Stripe fake and
+// returns each payout's net amount by id: one paid as expected, one short,
+// one twice, one missing, one carrying a charge the books never saw.
+func (d *demo) stripePayouts() (map[string]int64, error) {
 	f := d.sfake
 	at := func(day, hour int) time.Time { return bankWeek.AddDate(0, 0, day).Add(time.Duration(hour) * time.Hour) }
 	charge := func(day, hour int, cents int64) stripefake.Charge {
@@ -82,40 +113,38 @@ func (d *demo) bank(ctx context.Context) error {
 		po, err := f.AddPayout(stripefake.PayoutSpec{ID: p.id, Created: at(p.arrival-1, 2), ArrivalDate: bankWeek.AddDate(0, 0, p.arrival),
 			Descriptor: "STRIPE", Destination: "ba_demo4401", BalanceTxns: btxns(p.charges...)})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		net[p.id] = po.Amount
 	}
-	// The charges of those days are in the books (pulled as any day is),
-	// but for the one of two weeks ago.
-	if err := d.pullInto(ctx, bankWeek.AddDate(0, 0, -5), bankWeek.AddDate(0, 0, 7)); err != nil {
-		return err
-	}
-	lines := []bankLine{
-		{0, 2500, "", "0326FEE000004", "MONTHLY SERVICE FEE", false},
-		{1, net["po_demo01ok"], "po_demo01ok", "1027ACH000118", "STRIPE PAYOUT po_demo01ok STRIPE", true},
-		{2, net["po_demo02sh"] - 2500, "po_demo02sh", "1028ACH000097", "STRIPE PAYOUT po_demo02sh STRIPE", true},
-		{2, 750000, "", "1028WIR000017", "INCOMING WIRE ACME GLOBAL REF 20261028-A77", true},
-		{3, net["po_demo03tw"], "po_demo03tw", "1029ACH000142", "STRIPE PAYOUT po_demo03tw STRIPE", true},
-		{4, net["po_demo03tw"], "po_demo03tw", "1030ACH000088", "STRIPE PAYOUT po_demo03tw STRIPE", true},
-		{4, net["po_demo05cm"], "po_demo05cm", "1030ACH000131", "STRIPE PAYOUT po_demo05cm STRIPE", true},
-	}
+	return net, nil
+}
+
+// importBankStatement writes lines as an MT940 statement and imports it into
+// the demo's bank account, which it returns.
+func (d *demo) importBankStatement(ctx context.Context, lines []bankLine) (*bankaccount.Account, error) {
 	path := filepath.Join(d.opt.TempDir, "bank-statement-2026-10-26.sta")
 	if err := os.WriteFile(path, []byte(mt940(lines)), 0o600); err != nil {
-		return err
+		return nil, err
 	}
 	acct := bankAccount(d.clk.now)
 	fh, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer fh.Close()
 	c, err := (&statement.Importer{Store: d.opt.Store, Clock: d.clk.now}).Import(ctx, statement.File{Name: path, Reader: fh,
 		Parser: acct, Source: acct.Provider() + "_statement"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d.say("%s: %d lines of %s (MT940), balances checked", filepath.Base(path), c.Lines, acct.Provider())
+	return acct, nil
+}
+
+// reconcileBank reconciles the bank account's week and prints the run's
+// report and what Slack would say.
+func (d *demo) reconcileBank(ctx context.Context, acct *bankaccount.Account) error {
 	rec := reconciler.New(d.opt.Store, reconciler.Config{Clock: d.clk.now, Logger: d.opt.Logger,
 		Banks: map[string]*bankaccount.Account{acct.Provider(): acct}, PayoutPullers: map[string]providers.PayoutPuller{"stripe": d.stripe}})
 	from := time.Date(bankWeek.Year(), bankWeek.Month(), bankWeek.Day(), 0, 0, 0, 0, acct.Zone)

@@ -232,6 +232,22 @@ func (d *demo) callbacks(ctx context.Context) error {
 // flag.
 func (d *demo) anomalies(ctx context.Context) error {
 	now := d.clk.now()
+	if err := d.mpesaAnomalies(ctx, now); err != nil {
+		return err
+	}
+	if err := d.legacyIntents(ctx, now); err != nil {
+		return err
+	}
+	pis, err := d.stripeAnomalies(ctx, now)
+	if err != nil {
+		return err
+	}
+	return d.refundAnomalies(ctx, pis)
+}
+
+// mpesaAnomalies plants an M-Pesa payment nobody asked for and a late
+// success callback for an intent that had failed.
+func (d *demo) mpesaAnomalies(ctx context.Context, now time.Time) error {
 	// M-Pesa: a payment to the PayBill that no intent asked for.
 	if _, _, err := d.mfake.AddC2B(ctx, mpesafake.C2BPayment{Amount: "750.00", BillRef: "WALKIN", At: now,
 		MSISDN: "2547****8812", FirstName: "MARY"}, true); err != nil {
@@ -247,6 +263,12 @@ func (d *demo) anomalies(ctx context.Context) error {
 		}
 		d.say("M-Pesa: a late success callback for %s, which had failed (kept as evidence; the intent stays failed)", key)
 	}
+	return nil
+}
+
+// legacyIntents records intents of the old system marked paid: one paid a
+// different amount, one never paid, one too young to judge.
+func (d *demo) legacyIntents(ctx context.Context, now time.Time) error {
 	// Intents from the old system: one paid a different amount, one never
 	// paid, one too young to judge.
 	kes := func(s string) money.Amount { a, _ := money.Parse(s, "KES"); return a }
@@ -270,30 +292,37 @@ func (d *demo) anomalies(ctx context.Context) error {
 	}
 	d.say("M-Pesa: legacy intents marked paid in the old system: one paid KES 1,000 of 1,200, one with no payment,")
 	d.say("        one created 5 minutes ago (inside the settlement grace: not yet missing)")
+	return nil
+}
 
+// stripeAnomalies plants Stripe charges the reconciler must flag: a second
+// charge, a second one refunded, a dispute, a charge in the wrong currency,
+// one nobody asked for, and an intent left processing. It returns the
+// succeeded payments it used.
+func (d *demo) stripeAnomalies(ctx context.Context, now time.Time) ([]stripefake.PaymentIntent, error) {
 	// Stripe: a second charge for one intent, a second one that was refunded,
 	// a charge in the wrong currency, one nobody asked for, and an intent a
 	// worker left processing long ago.
 	pis := d.succeededStripe()
 	if len(pis) < 3 {
-		return fmt.Errorf("expected succeeded Stripe payments, found %d", len(pis))
+		return nil, fmt.Errorf("expected succeeded Stripe payments, found %d", len(pis))
 	}
 	d.sfake.AddCharge(stripefake.Charge{Amount: pis[0].Amount, Currency: pis[0].Currency, Status: "succeeded", Captured: true,
 		Created: now, Metadata: map[string]string{"intent_key": pis[0].Metadata["intent_key"]}})
 	rev := d.sfake.AddCharge(stripefake.Charge{Amount: pis[1].Amount, Currency: pis[1].Currency, Status: "succeeded", Captured: true,
 		Created: now, Metadata: map[string]string{"intent_key": pis[1].Metadata["intent_key"]}})
 	if _, err := d.sfake.AddRefund(rev.ID, rev.Amount); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := d.sfake.AddDispute(stripefake.DisputeSpec{Charge: pis[2].LatestCharge, Status: "needs_response",
 		Withdraw: true, Fee: 1500, At: now}); err != nil {
-		return err
+		return nil, err
 	}
 	usd := func(s string) money.Amount { a, _ := money.Parse(s, "USD"); return a }
 	if _, _, err := d.opt.Store.CreateIntent(ctx, ledger.NewIntent{State: ledger.StateSucceeded,
 		CreatedAt:    time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
 		IntentParams: ledger.IntentParams{Key: "stripe:legacy-7", Provider: "stripe", Amount: usd("49.00")}}); err != nil {
-		return err
+		return nil, err
 	}
 	d.sfake.AddCharge(stripefake.Charge{Amount: 4900, Currency: "eur", Status: "succeeded", Captured: true,
 		Created: time.Date(2026, 11, 2, 9, 1, 0, 0, time.UTC), Metadata: map[string]string{"intent_key": "stripe:legacy-7"}})
@@ -301,17 +330,17 @@ func (d *demo) anomalies(ctx context.Context) error {
 		Created: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC), Email: "walkin@example.com"})
 	if _, _, err := d.opt.Store.CreateIntent(ctx, ledger.NewIntent{CreatedAt: time.Date(2026, 11, 2, 7, 0, 0, 0, time.UTC),
 		IntentParams: ledger.IntentParams{Key: "stripe:stuck-1", Provider: "stripe", Amount: usd("15.00")}}); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := d.opt.Store.ClaimIntent(ctx, ledger.ClaimParams{Key: "stripe:stuck-1", Owner: "a-worker-lost-at-07:01",
 		Lease: 2 * time.Minute, Now: time.Date(2026, 11, 2, 7, 1, 0, 0, time.UTC)}); err != nil {
-		return err
+		return nil, err
 	}
 	d.say("Stripe: %s charged twice, %s charged twice and refunded once, stripe:legacy-7 paid in EUR,",
 		pis[0].Metadata["intent_key"], pis[1].Metadata["intent_key"])
 	d.say("        %s disputed by its customer (funds withdrawn), a USD 25 charge nobody asked for,", pis[2].Metadata["intent_key"])
 	d.say("        and stripe:stuck-1 left processing by a worker at 07:01")
-	return d.refundAnomalies(ctx, pis)
+	return pis, nil
 }
 
 // refundAnomalies refunds part of one Stripe payment from the Dashboard
