@@ -31,11 +31,7 @@ func RecordAsModel(t *testing.T, s ledger.Store, seed uint64, ids int, sizes ...
 		sent [][]ledger.Sighting
 		sum  ledger.UpsertCounts
 	)
-	rounds := 12
-	if underRace {
-		rounds = 5 // each round checks the whole books; the race detector slows that most
-	}
-	for round := range rounds {
+	for round := range 12 {
 		group := make([][]ledger.Sighting, 1+g.R.IntN(3))
 		for i := range group {
 			group[i] = g.Next(sent, sizes...)
