@@ -264,40 +264,6 @@ func textExpr(c engine.Column) string {
 	return ident(c.Name) + "::text"
 }
 
-// Scan reads the rows s asks for, in key order, passing each to fn. The
-// slice passed is reused from row to row.
-func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
-	sql, args, width, err := scanQuery(s)
-	if err != nil || sql == "" {
-		return err
-	}
-	rows, err := r.q.Query(ctx, sql, args...)
-	if err != nil {
-		return fmt.Errorf("books: scan %s: %w", s.Table, err)
-	}
-	defer rows.Close()
-	row := make([]any, width)
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return fmt.Errorf("books: scan %s: %w", s.Table, err)
-		}
-		for i, v := range vals {
-			if t, ok := v.(time.Time); ok {
-				v = t.UTC()
-			}
-			row[i] = v
-		}
-		if err := fn(row); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("books: scan %s: %w", s.Table, err)
-	}
-	return nil
-}
-
 // scanQuery is the query of s, its arguments and the number of values in
 // each row. The query is empty when s can match nothing (a match without
 // needles or columns).
@@ -373,6 +339,40 @@ func scanQuery(s engine.Scan) (sql string, args []any, width int, err error) {
 	return sql, args, len(exprs), nil
 }
 
+// Scan reads the rows s asks for, in key order, passing each to fn. The
+// slice passed is reused from row to row.
+func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
+	sql, args, width, err := scanQuery(s)
+	if err != nil || sql == "" {
+		return err
+	}
+	rows, err := r.q.Query(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("books: scan %s: %w", s.Table, err)
+	}
+	defer rows.Close()
+	row := make([]any, width)
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return fmt.Errorf("books: scan %s: %w", s.Table, err)
+		}
+		for i, v := range vals {
+			if t, ok := v.(time.Time); ok {
+				v = t.UTC()
+			}
+			row[i] = v
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("books: scan %s: %w", s.Table, err)
+	}
+	return nil
+}
+
 // encoder turns a value of one column, in its engine-neutral form, into
 // what pgx writes into the column.
 type encoder func(v any) (any, error)
@@ -383,21 +383,64 @@ func encoderOf(c engine.Column) (encoder, error) {
 	case engine.TypeText, engine.TypeJSON:
 		return func(v any) (any, error) { return asString(v) }, nil
 	case engine.TypeBytes:
-		return encodeBytes, nil
+		return func(v any) (any, error) {
+			switch x := v.(type) {
+			case []byte:
+				if x == nil {
+					return []byte{}, nil
+				}
+				return x, nil
+			case string:
+				return []byte(x), nil
+			}
+			return nil, fmt.Errorf("%T is not bytes", v)
+		}, nil
 	case engine.TypeInt:
 		return func(v any) (any, error) { return asInt(v) }, nil
 	case engine.TypeBool:
-		return encodeBool, nil
+		return func(v any) (any, error) {
+			switch x := v.(type) {
+			case bool:
+				return x, nil
+			case int64:
+				return x != 0, nil
+			}
+			return nil, fmt.Errorf("%T is not a boolean", v)
+		}, nil
 	case engine.TypeDecimal:
-		return encodeDecimal, nil
+		return func(v any) (any, error) {
+			s, err := asString(v)
+			if err != nil {
+				return nil, err
+			}
+			d, err := decimal.NewFromString(s)
+			if err != nil {
+				return nil, fmt.Errorf("amount %q: %w", s, err)
+			}
+			return d, nil
+		}, nil
 	case engine.TypeTime:
-		return encodeTime, nil
+		return func(v any) (any, error) {
+			t, ok := v.(time.Time)
+			if !ok {
+				return nil, fmt.Errorf("%T is not a time", v)
+			}
+			return t, nil
+		}, nil
 	case engine.TypeDate:
-		return encodeDate, nil
-	case engine.TypeTextList:
-		return encodeTextList, nil
-	case engine.TypeJSONList:
-		return encodeJSONList, nil
+		return func(v any) (any, error) {
+			s, err := asString(v)
+			if err != nil {
+				return nil, err
+			}
+			d, err := time.Parse(time.DateOnly, s)
+			if err != nil {
+				return nil, fmt.Errorf("date %q: want YYYY-MM-DD", s)
+			}
+			return d, nil
+		}, nil
+	case engine.TypeTextList, engine.TypeJSONList:
+		return listEncoder(c.Type), nil
 	case engine.TypeBits:
 		n, ok := bitLen(c.Decl)
 		if !ok {
@@ -408,100 +451,41 @@ func encoderOf(c engine.Column) (encoder, error) {
 	return nil, fmt.Errorf("column %s: type %s (%s) cannot be written", c.Name, c.Decl, c.Type)
 }
 
-// encodeBytes writes bytes (never NULL for an empty slice) or a string as
-// bytea.
-func encodeBytes(v any) (any, error) {
-	switch x := v.(type) {
-	case []byte:
-		if x == nil {
-			return []byte{}, nil
+// listEncoder writes a JSON array as an array column: for TypeTextList an
+// array of strings as text[] (empty, never NULL, for null), for
+// TypeJSONList the array of its elements' JSON text.
+func listEncoder(typ engine.Type) encoder {
+	if typ == engine.TypeTextList {
+		return func(v any) (any, error) {
+			s, err := asString(v)
+			if err != nil {
+				return nil, err
+			}
+			var out []string
+			if err := json.Unmarshal([]byte(s), &out); err != nil {
+				return nil, fmt.Errorf("list %q: %w", s, err)
+			}
+			if out == nil {
+				out = []string{}
+			}
+			return out, nil
 		}
-		return x, nil
-	case string:
-		return []byte(x), nil
 	}
-	return nil, fmt.Errorf("%T is not bytes", v)
-}
-
-// encodeBool writes a boolean, or an integer as one (non-zero is true).
-func encodeBool(v any) (any, error) {
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case int64:
-		return x != 0, nil
+	return func(v any) (any, error) {
+		s, err := asString(v)
+		if err != nil {
+			return nil, err
+		}
+		var raw []json.RawMessage
+		if err := json.Unmarshal([]byte(s), &raw); err != nil {
+			return nil, fmt.Errorf("list %q: %w", s, err)
+		}
+		out := make([]string, len(raw))
+		for i, r := range raw {
+			out[i] = string(r)
+		}
+		return out, nil
 	}
-	return nil, fmt.Errorf("%T is not a boolean", v)
-}
-
-// encodeDecimal writes the text of a decimal as numeric.
-func encodeDecimal(v any) (any, error) {
-	s, err := asString(v)
-	if err != nil {
-		return nil, err
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return nil, fmt.Errorf("amount %q: %w", s, err)
-	}
-	return d, nil
-}
-
-// encodeTime writes a time.
-func encodeTime(v any) (any, error) {
-	t, ok := v.(time.Time)
-	if !ok {
-		return nil, fmt.Errorf("%T is not a time", v)
-	}
-	return t, nil
-}
-
-// encodeDate writes a YYYY-MM-DD date.
-func encodeDate(v any) (any, error) {
-	s, err := asString(v)
-	if err != nil {
-		return nil, err
-	}
-	d, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return nil, fmt.Errorf("date %q: want YYYY-MM-DD", s)
-	}
-	return d, nil
-}
-
-// encodeTextList writes a JSON array of strings as text[] (empty, never
-// NULL, for null).
-func encodeTextList(v any) (any, error) {
-	s, err := asString(v)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return nil, fmt.Errorf("list %q: %w", s, err)
-	}
-	if out == nil {
-		out = []string{}
-	}
-	return out, nil
-}
-
-// encodeJSONList writes a JSON array as an array of its elements' JSON
-// text.
-func encodeJSONList(v any) (any, error) {
-	s, err := asString(v)
-	if err != nil {
-		return nil, err
-	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal([]byte(s), &raw); err != nil {
-		return nil, fmt.Errorf("list %q: %w", s, err)
-	}
-	out := make([]string, len(raw))
-	for i, r := range raw {
-		out[i] = string(r)
-	}
-	return out, nil
 }
 
 // bitsEncoder writes an integer as a bit string of n bits declared decl.

@@ -299,53 +299,6 @@ func containsFold(hay []byte, needle string) bool {
 	return false
 }
 
-// Scan reads the rows s asks for, in key order, passing each to fn. The
-// slice passed is reused from row to row.
-func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
-	query, args, needles, width, err := scanQuery(s)
-	if err != nil || query == "" {
-		return err
-	}
-	rows, err := r.q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("books: scan %s: %w", s.Table, err)
-	}
-	defer rows.Close()
-	raw := make([]any, width)
-	ptrs := make([]any, width)
-	for i := range raw {
-		ptrs[i] = &raw[i]
-	}
-	shown := len(s.Cols) + len(s.Lengths)
-	row := make([]any, shown)
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("books: scan %s: %w", s.Table, err)
-		}
-		if needles != nil && !matches(raw[shown:], needles) {
-			continue
-		}
-		for i, v := range raw[:shown] {
-			if i >= len(s.Cols) {
-				row[i] = v
-				continue
-			}
-			out, err := readValue(s.Cols[i], v)
-			if err != nil {
-				return fmt.Errorf("books: scan %s: column %s: %w", s.Table, s.Cols[i].Name, err)
-			}
-			row[i] = out
-		}
-		if err := fn(row); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("books: scan %s: %w", s.Table, err)
-	}
-	return nil
-}
-
 // scanQuery is the query of s, its arguments, the lower-cased needles its
 // rows are matched against (after the shown values come the matched
 // columns' text) and the number of values in each row. The query is empty
@@ -410,6 +363,53 @@ func scanQuery(s engine.Scan) (query string, args []any, needles []string, width
 		query += " LIMIT " + strconv.Itoa(s.Limit)
 	}
 	return query, args, needles, len(exprs), nil
+}
+
+// Scan reads the rows s asks for, in key order, passing each to fn. The
+// slice passed is reused from row to row.
+func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
+	query, args, needles, width, err := scanQuery(s)
+	if err != nil || query == "" {
+		return err
+	}
+	rows, err := r.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("books: scan %s: %w", s.Table, err)
+	}
+	defer rows.Close()
+	raw := make([]any, width)
+	ptrs := make([]any, width)
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
+	shown := len(s.Cols) + len(s.Lengths)
+	row := make([]any, shown)
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("books: scan %s: %w", s.Table, err)
+		}
+		if needles != nil && !matches(raw[shown:], needles) {
+			continue
+		}
+		for i, v := range raw[:shown] {
+			if i >= len(s.Cols) {
+				row[i] = v
+				continue
+			}
+			out, err := readValue(s.Cols[i], v)
+			if err != nil {
+				return fmt.Errorf("books: scan %s: column %s: %w", s.Table, s.Cols[i].Name, err)
+			}
+			row[i] = out
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("books: scan %s: %w", s.Table, err)
+	}
+	return nil
 }
 
 // matches reports whether one of vals holds one of needles.

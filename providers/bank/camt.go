@@ -510,7 +510,11 @@ func (p *camtParser) statementChild(cs *camtStmt, t xml.StartElement) error {
 	case "FrToDt":
 		return p.stmtPeriod(cs, t, line, from)
 	case "Acct":
-		return p.stmtAccount(cs, t, line, from)
+		var x xStmtAcct
+		if err := p.d.DecodeElement(&x, &t); err != nil {
+			return p.xmlErr(err)
+		}
+		return p.stmtAccount(st, &x, line, from)
 	case "Bal":
 		return p.stmtBalance(cs, t, line, from)
 	case "Ntry":
@@ -555,14 +559,9 @@ func (p *camtParser) stmtPeriod(cs *camtStmt, t xml.StartElement, line int, from
 	return nil
 }
 
-// stmtAccount reads the statement's Acct element t, which began at offset
-// from on line, into its account and currency.
-func (p *camtParser) stmtAccount(cs *camtStmt, t xml.StartElement, line int, from int64) error {
-	st := &cs.st
-	var x xStmtAcct
-	if err := p.d.DecodeElement(&x, &t); err != nil {
-		return p.xmlErr(err)
-	}
+// stmtAccount takes the statement's Acct element x, which began at offset
+// from on line, as its account and currency.
+func (p *camtParser) stmtAccount(st *Statement, x *xStmtAcct, line int, from int64) error {
 	a := Account{IBAN: strings.TrimSpace(x.IBAN), Number: strings.TrimSpace(x.Othr), Name: strings.TrimSpace(x.Nm),
 		BIC: strings.TrimSpace(firstOf(x.BICFI, x.BIC))}
 	if a.Name == "" {
