@@ -213,14 +213,56 @@ func eraseTable(ctx context.Context, w engine.Writer, t engine.Table, r *replace
 		c, _ := t.Column(k)
 		key = append(key, c)
 	}
-	type change struct {
-		row []any
-		set []int
+	changes, err := eraseChanges(ctx, w, t, key, cands, r)
+	if err != nil {
+		return nil, err
 	}
-	var changes []change
+	if len(changes) > 0 && len(key) == 0 {
+		return nil, errors.New("it has no primary key to change its rows by")
+	}
+	// One statement per set of columns that changed.
+	groups := map[string][]eraseChange{}
+	var order []string
+	counts := make([]int64, len(cands))
+	for _, ch := range changes {
+		sig := fmt.Sprint(ch.set)
+		if _, ok := groups[sig]; !ok {
+			order = append(order, sig)
+		}
+		groups[sig] = append(groups[sig], ch)
+		for _, i := range ch.set {
+			counts[i]++
+		}
+	}
+	for _, sig := range order {
+		if err := writeChanges(ctx, w, t, key, cands, groups[sig]); err != nil {
+			return nil, err
+		}
+	}
+	var out []ColumnCount
+	for i, n := range counts {
+		if n > 0 {
+			out = append(out, ColumnCount{Table: t.Name, Column: cands[i].Name, Rows: n})
+		}
+	}
+	return out, nil
+}
+
+// eraseChange is a row to change: its key and searchable values (row, the
+// new values in place) and the positions among the searchable columns of
+// those that changed (set).
+type eraseChange struct {
+	row []any
+	set []int
+}
+
+// eraseChanges scans the rows of t whose searchable columns cands hold one
+// of r's needles and returns those that replacing the needles changes.
+func eraseChanges(ctx context.Context, w engine.Writer, t engine.Table, key, cands []engine.Column, r *replacer) ([]eraseChange, error) {
+	var changes []eraseChange
 	err := w.Scan(ctx, engine.Scan{Table: t.Name, Cols: append(slices.Clone(key), cands...),
 		Match: &engine.Match{Cols: cands, Needles: r.needles()}}, func(row []any) error {
-		ch := change{row: slices.Clone(row)}
+		ch := eraseChange{row: slices.Clone(row)}
 		for i, c := range cands {
 			v := row[len(key)+i]
 			if v == nil {
@@ -237,56 +279,33 @@ func eraseTable(ctx context.Context, w engine.Writer, t engine.Table, r *replace
 		}
 		return nil
 	})
+	return changes, err
+}
+
+// writeChanges writes the changes g, which all change the same columns, in
+// one statement, and fails unless every row changed.
+func writeChanges(ctx context.Context, w engine.Writer, t engine.Table, key, cands []engine.Column, g []eraseChange) error {
+	set := make([]engine.Column, len(g[0].set))
+	for i, j := range g[0].set {
+		set[i] = cands[j]
+	}
+	rows := make([][]any, len(g))
+	for i, ch := range g {
+		// The key as it was finds the row; the new values follow.
+		row := slices.Clone(ch.row[:len(key)])
+		for _, j := range ch.set {
+			row = append(row, ch.row[len(key)+j])
+		}
+		rows[i] = row
+	}
+	n, err := w.Update(ctx, engine.Update{Table: t.Name, Key: key, Set: set}, rows)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(changes) > 0 && len(key) == 0 {
-		return nil, errors.New("it has no primary key to change its rows by")
+	if n != int64(len(rows)) {
+		return fmt.Errorf("%d of %d rows changed", n, len(rows))
 	}
-	// One statement per set of columns that changed.
-	groups := map[string][]change{}
-	var order []string
-	counts := make([]int64, len(cands))
-	for _, ch := range changes {
-		sig := fmt.Sprint(ch.set)
-		if _, ok := groups[sig]; !ok {
-			order = append(order, sig)
-		}
-		groups[sig] = append(groups[sig], ch)
-		for _, i := range ch.set {
-			counts[i]++
-		}
-	}
-	for _, sig := range order {
-		g := groups[sig]
-		set := make([]engine.Column, len(g[0].set))
-		for i, j := range g[0].set {
-			set[i] = cands[j]
-		}
-		rows := make([][]any, len(g))
-		for i, ch := range g {
-			// The key as it was finds the row; the new values follow.
-			row := slices.Clone(ch.row[:len(key)])
-			for _, j := range ch.set {
-				row = append(row, ch.row[len(key)+j])
-			}
-			rows[i] = row
-		}
-		n, err := w.Update(ctx, engine.Update{Table: t.Name, Key: key, Set: set}, rows)
-		if err != nil {
-			return nil, err
-		}
-		if n != int64(len(rows)) {
-			return nil, fmt.Errorf("%d of %d rows changed", n, len(rows))
-		}
-	}
-	var out []ColumnCount
-	for i, n := range counts {
-		if n > 0 {
-			out = append(out, ColumnCount{Table: t.Name, Column: cands[i].Name, Rows: n})
-		}
-	}
-	return out, nil
+	return nil
 }
 
 func equalValue(a, b any) bool {

@@ -207,33 +207,10 @@ func pruneSpecs(ts []engine.Table) []pruneSpec {
 
 // prune removes one kind of payload, a page of rows per transaction.
 func prune(ctx context.Context, b engine.Books, ts []engine.Table, s pruneSpec, opt PruneOptions) ([]PruneItem, error) {
-	t, ok := find(ts, s.table)
-	if !ok {
-		return nil, fmt.Errorf("no table %s", s.table)
-	}
-	if len(t.Key) == 0 {
-		return nil, fmt.Errorf("table %s has no primary key", s.table)
-	}
-	var key, cols, payload []engine.Column
 	c := pickCtx{before: opt.Before, col: map[string]int{}}
-	for _, k := range t.Key {
-		col, _ := t.Column(k)
-		key = append(key, col.As(col.Type))
-	}
-	for _, cs := range s.cols {
-		col, ok := t.Column(cs.name)
-		if !ok {
-			return nil, fmt.Errorf("no column %s.%s", s.table, cs.name)
-		}
-		c.col[cs.name] = len(key) + len(cols)
-		cols = append(cols, col.As(cs.typ))
-	}
-	for _, p := range s.payload {
-		col, ok := t.Column(p)
-		if !ok {
-			return nil, fmt.Errorf("no column %s.%s", s.table, p)
-		}
-		payload = append(payload, col)
+	key, cols, payload, err := s.columns(ts, c.col)
+	if err != nil {
+		return nil, err
 	}
 	main := PruneItem{What: s.what}
 	notes := PruneItem{What: "history.note"}
@@ -256,22 +233,7 @@ func prune(ctx context.Context, b engine.Books, ts []engine.Table, s pruneSpec, 
 			if err != nil {
 				return err
 			}
-			var updates, keys [][]any
-			var rows, bytes int64
-			for i, row := range page {
-				var size int64
-				for _, l := range row[len(key)+len(cols):] {
-					n, _ := l.(int64)
-					size += n
-				}
-				if !picked[i] || size == 0 {
-					continue
-				}
-				rows++
-				bytes += size
-				keys = append(keys, row[:len(key)])
-				updates = append(updates, append(slices.Clone(row[:len(key)]), s.clear...))
-			}
+			updates, keys, rows, bytes := s.cleared(page, picked, len(key), len(key)+len(cols))
 			if w != nil && len(updates) > 0 {
 				if _, err := w.Update(ctx, engine.Update{Table: s.table, Key: key, Set: payload}, updates); err != nil {
 					return err
@@ -307,6 +269,61 @@ func prune(ctx context.Context, b engine.Books, ts []engine.Table, s pruneSpec, 
 		return []PruneItem{main, notes}, nil
 	}
 	return []PruneItem{main}, nil
+}
+
+// columns are the key, the picking columns and the payload columns of the
+// spec's table among ts; col gets each picking column's position in a
+// scanned row.
+func (s pruneSpec) columns(ts []engine.Table, col map[string]int) (key, cols, payload []engine.Column, err error) {
+	t, ok := find(ts, s.table)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("no table %s", s.table)
+	}
+	if len(t.Key) == 0 {
+		return nil, nil, nil, fmt.Errorf("table %s has no primary key", s.table)
+	}
+	for _, k := range t.Key {
+		c, _ := t.Column(k)
+		key = append(key, c.As(c.Type))
+	}
+	for _, cs := range s.cols {
+		c, ok := t.Column(cs.name)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("no column %s.%s", s.table, cs.name)
+		}
+		col[cs.name] = len(key) + len(cols)
+		cols = append(cols, c.As(cs.typ))
+	}
+	for _, p := range s.payload {
+		c, ok := t.Column(p)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("no column %s.%s", s.table, p)
+		}
+		payload = append(payload, c)
+	}
+	return key, cols, payload, nil
+}
+
+// cleared are the rows of page that were picked and hold a payload: the
+// updates that clear them, their keys (the first nkey values of a row), and
+// how many rows and payload bytes (the lengths from position lengths on)
+// they are.
+func (s pruneSpec) cleared(page [][]any, picked []bool, nkey, lengths int) (updates, keys [][]any, rows, bytes int64) {
+	for i, row := range page {
+		var size int64
+		for _, l := range row[lengths:] {
+			n, _ := l.(int64)
+			size += n
+		}
+		if !picked[i] || size == 0 {
+			continue
+		}
+		rows++
+		bytes += size
+		keys = append(keys, row[:nkey])
+		updates = append(updates, append(slices.Clone(row[:nkey]), s.clear...))
+	}
+	return updates, keys, rows, bytes
 }
 
 // pruneNotes clears the notes in the history of the findings keys name.

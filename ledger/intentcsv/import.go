@@ -78,56 +78,20 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 		return Result{}, fmt.Errorf("import intents %s: %w", file, err)
 	}
 	defer cleanup()
+	run := &importRun{file: file, opt: opt, src: src}
 	var (
 		res     Result
-		bad     []rejected
 		refused []ledger.RefusedIntent
-		fail    error
 	)
-	reject := func(perr *ledger.ParseError, raw []byte) error {
-		bad = append(bad, rejected{perr, raw})
-		return nil
-	}
 	err = store.InTx(ctx, func(tx ledger.Tx) error {
-		rows := func(yield func(ledger.ImportIntent) bool) {
-			n := 0
-			fail = Read(src.r, file, opt.Kinds, func(row Row) error {
-				if opt.Check != nil {
-					if err := opt.Check(row); err != nil {
-						var fe *ledger.FieldError
-						if errors.As(err, &fe) {
-							return reject(&ledger.ParseError{File: file, Line: row.Line, Field: fe.Field, Err: fe.Err}, row.Raw)
-						}
-						return err
-					}
-				}
-				if n++; opt.Progress != nil && n%progressEvery == 0 {
-					opt.Progress(n)
-				}
-				if !yield(ledger.ImportIntent{NewIntent: row.Intent, Line: row.Line, ProviderRefs: row.ProviderRefs}) {
-					return errStopped
-				}
-				return nil
-			}, reject)
-		}
-		inTx := func(fn func(context.Context, ledger.Tx, []string) error) func(context.Context, []string) error {
-			if fn == nil {
-				return nil
-			}
-			return func(ctx context.Context, keys []string) error {
-				if len(bad) > 0 || fail != nil {
-					return nil // rolled back anyway
-				}
-				return fn(ctx, tx, keys)
-			}
-		}
-		out, err := tx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: rows, Pending: inTx(opt.Pending), PendingRefunds: inTx(opt.PendingRefunds)})
+		out, err := tx.ImportIntents(ctx, ledger.ImportIntentsParams{Rows: run.rows,
+			Pending: run.inTx(tx, opt.Pending), PendingRefunds: run.inTx(tx, opt.PendingRefunds)})
 		if err != nil {
 			return err
 		}
 		res = Result{Rows: out.Rows, Created: out.Created, Existing: out.Existing, Pending: out.Pending, PendingRefunds: out.PendingRefunds}
 		refused = out.Refused
-		if fail != nil || len(bad) > 0 || len(refused) > 0 {
+		if run.fail != nil || len(run.bad) > 0 || len(refused) > 0 {
 			return errRollback
 		}
 		return nil
@@ -135,9 +99,10 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 	if err != nil && !errors.Is(err, errRollback) {
 		return Result{}, fmt.Errorf("import intents %s: %w", file, err)
 	}
+	bad := run.bad
 	var perr *ledger.ParseError
-	if fail != nil && !errors.As(fail, &perr) {
-		return Result{}, fmt.Errorf("import intents %s: %w", file, fail)
+	if run.fail != nil && !errors.As(run.fail, &perr) {
+		return Result{}, fmt.Errorf("import intents %s: %w", file, run.fail)
 	}
 	if perr != nil && len(bad) == 0 {
 		bad = append(bad, rejected{perr: perr})
@@ -152,6 +117,69 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 	if len(bad) == 0 {
 		return res, nil
 	}
+	return Result{}, quarantine(ctx, store, file, bad, now)
+}
+
+// importRun is the reading of one file by Import: the rows it rejected and
+// the error that stopped the reading.
+type importRun struct {
+	file string
+	opt  *Options
+	src  *source
+	bad  []rejected
+	fail error
+}
+
+// reject notes a rejected row.
+func (run *importRun) reject(perr *ledger.ParseError, raw []byte) error {
+	run.bad = append(run.bad, rejected{perr, raw})
+	return nil
+}
+
+// rows reads the file's rows, vetted by Options.Check, as the store's
+// import takes them; the error that ends the reading is kept in run.fail.
+func (run *importRun) rows(yield func(ledger.ImportIntent) bool) {
+	opt, file := run.opt, run.file
+	n := 0
+	run.fail = Read(run.src.r, file, opt.Kinds, func(row Row) error {
+		if opt.Check != nil {
+			if err := opt.Check(row); err != nil {
+				var fe *ledger.FieldError
+				if errors.As(err, &fe) {
+					return run.reject(&ledger.ParseError{File: file, Line: row.Line, Field: fe.Field, Err: fe.Err}, row.Raw)
+				}
+				return err
+			}
+		}
+		if n++; opt.Progress != nil && n%progressEvery == 0 {
+			opt.Progress(n)
+		}
+		if !yield(ledger.ImportIntent{NewIntent: row.Intent, Line: row.Line, ProviderRefs: row.ProviderRefs}) {
+			return errStopped
+		}
+		return nil
+	}, run.reject)
+}
+
+// inTx is fn given tx, for the store's import to call with the keys of
+// pending intents; it does nothing once the import is bound to be rolled
+// back. It is nil when fn is.
+func (run *importRun) inTx(tx ledger.Tx, fn func(context.Context, ledger.Tx, []string) error) func(context.Context, []string) error {
+	if fn == nil {
+		return nil
+	}
+	return func(ctx context.Context, keys []string) error {
+		if len(run.bad) > 0 || run.fail != nil {
+			return nil // rolled back anyway
+		}
+		return fn(ctx, tx, keys)
+	}
+}
+
+// quarantine quarantines the rejected rows bad in line order, in a
+// transaction of their own, and returns the *ledger.RejectedFileError that
+// lists them.
+func quarantine(ctx context.Context, store ledger.Store, file string, bad []rejected, now time.Time) error {
 	slices.SortStableFunc(bad, func(a, b rejected) int { return cmp.Compare(a.perr.Line, b.perr.Line) })
 	qerr := store.InTx(ctx, func(tx ledger.Tx) error {
 		for _, b := range bad {
@@ -163,13 +191,13 @@ func Import(ctx context.Context, store ledger.Store, file string, r io.Reader, n
 		return nil
 	})
 	if qerr != nil {
-		return Result{}, fmt.Errorf("import intents %s: quarantine rejected rows: %w", file, qerr)
+		return fmt.Errorf("import intents %s: quarantine rejected rows: %w", file, qerr)
 	}
 	rej := &ledger.RejectedFileError{File: file}
 	for _, b := range bad {
 		rej.Problems = append(rej.Problems, b.perr)
 	}
-	return Result{}, rej
+	return rej
 }
 
 // source is the input, readable a second time: from its start when it can

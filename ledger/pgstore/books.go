@@ -38,7 +38,58 @@ func (b books) Tables(ctx context.Context) ([]engine.Table, error) {
 	return tables(ctx, b.pool)
 }
 
+// tables reads the tables of the current schema: their columns, primary
+// keys and the tables their foreign keys reference.
 func tables(ctx context.Context, q querier) ([]engine.Table, error) {
+	out, err := readColumns(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*engine.Table{}
+	for i := range out {
+		t := &out[i]
+		byName[t.Name] = t
+		// amount_minor is written by the store's writers from amount and
+		// currency (migration 0012); Load computes it the same way.
+		if _, ok := t.Column("amount"); ok {
+			if _, ok := t.Column("currency"); ok {
+				for j := range t.Columns {
+					if t.Columns[j].Name == "amount_minor" {
+						t.Columns[j].Derived = true
+					}
+				}
+			}
+		}
+	}
+	err = readTablePairs(ctx, q, "primary keys", byName, func(t *engine.Table, col string) { t.Key = append(t.Key, col) }, `
+		SELECT c.relname, a.attname
+		FROM pg_index i
+		JOIN pg_class c ON c.oid = i.indrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+		WHERE i.indisprimary AND n.nspname = current_schema()
+		ORDER BY c.relname, k.ord`)
+	if err != nil {
+		return nil, err
+	}
+	err = readTablePairs(ctx, q, "foreign keys", byName, func(t *engine.Table, ref string) { t.References = append(t.References, ref) }, `
+		SELECT DISTINCT c.relname, f.relname
+		FROM pg_constraint co
+		JOIN pg_class c ON c.oid = co.conrelid
+		JOIN pg_class f ON f.oid = co.confrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE co.contype = 'f' AND n.nspname = current_schema()
+		ORDER BY 1, 2`)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readColumns reads the tables of the current schema with their columns,
+// in order.
+func readColumns(ctx context.Context, q querier) ([]engine.Table, error) {
 	rows, err := q.Query(ctx, `
 		SELECT c.relname, a.attname, lower(format_type(a.atttypid, a.atttypmod)), t.typtype = 'e',
 			a.attnotnull, a.atthasdef, a.attgenerated <> '',
@@ -71,74 +122,32 @@ func tables(ctx context.Context, q querier) ([]engine.Table, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("books: read the schema: %w", err)
 	}
-	byName := map[string]*engine.Table{}
-	for i := range out {
-		t := &out[i]
-		byName[t.Name] = t
-		// amount_minor is written by the store's writers from amount and
-		// currency (migration 0012); Load computes it the same way.
-		if _, ok := t.Column("amount"); ok {
-			if _, ok := t.Column("currency"); ok {
-				for j := range t.Columns {
-					if t.Columns[j].Name == "amount_minor" {
-						t.Columns[j].Derived = true
-					}
-				}
-			}
-		}
-	}
-	keys, err := q.Query(ctx, `
-		SELECT c.relname, a.attname
-		FROM pg_index i
-		JOIN pg_class c ON c.oid = i.indrelid
-		JOIN pg_namespace n ON n.oid = c.relnamespace
-		CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
-		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
-		WHERE i.indisprimary AND n.nspname = current_schema()
-		ORDER BY c.relname, k.ord`)
-	if err != nil {
-		return nil, fmt.Errorf("books: read the primary keys: %w", err)
-	}
-	for keys.Next() {
-		var table, col string
-		if err := keys.Scan(&table, &col); err != nil {
-			keys.Close()
-			return nil, fmt.Errorf("books: read the primary keys: %w", err)
-		}
-		if t := byName[table]; t != nil {
-			t.Key = append(t.Key, col)
-		}
-	}
-	keys.Close()
-	if err := keys.Err(); err != nil {
-		return nil, fmt.Errorf("books: read the primary keys: %w", err)
-	}
-	refs, err := q.Query(ctx, `
-		SELECT DISTINCT c.relname, f.relname
-		FROM pg_constraint co
-		JOIN pg_class c ON c.oid = co.conrelid
-		JOIN pg_class f ON f.oid = co.confrelid
-		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE co.contype = 'f' AND n.nspname = current_schema()
-		ORDER BY 1, 2`)
-	if err != nil {
-		return nil, fmt.Errorf("books: read the foreign keys: %w", err)
-	}
-	for refs.Next() {
-		var table, ref string
-		if err := refs.Scan(&table, &ref); err != nil {
-			refs.Close()
-			return nil, fmt.Errorf("books: read the foreign keys: %w", err)
-		}
-		if t := byName[table]; t != nil {
-			t.References = append(t.References, ref)
-		}
-	}
-	refs.Close()
-	if err := refs.Err(); err != nil {
-		return nil, fmt.Errorf("books: read the foreign keys: %w", err)
-	}
 	return out, nil
+}
+
+// readTablePairs runs sql, whose rows are (table, value), and adds each
+// value to its table in byName; what names the pairs in errors.
+func readTablePairs(ctx context.Context, q querier, what string, byName map[string]*engine.Table,
+	add func(t *engine.Table, v string), sql string) error {
+	rows, err := q.Query(ctx, sql)
+	if err != nil {
+		return fmt.Errorf("books: read the %s: %w", what, err)
+	}
+	for rows.Next() {
+		var table, v string
+		if err := rows.Scan(&table, &v); err != nil {
+			rows.Close()
+			return fmt.Errorf("books: read the %s: %w", what, err)
+		}
+		if t := byName[table]; t != nil {
+			add(t, v)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("books: read the %s: %w", what, err)
+	}
+	return nil
 }
 
 // pgType is the engine-neutral type of a column declared decl.
@@ -255,12 +264,15 @@ func textExpr(c engine.Column) string {
 	return ident(c.Name) + "::text"
 }
 
-func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
+// scanQuery is the query of s, its arguments and the number of values in
+// each row. The query is empty when s can match nothing (a match without
+// needles or columns).
+func scanQuery(s engine.Scan) (sql string, args []any, width int, err error) {
 	exprs := make([]string, len(s.Cols))
 	for i, c := range s.Cols {
 		e, err := selectExpr(c)
 		if err != nil {
-			return fmt.Errorf("books: scan %s: %w", s.Table, err)
+			return "", nil, 0, fmt.Errorf("books: scan %s: %w", s.Table, err)
 		}
 		exprs[i] = e
 	}
@@ -268,7 +280,6 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 		exprs = append(exprs, "coalesce(octet_length("+ident(c.Name)+"), 0)::bigint")
 	}
 	var where []string
-	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
@@ -276,10 +287,10 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 	from := ident(s.Table)
 	if m := s.Match; m != nil {
 		if s.Limit > 0 {
-			return fmt.Errorf("books: scan %s: a match with a limit", s.Table)
+			return "", nil, 0, fmt.Errorf("books: scan %s: a match with a limit", s.Table)
 		}
 		if len(m.Needles) == 0 || len(m.Cols) == 0 {
-			return nil
+			return "", nil, 0, nil
 		}
 		// The columns' text, lower-cased once per row (OFFSET 0 keeps the
 		// planner from computing it again for every needle), separated by
@@ -317,7 +328,7 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 			where = append(where, "("+strings.Join(keys, ", ")+") > ("+strings.Join(ps, ", ")+")")
 		}
 	}
-	sql := "SELECT " + strings.Join(exprs, ", ") + " FROM " + from
+	sql = "SELECT " + strings.Join(exprs, ", ") + " FROM " + from
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -325,12 +336,22 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 	if s.Limit > 0 {
 		sql += " LIMIT " + strconv.Itoa(s.Limit)
 	}
+	return sql, args, len(exprs), nil
+}
+
+// Scan reads the rows s asks for, in key order, passing each to fn. The
+// slice passed is reused from row to row.
+func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
+	sql, args, width, err := scanQuery(s)
+	if err != nil || sql == "" {
+		return err
+	}
 	rows, err := r.q.Query(ctx, sql, args...)
 	if err != nil {
 		return fmt.Errorf("books: scan %s: %w", s.Table, err)
 	}
 	defer rows.Close()
-	row := make([]any, len(exprs))
+	row := make([]any, width)
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
@@ -356,6 +377,7 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 // what pgx writes into the column.
 type encoder func(v any) (any, error)
 
+// encoderOf is the encoder of column c's type.
 func encoderOf(c engine.Column) (encoder, error) {
 	switch c.Type {
 	case engine.TypeText, engine.TypeJSON:
@@ -417,7 +439,23 @@ func encoderOf(c engine.Column) (encoder, error) {
 			}
 			return d, nil
 		}, nil
-	case engine.TypeTextList:
+	case engine.TypeTextList, engine.TypeJSONList:
+		return listEncoder(c.Type), nil
+	case engine.TypeBits:
+		n, ok := bitLen(c.Decl)
+		if !ok {
+			return nil, fmt.Errorf("column %s: bit string %s has no length", c.Name, c.Decl)
+		}
+		return bitsEncoder(c.Decl, n), nil
+	}
+	return nil, fmt.Errorf("column %s: type %s (%s) cannot be written", c.Name, c.Decl, c.Type)
+}
+
+// listEncoder writes a JSON array as an array column: for TypeTextList an
+// array of strings as text[] (empty, never NULL, for null), for
+// TypeJSONList the array of its elements' JSON text.
+func listEncoder(typ engine.Type) encoder {
+	if typ == engine.TypeTextList {
 		return func(v any) (any, error) {
 			s, err := asString(v)
 			if err != nil {
@@ -431,47 +469,44 @@ func encoderOf(c engine.Column) (encoder, error) {
 				out = []string{}
 			}
 			return out, nil
-		}, nil
-	case engine.TypeJSONList:
-		return func(v any) (any, error) {
-			s, err := asString(v)
-			if err != nil {
-				return nil, err
-			}
-			var raw []json.RawMessage
-			if err := json.Unmarshal([]byte(s), &raw); err != nil {
-				return nil, fmt.Errorf("list %q: %w", s, err)
-			}
-			out := make([]string, len(raw))
-			for i, r := range raw {
-				out[i] = string(r)
-			}
-			return out, nil
-		}, nil
-	case engine.TypeBits:
-		n, ok := bitLen(c.Decl)
-		if !ok {
-			return nil, fmt.Errorf("column %s: bit string %s has no length", c.Name, c.Decl)
 		}
-		return func(v any) (any, error) {
-			x, err := asInt(v)
-			if err != nil {
-				return nil, err
-			}
-			if x < 0 || (n < 63 && x >= 1<<n) {
-				return nil, fmt.Errorf("%d does not fit %s", x, c.Decl)
-			}
-			size := (n + 7) / 8
-			u := uint64(x) << (size*8 - n)
-			b := make([]byte, size)
-			for i := size - 1; i >= 0; i-- {
-				b[i] = byte(u)
-				u >>= 8
-			}
-			return pgtype.Bits{Bytes: b, Len: int32(n), Valid: true}, nil
-		}, nil
 	}
-	return nil, fmt.Errorf("column %s: type %s (%s) cannot be written", c.Name, c.Decl, c.Type)
+	return func(v any) (any, error) {
+		s, err := asString(v)
+		if err != nil {
+			return nil, err
+		}
+		var raw []json.RawMessage
+		if err := json.Unmarshal([]byte(s), &raw); err != nil {
+			return nil, fmt.Errorf("list %q: %w", s, err)
+		}
+		out := make([]string, len(raw))
+		for i, r := range raw {
+			out[i] = string(r)
+		}
+		return out, nil
+	}
+}
+
+// bitsEncoder writes an integer as a bit string of n bits declared decl.
+func bitsEncoder(decl string, n int) encoder {
+	return func(v any) (any, error) {
+		x, err := asInt(v)
+		if err != nil {
+			return nil, err
+		}
+		if x < 0 || (n < 63 && x >= 1<<n) {
+			return nil, fmt.Errorf("%d does not fit %s", x, decl)
+		}
+		size := (n + 7) / 8
+		u := uint64(x) << (size*8 - n)
+		b := make([]byte, size)
+		for i := size - 1; i >= 0; i-- {
+			b[i] = byte(u)
+			u >>= 8
+		}
+		return pgtype.Bits{Bytes: b, Len: int32(n), Valid: true}, nil
+	}
 }
 
 func asString(v any) (string, error) {

@@ -121,27 +121,13 @@ type importOptions struct {
 	fallbacks, guessFailed *int
 }
 
+// importIntentsTx imports p's rows within tx: stages, writes them batch by
+// batch, writes what was staged and then counts or hands over the pending
+// intents.
 func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams, opt importOptions) (ledger.ImportIntentsResult, error) {
 	var res ledger.ImportIntentsResult
-	// The hash joins below hold a key per row; without room they spill
-	// to disk in many batches. Their estimated costs are large enough to
-	// switch JIT compilation on, which costs more than it saves here.
-	if _, err := tx.Exec(ctx, `
-		SET LOCAL work_mem = '64MB';
-		SET LOCAL jit = off;
-		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup, pg_temp.intent_import_new,
-			pg_temp.intent_import_pending;
-		CREATE TEMP TABLE intent_import (
-			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
-			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
-			state text NOT NULL, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL,
-			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL,
-			due_at timestamptz, tolerance numeric, ref_norm text NOT NULL, account text NOT NULL
-		) ON COMMIT DROP;
-		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
-		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP;
-		CREATE TEMP TABLE intent_import_pending (key text NOT NULL) ON COMMIT DROP`); err != nil {
-		return res, fmt.Errorf("staging table: %w", err)
+	if err := createStaging(ctx, tx); err != nil {
+		return res, err
 	}
 	st := &importState{tx: tx, seen: newKeySet(), opt: opt, guess: true}
 	rd := ledger.ReadImportIntents(p.Rows, opt.batch, newImportRow)
@@ -186,15 +172,52 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 		res.Refused = append(res.Refused, refused...)
 	}
 	res.Existing = res.Rows - res.Created - len(res.Refused)
+	err := countPending(ctx, tx, p, opt.staged, st.pending, &res)
+	return res, err
+}
+
+// createStaging creates the temporary tables of an import, dropped at
+// commit, and sets the transaction's memory for its joins.
+func createStaging(ctx context.Context, tx pgx.Tx) error {
+	// The hash joins below hold a key per row; without room they spill
+	// to disk in many batches. Their estimated costs are large enough to
+	// switch JIT compilation on, which costs more than it saves here.
+	if _, err := tx.Exec(ctx, `
+		SET LOCAL work_mem = '64MB';
+		SET LOCAL jit = off;
+		DROP TABLE IF EXISTS pg_temp.intent_import, pg_temp.intent_import_dup, pg_temp.intent_import_new,
+			pg_temp.intent_import_pending;
+		CREATE TEMP TABLE intent_import (
+			line int NOT NULL, key text NOT NULL, provider text NOT NULL, amount numeric NOT NULL,
+			currency text NOT NULL, customer text NOT NULL, reference text NOT NULL, metadata jsonb,
+			state text NOT NULL, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL,
+			provider_refs text[] NOT NULL, kind text NOT NULL, refund_of text NOT NULL,
+			due_at timestamptz, tolerance numeric, ref_norm text NOT NULL, account text NOT NULL
+		) ON COMMIT DROP;
+		CREATE TEMP TABLE intent_import_dup (LIKE intent_import) ON COMMIT DROP;
+		CREATE TEMP TABLE intent_import_new (key text PRIMARY KEY) ON COMMIT DROP;
+		CREATE TEMP TABLE intent_import_pending (key text NOT NULL) ON COMMIT DROP`); err != nil {
+		return fmt.Errorf("staging table: %w", err)
+	}
+	return nil
+}
+
+// countPending fills res's pending counts: the file's pending charges and
+// refunds still pending in the books, handed over to p.Pending and
+// p.PendingRefunds when set and nothing was refused, else only counted.
+// staged says every row was staged; pending counts the keys the batches
+// set aside as pending (none: nothing to count).
+func countPending(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParams, staged bool, pending int,
+	res *ledger.ImportIntentsResult) error {
 	from := pendingFrom
-	if opt.staged {
+	if staged {
 		// Every row is staged: the first line of each key is the one
 		// the staged statements kept.
 		from = stagedPendingFrom
-	} else if st.pending == 0 {
-		return res, nil
+	} else if pending == 0 {
+		return nil
 	} else if _, err := tx.Exec(ctx, `ANALYZE intent_import_pending`); err != nil {
-		return res, err
+		return err
 	}
 	for _, k := range []struct {
 		kind ledger.IntentKind
@@ -208,10 +231,10 @@ func importIntentsTx(ctx context.Context, tx pgx.Tx, p ledger.ImportIntentsParam
 			*k.n, err = sendPending(ctx, tx, from, k.kind, k.fn)
 		}
 		if err != nil {
-			return res, err
+			return err
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // write writes one batch of rows.
@@ -450,10 +473,32 @@ func copySQL(table string, columns []string) string {
 // writeStaged writes the staged rows with set statements and returns how
 // many intents it created and the rows it refused.
 func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, error) {
+	dups, err := setAsideRepeats(ctx, tx)
+	if err != nil {
+		return 0, nil, err
+	}
+	created, err := insertStaged(ctx, tx)
+	if err != nil {
+		return 0, nil, err
+	}
+	refused, err := refusedStaged(ctx, tx, dups)
+	if err != nil {
+		return 0, nil, err
+	}
+	bad, err := checkImportedRefunds(ctx, tx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("refunds: %w", err)
+	}
+	return created - len(bad), append(refused, bad...), nil
+}
+
+// setAsideRepeats analyzes the staged rows, moves all but the first line
+// of each repeated key to intent_import_dup and returns how many it moved.
+func setAsideRepeats(ctx context.Context, tx pgx.Tx) (int64, error) {
 	// The staging table is new: without statistics the planner would take
 	// it for a few rows and loop over the intents index for each.
 	if _, err := tx.Exec(ctx, `ANALYZE intent_import`); err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	// A key repeated among the staged rows is created from its first line;
 	// the other lines are set aside and compared with what was created.
@@ -465,18 +510,24 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 		)
 		INSERT INTO intent_import_dup SELECT * FROM d`)
 	if err != nil {
-		return 0, nil, fmt.Errorf("repeated keys: %w", err)
+		return 0, fmt.Errorf("repeated keys: %w", err)
 	}
-	dups := tag.RowsAffected()
+	return tag.RowsAffected(), nil
+}
+
+// insertStaged locks the charges the staged refunds name and creates the
+// staged intents whose key is not stored, with their attempts; it returns
+// how many it created.
+func insertStaged(ctx context.Context, tx pgx.Tx) (int, error) {
 	// The charges that refunds of the file name are locked before any
 	// refund is written, as CreateIntent does, and in one order.
 	if _, err := tx.Exec(ctx, `
 		SELECT 1 FROM intents WHERE key IN (SELECT refund_of FROM intent_import WHERE kind = 'refund')
 		ORDER BY key FOR UPDATE`); err != nil {
-		return 0, nil, fmt.Errorf("lock charges: %w", err)
+		return 0, fmt.Errorf("lock charges: %w", err)
 	}
 	var created int
-	err = tx.QueryRow(ctx, `
+	err := tx.QueryRow(ctx, `
 		WITH ins AS (
 			INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at,
 			    updated_at, amount_minor, due_at, tolerance, ref_norm, account)
@@ -495,8 +546,14 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 		)
 		SELECT count(*) FROM ins`).Scan(&created)
 	if err != nil {
-		return 0, nil, fmt.Errorf("insert: %w", err)
+		return 0, fmt.Errorf("insert: %w", err)
 	}
+	return created, nil
+}
+
+// refusedStaged compares every staged row, and the dups rows set aside,
+// with the intent stored under its key and refuses those that differ.
+func refusedStaged(ctx context.Context, tx pgx.Tx, dups int64) ([]ledger.RefusedIntent, error) {
 	// Every staged row is compared with the intent stored under its key,
 	// whether this import created it or not (a concurrent writer may have
 	// won the key between the statements).
@@ -514,7 +571,7 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 		           AND i.metadata IS NOT DISTINCT FROM s.metadata
 		           AND i.due_at IS NOT DISTINCT FROM s.due_at AND i.tolerance IS NOT DISTINCT FROM s.tolerance)`)
 	if err != nil {
-		return 0, nil, fmt.Errorf("compare: %w", err)
+		return nil, fmt.Errorf("compare: %w", err)
 	}
 	var refused []ledger.RefusedIntent
 	for rows.Next() {
@@ -531,7 +588,7 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 			&req.Reference, &meta, &req.Kind, &req.RefundOf, &due, &tol, &req.Account}})
 		if err != nil {
 			rows.Close()
-			return 0, nil, err
+			return nil, err
 		}
 		req.Key, req.Amount = stored.Key, money.Amount{Value: amount, Currency: currency}
 		req.DueAt = fromNull(due)
@@ -540,7 +597,7 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 		}
 		if err := decodeMeta(meta, &req.Metadata); err != nil {
 			rows.Close()
-			return 0, nil, err
+			return nil, err
 		}
 		if stored.IntentParams.Same(req) {
 			continue
@@ -549,13 +606,9 @@ func writeStaged(ctx context.Context, tx pgx.Tx) (int, []ledger.RefusedIntent, e
 			Err: &ledger.KeyReuseError{Key: req.Key, Existing: stored.IntentParams, Requested: req}})
 	}
 	if err := rows.Err(); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	bad, err := checkImportedRefunds(ctx, tx)
-	if err != nil {
-		return 0, nil, fmt.Errorf("refunds: %w", err)
-	}
-	return created - len(bad), append(refused, bad...), nil
+	return refused, nil
 }
 
 // pendingFrom names the keys of the file whose first line asks for a

@@ -299,7 +299,11 @@ func containsFold(hay []byte, needle string) bool {
 	return false
 }
 
-func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
+// scanQuery is the query of s, its arguments, the lower-cased needles its
+// rows are matched against (after the shown values come the matched
+// columns' text) and the number of values in each row. The query is empty
+// when s can match nothing (a match without needles or columns).
+func scanQuery(s engine.Scan) (query string, args []any, needles []string, width int, err error) {
 	exprs := make([]string, len(s.Cols))
 	for i, c := range s.Cols {
 		exprs[i] = selectExpr(c)
@@ -308,16 +312,14 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 		exprs = append(exprs, "coalesce(length(CAST("+ident(c.Name)+" AS BLOB)), 0)")
 	}
 	var where []string
-	var args []any
-	// Matching happens here rather than in SQL: the engine would compute
+	// Matching happens in Scan rather than in SQL: the engine would compute
 	// each column's text again for every needle.
-	var needles []string
 	if m := s.Match; m != nil {
 		if s.Limit > 0 {
-			return fmt.Errorf("books: scan %s: a match with a limit", s.Table)
+			return "", nil, nil, 0, fmt.Errorf("books: scan %s: a match with a limit", s.Table)
 		}
 		if len(m.Needles) == 0 || len(m.Cols) == 0 {
-			return nil
+			return "", nil, nil, 0, nil
 		}
 		for _, n := range m.Needles {
 			needles = append(needles, strings.ToLower(n))
@@ -329,7 +331,7 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 	if in := s.In; in != nil {
 		b, err := json.Marshal(in.Values)
 		if err != nil {
-			return fmt.Errorf("books: scan %s: %w", s.Table, err)
+			return "", nil, nil, 0, fmt.Errorf("books: scan %s: %w", s.Table, err)
 		}
 		where = append(where, ident(in.Col.Name)+" IN (SELECT value FROM json_each(?))")
 		args = append(args, string(b))
@@ -346,13 +348,13 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 			for i, v := range s.After {
 				a, err := bindValue(s.Key[i], v)
 				if err != nil {
-					return fmt.Errorf("books: scan %s: %w", s.Table, err)
+					return "", nil, nil, 0, fmt.Errorf("books: scan %s: %w", s.Table, err)
 				}
 				args = append(args, a)
 			}
 		}
 	}
-	query := "SELECT " + strings.Join(exprs, ", ") + " FROM " + ident(s.Table)
+	query = "SELECT " + strings.Join(exprs, ", ") + " FROM " + ident(s.Table)
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -360,13 +362,23 @@ func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error)
 	if s.Limit > 0 {
 		query += " LIMIT " + strconv.Itoa(s.Limit)
 	}
+	return query, args, needles, len(exprs), nil
+}
+
+// Scan reads the rows s asks for, in key order, passing each to fn. The
+// slice passed is reused from row to row.
+func (r *booksTx) Scan(ctx context.Context, s engine.Scan, fn func([]any) error) error {
+	query, args, needles, width, err := scanQuery(s)
+	if err != nil || query == "" {
+		return err
+	}
 	rows, err := r.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("books: scan %s: %w", s.Table, err)
 	}
 	defer rows.Close()
-	raw := make([]any, len(exprs))
-	ptrs := make([]any, len(exprs))
+	raw := make([]any, width)
+	ptrs := make([]any, width)
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}

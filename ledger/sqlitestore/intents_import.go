@@ -244,25 +244,7 @@ func (imp *intentImport) flush(ctx context.Context, batch []importRow) error {
 // guessed, the intents are inserted in a savepoint, and write returns false
 // (having written nothing) if one of their keys is stored.
 func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map[string]ledger.Intent, guessed bool) (bool, error) {
-	var (
-		create  []int // positions of the rows that create their intent
-		check   []int
-		repeats []string // keys created by this chunk and named again
-		created = make(map[string]bool, len(batch))
-	)
-	for i := range batch {
-		r := &batch[i]
-		switch _, ok := byKey[r.Key]; {
-		case ok:
-			check = append(check, i)
-		case created[r.Key]:
-			check = append(check, i)
-			repeats = append(repeats, r.Key)
-		default:
-			created[r.Key] = true
-			create = append(create, i)
-		}
-	}
+	create, check, repeats := sortOut(batch, byKey)
 	// The new intents and their attempts are written in key order: each
 	// statement's inserts into the key indexes then go forward.
 	sorted := slices.Clone(create)
@@ -289,16 +271,8 @@ func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map
 			pending[r.Kind] = append(pending[r.Kind], r.Key)
 		}
 	}
-	for _, i := range sorted {
-		r := &batch[i]
-		for i, ref := range r.ProviderRefs {
-			imp.attempts = append(imp.attempts, r.key(), i+1, ref, r.created())
-			if len(imp.attempts) == fastChunk*attemptInsertCols {
-				if err := imp.flushAttempts(ctx); err != nil {
-					return false, err
-				}
-			}
-		}
+	if err := imp.addAttempts(ctx, batch, sorted); err != nil {
+		return false, err
 	}
 	if len(repeats) > 0 {
 		// Read back as stored, like the intents of earlier chunks.
@@ -314,6 +288,55 @@ func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map
 		}
 	}
 	imp.check(batch, check, byKey, pending)
+	if err := imp.noteRefundsAndPending(ctx, refunds, pending); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// sortOut sorts the rows of a chunk by what becomes of them, by position:
+// create holds the first row of each key not stored (byKey), check the
+// rows of keys stored or created earlier in the chunk, and repeats the
+// latter keys.
+func sortOut(batch []importRow, byKey map[string]ledger.Intent) (create, check []int, repeats []string) {
+	created := make(map[string]bool, len(batch))
+	for i := range batch {
+		r := &batch[i]
+		switch _, ok := byKey[r.Key]; {
+		case ok:
+			check = append(check, i)
+		case created[r.Key]:
+			check = append(check, i)
+			repeats = append(repeats, r.Key)
+		default:
+			created[r.Key] = true
+			create = append(create, i)
+		}
+	}
+	return create, check, repeats
+}
+
+// addAttempts adds the attempts of the created rows (sorted: positions in
+// key order) to the attempts to insert, inserting them a chunk at a time.
+func (imp *intentImport) addAttempts(ctx context.Context, batch []importRow, sorted []int) error {
+	for _, i := range sorted {
+		r := &batch[i]
+		for i, ref := range r.ProviderRefs {
+			imp.attempts = append(imp.attempts, r.key(), i+1, ref, r.created())
+			if len(imp.attempts) == fastChunk*attemptInsertCols {
+				if err := imp.flushAttempts(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// noteRefundsAndPending writes the created refunds, for the check at the
+// end, and the keys of the pending intents by kind to their temporary
+// tables.
+func (imp *intentImport) noteRefundsAndPending(ctx context.Context, refunds []*importRow, pending map[ledger.IntentKind][]string) error {
 	err := chunks(refunds, func(part []*importRow) error {
 		args := make([]any, 0, 3*len(part))
 		for _, r := range part {
@@ -324,15 +347,15 @@ func (imp *intentImport) write(ctx context.Context, batch []importRow, byKey map
 		return err
 	})
 	if err != nil {
-		return false, err
+		return err
 	}
 	for kind, keys := range pending {
 		if _, err := imp.e.exec(ctx, `INSERT OR IGNORE INTO temp.intent_import_pending (key, kind) SELECT value, ? FROM json_each(?)`,
 			string(kind), jsonList(keys)); err != nil {
-			return false, err
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // stored returns the stored intents of the given distinct keys.

@@ -93,75 +93,97 @@ func (e executor) refundable(ctx context.Context, key string, skip map[string]bo
 	return r, ledger.Wrap("sum refunds", key, translate(rows.Err()))
 }
 
+// importedRefund is a refund the import created, on line of the file.
+type importedRefund struct {
+	line          int
+	key, refundOf string
+}
+
+// importedRefunds reads the refunds the import created, by charge and then
+// line. They are read whole before they are checked: the connection serves
+// one statement at a time.
+func (imp *intentImport) importedRefunds(ctx context.Context) ([]importedRefund, error) {
+	rows, err := imp.e.query(ctx, `SELECT r.line, r.key, r.refund_of FROM temp.intent_import_refunds r ORDER BY r.refund_of, r.line`)
+	if err != nil {
+		return nil, err
+	}
+	var all []importedRefund
+	for rows.Next() {
+		var g importedRefund
+		if err := rows.Scan(&g.line, &g.key, &g.refundOf); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// checkRefundGroup checks the created refunds of one charge, group, in
+// file order against the charge and its refunds not in group plus those of
+// group before each. A refused refund is counted as such, and its key added
+// to refused.
+func (imp *intentImport) checkRefundGroup(ctx context.Context, group []importedRefund, refused *[]string) error {
+	skip := make(map[string]bool, len(group))
+	keys := make([]string, len(group))
+	for i, g := range group {
+		skip[g.key], keys[i] = true, g.key
+	}
+	r, err := imp.e.refundable(ctx, group[0].refundOf, skip)
+	if err != nil {
+		return err
+	}
+	stored, err := imp.e.GetIntents(ctx, keys)
+	if err != nil {
+		return err
+	}
+	byKey := make(map[string]ledger.Intent, len(stored))
+	for _, in := range stored {
+		byKey[in.Key] = in
+	}
+	for _, g := range group {
+		in := byKey[g.key]
+		err := ledger.CheckRefund(in.IntentParams, r)
+		if err == nil {
+			err = ledger.CheckImportedRefundSends(in.State, r.Charge)
+		}
+		if err != nil {
+			imp.res.Refused = append(imp.res.Refused, ledger.RefusedIntent{Line: g.line, Err: err})
+			imp.res.Created--
+			*refused = append(*refused, g.key)
+			continue
+		}
+		if ledger.CountsAsRefunded(in.State) {
+			r.Refunded = r.Refunded.Add(in.Amount.Value)
+		}
+	}
+	return nil
+}
+
 // checkRefunds checks the refunds the import created, a charge at a time:
 // each against its charge and, in file order, the charge's refunds not
 // created by the import plus those of the file before it. A refused refund
 // is deleted again with its imported attempts, so that the rest of the
 // import stands as written.
 func (imp *intentImport) checkRefunds(ctx context.Context) error {
-	rows, err := imp.e.query(ctx, `SELECT r.line, r.key, r.refund_of FROM temp.intent_import_refunds r ORDER BY r.refund_of, r.line`)
+	all, err := imp.importedRefunds(ctx)
 	if err != nil {
 		return err
 	}
-	type newRefund struct {
-		line          int
-		key, refundOf string
-	}
-	var group []newRefund
+	var group []importedRefund
 	var refused []string
 	flush := func() error {
 		if len(group) == 0 {
 			return nil
 		}
-		skip := make(map[string]bool, len(group))
-		keys := make([]string, len(group))
-		for i, g := range group {
-			skip[g.key], keys[i] = true, g.key
-		}
-		r, err := imp.e.refundable(ctx, group[0].refundOf, skip)
-		if err != nil {
+		if err := imp.checkRefundGroup(ctx, group, &refused); err != nil {
 			return err
-		}
-		stored, err := imp.e.GetIntents(ctx, keys)
-		if err != nil {
-			return err
-		}
-		byKey := make(map[string]ledger.Intent, len(stored))
-		for _, in := range stored {
-			byKey[in.Key] = in
-		}
-		for _, g := range group {
-			in := byKey[g.key]
-			err := ledger.CheckRefund(in.IntentParams, r)
-			if err == nil {
-				err = ledger.CheckImportedRefundSends(in.State, r.Charge)
-			}
-			if err != nil {
-				imp.res.Refused = append(imp.res.Refused, ledger.RefusedIntent{Line: g.line, Err: err})
-				imp.res.Created--
-				refused = append(refused, g.key)
-				continue
-			}
-			if ledger.CountsAsRefunded(in.State) {
-				r.Refunded = r.Refunded.Add(in.Amount.Value)
-			}
 		}
 		group = group[:0]
 		return nil
-	}
-	// The groups are read whole before they are checked: the connection
-	// serves one statement at a time.
-	var all []newRefund
-	for rows.Next() {
-		var g newRefund
-		if err := rows.Scan(&g.line, &g.key, &g.refundOf); err != nil {
-			rows.Close()
-			return err
-		}
-		all = append(all, g)
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	for _, g := range all {
 		if len(group) > 0 && group[0].refundOf != g.refundOf {

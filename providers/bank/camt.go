@@ -469,7 +469,7 @@ func (p *camtParser) statementChild(cs *camtStmt, t xml.StartElement) error {
 	st := &cs.st
 	line, from := p.tokLine, p.tokStart
 	name := t.Name.Local
-	raw := func() []byte { return bytes.Clone(p.tap.bytes(from, p.d.InputOffset())) }
+	raw := func() []byte { return p.rawSince(from) }
 	text := func() (string, error) {
 		var s string
 		if err := p.d.DecodeElement(&s, &t); err != nil {
@@ -508,71 +508,15 @@ func (p *camtParser) statementChild(cs *camtStmt, t xml.StartElement) error {
 		}
 		st.Created = at
 	case "FrToDt":
-		var x struct {
-			FrDtTm string `xml:"FrDtTm"`
-			ToDtTm string `xml:"ToDtTm"`
-		}
-		if err := p.d.DecodeElement(&x, &t); err != nil {
-			return p.xmlErr(err)
-		}
-		for _, f := range []struct {
-			name, v string
-			d       *Date
-		}{{"FrDtTm", x.FrDtTm, &st.From}, {"ToDtTm", x.ToDtTm, &st.To}} {
-			at, err := parseISODateTime(strings.TrimSpace(f.v), p.opt.zone())
-			if err != nil {
-				r := raw()
-				return p.reject(st, lineIn(r, line, f.name), p.stmtName()+"/FrToDt/"+f.name, err, r)
-			}
-			*f.d = DateOf(at.In(p.opt.zone()))
-		}
+		return p.stmtPeriod(cs, t, line, from)
 	case "Acct":
 		var x xStmtAcct
 		if err := p.d.DecodeElement(&x, &t); err != nil {
 			return p.xmlErr(err)
 		}
-		a := Account{IBAN: strings.TrimSpace(x.IBAN), Number: strings.TrimSpace(x.Othr), Name: strings.TrimSpace(x.Nm),
-			BIC: strings.TrimSpace(firstOf(x.BICFI, x.BIC))}
-		if a.Name == "" {
-			a.Name = strings.TrimSpace(x.Ownr)
-		}
-		st.Account = a
-		if c := strings.TrimSpace(x.Ccy); c != "" {
-			cur, err := money.NormalizeCurrency(c)
-			if err != nil {
-				r := raw()
-				return p.reject(st, lineIn(r, line, "Ccy"), p.stmtName()+"/Acct/Ccy", err, r)
-			}
-			st.Currency = cur
-		}
+		return p.stmtAccount(st, &x, line, from)
 	case "Bal":
-		var x xBal
-		if err := p.d.DecodeElement(&x, &t); err != nil {
-			return p.xmlErr(err)
-		}
-		r := raw()
-		b, field, err := p.balance(st, &x, line)
-		if err != nil {
-			return p.reject(st, lineIn(r, line, lastElem(field)), field, err, r)
-		}
-		switch b.Type {
-		case "OPBD":
-			if st.Opening != nil && st.Opening.Type == "OPBD" {
-				return p.reject(st, line, p.stmtName()+"/Bal", errors.New("a second OPBD balance"), r)
-			}
-			st.Opening = b
-		case "PRCD":
-			if st.Opening == nil {
-				st.Opening = b
-			}
-		case "CLBD":
-			if st.Closing != nil {
-				return p.reject(st, line, p.stmtName()+"/Bal", errors.New("a second CLBD balance"), r)
-			}
-			st.Closing, cs.closingRaw = b, r
-		case "CLAV":
-			st.Available = b
-		}
+		return p.stmtBalance(cs, t, line, from)
 	case "Ntry":
 		cs.index++
 		return p.entry(cs, t)
@@ -580,6 +524,93 @@ func (p *camtParser) statementChild(cs *camtStmt, t xml.StartElement) error {
 		if err := p.d.Skip(); err != nil {
 			return p.xmlErr(err)
 		}
+	}
+	return nil
+}
+
+// rawSince is a copy of the input from offset from to the decoder's
+// offset.
+func (p *camtParser) rawSince(from int64) []byte {
+	return bytes.Clone(p.tap.bytes(from, p.d.InputOffset()))
+}
+
+// stmtPeriod reads the statement's FrToDt element t, which began at offset
+// from on line, into its From and To dates.
+func (p *camtParser) stmtPeriod(cs *camtStmt, t xml.StartElement, line int, from int64) error {
+	st := &cs.st
+	var x struct {
+		FrDtTm string `xml:"FrDtTm"`
+		ToDtTm string `xml:"ToDtTm"`
+	}
+	if err := p.d.DecodeElement(&x, &t); err != nil {
+		return p.xmlErr(err)
+	}
+	for _, f := range []struct {
+		name, v string
+		d       *Date
+	}{{"FrDtTm", x.FrDtTm, &st.From}, {"ToDtTm", x.ToDtTm, &st.To}} {
+		at, err := parseISODateTime(strings.TrimSpace(f.v), p.opt.zone())
+		if err != nil {
+			r := p.rawSince(from)
+			return p.reject(st, lineIn(r, line, f.name), p.stmtName()+"/FrToDt/"+f.name, err, r)
+		}
+		*f.d = DateOf(at.In(p.opt.zone()))
+	}
+	return nil
+}
+
+// stmtAccount takes the statement's Acct element x, which began at offset
+// from on line, as its account and currency.
+func (p *camtParser) stmtAccount(st *Statement, x *xStmtAcct, line int, from int64) error {
+	a := Account{IBAN: strings.TrimSpace(x.IBAN), Number: strings.TrimSpace(x.Othr), Name: strings.TrimSpace(x.Nm),
+		BIC: strings.TrimSpace(firstOf(x.BICFI, x.BIC))}
+	if a.Name == "" {
+		a.Name = strings.TrimSpace(x.Ownr)
+	}
+	st.Account = a
+	if c := strings.TrimSpace(x.Ccy); c != "" {
+		cur, err := money.NormalizeCurrency(c)
+		if err != nil {
+			r := p.rawSince(from)
+			return p.reject(st, lineIn(r, line, "Ccy"), p.stmtName()+"/Acct/Ccy", err, r)
+		}
+		st.Currency = cur
+	}
+	return nil
+}
+
+// stmtBalance reads one Bal element t of the statement, which began at
+// offset from on line: the opening (OPBD, else PRCD), closing (CLBD, kept
+// with its text) or available (CLAV) balance. A second OPBD or CLBD is
+// rejected.
+func (p *camtParser) stmtBalance(cs *camtStmt, t xml.StartElement, line int, from int64) error {
+	st := &cs.st
+	var x xBal
+	if err := p.d.DecodeElement(&x, &t); err != nil {
+		return p.xmlErr(err)
+	}
+	r := p.rawSince(from)
+	b, field, err := p.balance(st, &x, line)
+	if err != nil {
+		return p.reject(st, lineIn(r, line, lastElem(field)), field, err, r)
+	}
+	switch b.Type {
+	case "OPBD":
+		if st.Opening != nil && st.Opening.Type == "OPBD" {
+			return p.reject(st, line, p.stmtName()+"/Bal", errors.New("a second OPBD balance"), r)
+		}
+		st.Opening = b
+	case "PRCD":
+		if st.Opening == nil {
+			st.Opening = b
+		}
+	case "CLBD":
+		if st.Closing != nil {
+			return p.reject(st, line, p.stmtName()+"/Bal", errors.New("a second CLBD balance"), r)
+		}
+		st.Closing, cs.closingRaw = b, r
+	case "CLAV":
+		st.Available = b
 	}
 	return nil
 }
@@ -742,6 +773,7 @@ func noRef(s string) string {
 }
 
 func (p *camtParser) fill(st *Statement, e *Entry, x *xEntry) (string, error) {
+	var field string
 	a, err := amount(x.Amt)
 	if err != nil {
 		return "Ntry/Amt", err
@@ -760,26 +792,8 @@ func (p *camtParser) fill(st *Statement, e *Entry, x *xEntry) (string, error) {
 	default:
 		return "Ntry/RvslInd", fmt.Errorf("%q: want true or false", clip(x.RvslInd))
 	}
-	sts := strings.TrimSpace(x.Sts.Cd)
-	if sts == "" {
-		sts = strings.TrimSpace(x.Sts.Text)
-	}
-	switch sts {
-	case "BOOK":
-		e.Status = Booked
-	case "PDNG":
-		e.Status = Pending
-	case "INFO":
-		e.Status = Info
-	case "FUTR":
-		e.Status = Future
-	case "":
-		if p := strings.TrimSpace(x.Sts.Prtry); p != "" {
-			return "Ntry/Sts/Prtry", fmt.Errorf("proprietary status %q: want BOOK, PDNG, INFO or FUTR", clip(p))
-		}
-		return "Ntry/Sts", errors.New("is missing")
-	default:
-		return "Ntry/Sts", fmt.Errorf("%q: want BOOK, PDNG, INFO or FUTR", clip(sts))
+	if e.Status, field, err = entryStatus(x.Sts); err != nil {
+		return field, err
 	}
 	booked, at, el, err := p.date(x.BookgDt)
 	if err != nil {
@@ -811,6 +825,39 @@ func (p *camtParser) fill(st *Statement, e *Entry, x *xEntry) (string, error) {
 			e.Details = append(e.Details, d)
 		}
 	}
+	e.fromDetails()
+	return "", nil
+}
+
+// entryStatus is the status an entry's Sts names (its code, else its
+// text), and the field at fault when it names none we know.
+func entryStatus(x xCode) (Status, string, error) {
+	sts := strings.TrimSpace(x.Cd)
+	if sts == "" {
+		sts = strings.TrimSpace(x.Text)
+	}
+	switch sts {
+	case "BOOK":
+		return Booked, "", nil
+	case "PDNG":
+		return Pending, "", nil
+	case "INFO":
+		return Info, "", nil
+	case "FUTR":
+		return Future, "", nil
+	case "":
+		if p := strings.TrimSpace(x.Prtry); p != "" {
+			return "", "Ntry/Sts/Prtry", fmt.Errorf("proprietary status %q: want BOOK, PDNG, INFO or FUTR", clip(p))
+		}
+		return "", "Ntry/Sts", errors.New("is missing")
+	}
+	return "", "Ntry/Sts", fmt.Errorf("%q: want BOOK, PDNG, INFO or FUTR", clip(sts))
+}
+
+// fromDetails completes the entry from its transaction details: a single
+// one gives its references, counterparty and text (and the bank ref, code
+// and info the entry lacks); several give their texts joined.
+func (e *Entry) fromDetails() {
 	switch len(e.Details) {
 	case 0:
 	case 1:
@@ -834,7 +881,6 @@ func (p *camtParser) fill(st *Statement, e *Entry, x *xEntry) (string, error) {
 		}
 		e.Text = strings.Join(texts, "; ")
 	}
-	return "", nil
 }
 
 func txCode(x xTxCode) TxCode {

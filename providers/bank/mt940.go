@@ -287,18 +287,55 @@ func (p *mt940Parser) rejectField(f *mtField, err error) error {
 	return p.h.reject(p.fieldErr(f, err), f.raw())
 }
 
+// oversized rejects a field longer than maxEntryBytes; an oversized :86:
+// takes its entry with it.
+func (p *mt940Parser) oversized(f *mtField) error {
+	if f.tag == "86" && p.cur != nil && p.cur.pending != nil && !p.cur.pending.has86 {
+		// The entry goes with its information.
+		me := p.cur.pending
+		me.has86 = true
+		if me.perr == nil {
+			me.perr = p.fieldErr(f, fmt.Errorf("longer than %d bytes", maxEntryBytes))
+		}
+		return nil
+	}
+	return p.rejectField(f, fmt.Errorf("longer than %d bytes", maxEntryBytes))
+}
+
+// balanceField takes a balance field of the statement: the opening
+// (:60F:/:60M:), closing (:62F:/:62M:, kept with its text) or available
+// (:64:) balance; a forward available balance (:65:) is read and dropped.
+func (p *mt940Parser) balanceField(cs *mtStmt, f *mtField) error {
+	st := &cs.st
+	if err := p.flushEntry(); err != nil {
+		return err
+	}
+	b, err := p.balance(st, f)
+	if err != nil {
+		return p.rejectField(f, err)
+	}
+	switch f.tag {
+	case "60F", "60M":
+		if st.Opening != nil {
+			return p.rejectField(f, errors.New("a second opening balance"))
+		}
+		st.Opening, st.From = b, b.Date
+	case "62F", "62M":
+		if st.Closing != nil {
+			return p.rejectField(f, errors.New("a second closing balance"))
+		}
+		st.Closing, st.To, cs.closingRaw = b, b.Date, f.raw()
+	case "64":
+		st.Available = b
+	}
+	return nil
+}
+
+// fieldDone takes a field read whole: it starts a statement (:20:), fills
+// the current one or its pending entry, or rejects the field.
 func (p *mt940Parser) fieldDone(f *mtField) error {
 	if f.size > maxEntryBytes {
-		if f.tag == "86" && p.cur != nil && p.cur.pending != nil && !p.cur.pending.has86 {
-			// The entry goes with its information.
-			me := p.cur.pending
-			me.has86 = true
-			if me.perr == nil {
-				me.perr = p.fieldErr(f, fmt.Errorf("longer than %d bytes", maxEntryBytes))
-			}
-			return nil
-		}
-		return p.rejectField(f, fmt.Errorf("longer than %d bytes", maxEntryBytes))
+		return p.oversized(f)
 	}
 	if f.tag == "20" {
 		if err := p.endStatement(); err != nil {
@@ -350,27 +387,7 @@ func (p *mt940Parser) fieldDone(f *mtField) error {
 		}
 		cs.pending = me
 	case "60F", "60M", "62F", "62M", "64", "65":
-		if err := p.flushEntry(); err != nil {
-			return err
-		}
-		b, err := p.balance(st, f)
-		if err != nil {
-			return p.rejectField(f, err)
-		}
-		switch f.tag {
-		case "60F", "60M":
-			if st.Opening != nil {
-				return p.rejectField(f, errors.New("a second opening balance"))
-			}
-			st.Opening, st.From = b, b.Date
-		case "62F", "62M":
-			if st.Closing != nil {
-				return p.rejectField(f, errors.New("a second closing balance"))
-			}
-			st.Closing, st.To, cs.closingRaw = b, b.Date, f.raw()
-		case "64":
-			st.Available = b
-		}
+		return p.balanceField(cs, f)
 	default:
 		return p.rejectField(f, fmt.Errorf("field :%s: is not an MT940 field", f.tag))
 	}

@@ -126,49 +126,13 @@ func (m Mapping) compile() (*compiled, error) {
 	if m.Time == "" {
 		return nil, mapErr("time", "no column named")
 	}
-	if err := checkLayout(m.TimeFormat); err != nil {
-		return nil, &MappingError{Field: "time_format", Err: err}
+	loc, err := m.timeZone()
+	if err != nil {
+		return nil, err
 	}
-	if m.Zone != "" {
-		loc, err := time.LoadLocation(m.Zone)
-		if err != nil || m.Zone == "Local" {
-			return nil, mapErr("zone", "%q is not an IANA zone name", m.Zone)
-		}
-		c.loc = loc
-	} else if !layoutHasZone(m.TimeFormat) {
-		return nil, mapErr("zone", "required: time_format %q has no zone or offset", m.TimeFormat)
-	}
-	if c.loc == nil {
-		c.loc = time.UTC
-	}
-	switch {
-	case m.Amount != "" && (m.Debit != "" || m.Credit != ""):
-		return nil, mapErr("amount", "set either amount or debit and credit, not both")
-	case m.Amount == "" && (m.Debit == "" || m.Credit == ""):
-		if m.Debit == "" && m.Credit == "" {
-			return nil, mapErr("amount", "no column named (set amount, or debit and credit)")
-		}
-		if m.Debit == "" {
-			return nil, mapErr("debit", "no column named (credit needs debit)")
-		}
-		return nil, mapErr("credit", "no column named (debit needs credit)")
-	}
-	switch m.ThousandsSeparator {
-	case "", ",", ".", " ", "'":
-	default:
-		return nil, mapErr("thousands_separator", "%q is not one of , . ' or a space", m.ThousandsSeparator)
-	}
-	switch m.DecimalSeparator {
-	case "", ".", ",":
-	default:
-		return nil, mapErr("decimal_separator", "%q is not . or ,", m.DecimalSeparator)
-	}
-	dec := m.DecimalSeparator
-	if dec == "" {
-		dec = "."
-	}
-	if m.ThousandsSeparator == dec {
-		return nil, mapErr("thousands_separator", "%q is also the decimal separator", dec)
+	c.loc = loc
+	if err := m.checkAmount(); err != nil {
+		return nil, err
 	}
 	switch {
 	case m.Currency != "" && m.FixedCurrency != "":
@@ -182,52 +146,126 @@ func (m Mapping) compile() (*compiled, error) {
 		}
 		c.currency = cur
 	}
+	if err := c.compileStatuses(); err != nil {
+		return nil, err
+	}
+	if err := c.compileTypes(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// timeZone checks the time format and is the zone of times that carry
+// none: Zone, required when the format has no zone or offset, else UTC.
+func (m Mapping) timeZone() (*time.Location, error) {
+	if err := checkLayout(m.TimeFormat); err != nil {
+		return nil, &MappingError{Field: "time_format", Err: err}
+	}
+	if m.Zone != "" {
+		loc, err := time.LoadLocation(m.Zone)
+		if err != nil || m.Zone == "Local" {
+			return nil, mapErr("zone", "%q is not an IANA zone name", m.Zone)
+		}
+		return loc, nil
+	}
+	if !layoutHasZone(m.TimeFormat) {
+		return nil, mapErr("zone", "required: time_format %q has no zone or offset", m.TimeFormat)
+	}
+	return time.UTC, nil
+}
+
+// checkAmount checks the amount columns (amount, or debit and credit) and
+// the thousands and decimal separators.
+func (m Mapping) checkAmount() error {
+	switch {
+	case m.Amount != "" && (m.Debit != "" || m.Credit != ""):
+		return mapErr("amount", "set either amount or debit and credit, not both")
+	case m.Amount == "" && (m.Debit == "" || m.Credit == ""):
+		if m.Debit == "" && m.Credit == "" {
+			return mapErr("amount", "no column named (set amount, or debit and credit)")
+		}
+		if m.Debit == "" {
+			return mapErr("debit", "no column named (credit needs debit)")
+		}
+		return mapErr("credit", "no column named (debit needs credit)")
+	}
+	switch m.ThousandsSeparator {
+	case "", ",", ".", " ", "'":
+	default:
+		return mapErr("thousands_separator", "%q is not one of , . ' or a space", m.ThousandsSeparator)
+	}
+	switch m.DecimalSeparator {
+	case "", ".", ",":
+	default:
+		return mapErr("decimal_separator", "%q is not . or ,", m.DecimalSeparator)
+	}
+	dec := m.DecimalSeparator
+	if dec == "" {
+		dec = "."
+	}
+	if m.ThousandsSeparator == dec {
+		return mapErr("thousands_separator", "%q is also the decimal separator", dec)
+	}
+	return nil
+}
+
+// compileStatuses checks the status column and its map and fills
+// c.statusMap.
+func (c *compiled) compileStatuses() error {
+	m := c.m
 	if m.Status == "" && len(m.StatusMap) > 0 {
-		return nil, mapErr("status_map", "set without a status column")
+		return mapErr("status_map", "set without a status column")
 	}
 	if m.Status != "" && len(m.StatusMap) == 0 {
-		return nil, mapErr("status_map", "empty: say which values of column %q are succeeded, failed or pending", m.Status)
+		return mapErr("status_map", "empty: say which values of column %q are succeeded, failed or pending", m.Status)
 	}
 	for k, v := range m.StatusMap {
 		st := ledger.TxnStatus(strings.ToLower(strings.TrimSpace(v)))
 		switch st {
 		case ledger.TxnSucceeded, ledger.TxnFailed, ledger.TxnPending:
 		default:
-			return nil, mapErr("status_map", "%q maps to %q; want succeeded, failed or pending", k, v)
+			return mapErr("status_map", "%q maps to %q; want succeeded, failed or pending", k, v)
 		}
 		if err := addKey(c.statusMap, k, st); err != nil {
-			return nil, &MappingError{Field: "status_map", Err: err}
+			return &MappingError{Field: "status_map", Err: err}
 		}
 	}
+	return nil
+}
+
+// compileTypes checks the type column, its map and OutType, and fills
+// c.typeMap and c.outType.
+func (c *compiled) compileTypes() error {
+	m := c.m
 	if m.Type == "" && len(m.TypeMap) > 0 {
-		return nil, mapErr("type_map", "set without a type column")
+		return mapErr("type_map", "set without a type column")
 	}
 	if m.Type != "" && len(m.TypeMap) == 0 {
-		return nil, mapErr("type_map", "empty: say which values of column %q are charge, refund, reversal, fee or payout", m.Type)
+		return mapErr("type_map", "empty: say which values of column %q are charge, refund, reversal, fee or payout", m.Type)
 	}
 	for k, v := range m.TypeMap {
 		t, err := txnType(v)
 		if err != nil {
-			return nil, mapErr("type_map", "%q: %v", k, err)
+			return mapErr("type_map", "%q: %v", k, err)
 		}
 		if err := addKey(c.typeMap, k, t); err != nil {
-			return nil, &MappingError{Field: "type_map", Err: err}
+			return &MappingError{Field: "type_map", Err: err}
 		}
 	}
 	if m.OutType != "" {
 		if m.Type != "" {
-			return nil, mapErr("out_type", "set with a type column, which decides every row's type")
+			return mapErr("out_type", "set with a type column, which decides every row's type")
 		}
 		t, err := txnType(m.OutType)
 		if err != nil {
-			return nil, &MappingError{Field: "out_type", Err: err}
+			return &MappingError{Field: "out_type", Err: err}
 		}
 		if t == ledger.TxnCharge {
-			return nil, mapErr("out_type", "money out cannot be a charge")
+			return mapErr("out_type", "money out cannot be a charge")
 		}
 		c.outType = t
 	}
-	return c, nil
+	return nil
 }
 
 func addKey[V comparable](m map[string]V, k string, v V) error {

@@ -170,38 +170,9 @@ func (p *Parser) row(cols columns, rec Record, file string) (ledger.ProviderTxn,
 		in = !amt.Value.IsNegative()
 		amt.Value = amt.Value.Abs()
 	} else {
-		debit, credit := rec.Get(cols.debit), rec.Get(cols.credit)
-		var d, cr money.Amount
-		if debit != "" {
-			if d, err = p.amount(debit, cur); err != nil {
-				return ledger.ProviderTxn{}, bad(m.Debit, "%w", err)
-			}
-			if d.Value.IsNegative() {
-				return ledger.ProviderTxn{}, bad(m.Debit, "%s is negative; the debit column already says money out", debit)
-			}
-		}
-		if credit != "" {
-			if cr, err = p.amount(credit, cur); err != nil {
-				return ledger.ProviderTxn{}, bad(m.Credit, "%w", err)
-			}
-			if cr.Value.IsNegative() {
-				return ledger.ProviderTxn{}, bad(m.Credit, "%s is negative; the credit column already says money in", credit)
-			}
-		}
-		hasD, hasC := debit != "" && !d.Value.IsZero(), credit != "" && !cr.Value.IsZero()
-		switch {
-		case hasD && hasC:
-			return ledger.ProviderTxn{}, bad(m.Debit, "both debit (%s) and credit (%s) hold an amount", debit, credit)
-		case hasD:
-			amt, in = d, false
-		case hasC:
-			amt = cr
-		case debit != "":
-			amt, in = d, false
-		case credit != "":
-			amt = cr
-		default:
-			return ledger.ProviderTxn{}, bad(m.Credit, "neither debit nor credit holds an amount")
+		var perr *ledger.ParseError
+		if amt, in, perr = p.debitCredit(rec.Get(cols.debit), rec.Get(cols.credit), cur, bad); perr != nil {
+			return ledger.ProviderTxn{}, perr
 		}
 	}
 	typ := ledger.TxnCharge
@@ -232,6 +203,46 @@ func (p *Parser) row(cols columns, rec Record, file string) (ledger.ProviderTxn,
 		return ledger.ProviderTxn{}, bad("", "%w", err)
 	}
 	return txn, nil
+}
+
+// debitCredit reads the amount of a row from its debit and credit columns:
+// the one that holds a non-zero amount (else the one that holds any), and
+// in says it is the credit. bad makes the error of a column.
+func (p *Parser) debitCredit(debit, credit, cur string,
+	bad func(column string, format string, args ...any) *ledger.ParseError) (amt money.Amount, in bool, perr *ledger.ParseError) {
+	m := p.c.m
+	var d, cr money.Amount
+	var err error
+	if debit != "" {
+		if d, err = p.amount(debit, cur); err != nil {
+			return money.Amount{}, false, bad(m.Debit, "%w", err)
+		}
+		if d.Value.IsNegative() {
+			return money.Amount{}, false, bad(m.Debit, "%s is negative; the debit column already says money out", debit)
+		}
+	}
+	if credit != "" {
+		if cr, err = p.amount(credit, cur); err != nil {
+			return money.Amount{}, false, bad(m.Credit, "%w", err)
+		}
+		if cr.Value.IsNegative() {
+			return money.Amount{}, false, bad(m.Credit, "%s is negative; the credit column already says money in", credit)
+		}
+	}
+	hasD, hasC := debit != "" && !d.Value.IsZero(), credit != "" && !cr.Value.IsZero()
+	switch {
+	case hasD && hasC:
+		return money.Amount{}, false, bad(m.Debit, "both debit (%s) and credit (%s) hold an amount", debit, credit)
+	case hasD:
+		return d, false, nil
+	case hasC:
+		return cr, true, nil
+	case debit != "":
+		return d, false, nil
+	case credit != "":
+		return cr, true, nil
+	}
+	return money.Amount{}, false, bad(m.Credit, "neither debit nor credit holds an amount")
 }
 
 // amount reads a decimal in the mapping's notation. More decimals than the

@@ -103,17 +103,7 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		return counts, fmt.Errorf("intake: read %s: %w", f.Name, err)
 	}
 	if len(problems) > 0 {
-		now := p.now()
-		err := p.Store.InTx(ctx, func(tx ledger.Tx) error {
-			for i, pe := range problems {
-				if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: f.Provider + "_callback", Origin: f.Name,
-					Line: pe.Line, Field: pe.Field, Reason: pe.Error(), Raw: raws[i], At: now}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := p.quarantineLines(ctx, f, problems, raws); err != nil {
 			return counts, fmt.Errorf("intake: quarantine lines of %s: %w", f.Name, err)
 		}
 		counts.QuarantinedLines = len(problems)
@@ -123,26 +113,7 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		return counts, fmt.Errorf("intake: rewind %s: %w", f.Name, err)
 	}
 	err = p.Store.InTx(ctx, func(tx ledger.Tx) error {
-		counts.Duplicates, counts.NewTxns, counts.NewSources, counts.QuarantinedLines = 0, 0, 0, 0
-		counts.Kinds, problems = map[string]int{}, nil
-		c := &fileChunk{p: p, tx: tx, provider: f.Provider, now: p.now(), kinds: map[int64]string{}}
-		lines := 0
-		err := eachLine(f.Data, max, func(n int, line []byte, _ bool) error {
-			if err := c.add(ctx, f, n, bytes.Clone(line), &counts, &problems); err != nil {
-				return fmt.Errorf("line %d: %w", n, err)
-			}
-			if lines++; len(c.pending) < fileChunkSize {
-				return nil
-			}
-			if f.Progress != nil {
-				f.Progress("import", lines)
-			}
-			return c.flush(ctx, &counts)
-		})
-		if err != nil {
-			return err
-		}
-		return c.flush(ctx, &counts)
+		return p.deliverLines(ctx, tx, f, max, &counts, &problems)
 	})
 	if err != nil {
 		counts.Duplicates, counts.NewTxns, counts.NewSources, counts.QuarantinedLines = 0, 0, 0, 0
@@ -152,6 +123,48 @@ func (p *Processor) ImportFile(ctx context.Context, f FileImport) (FileCounts, e
 		return counts, &ledger.RejectedFileError{File: f.Name, Problems: problems}
 	}
 	return counts, nil
+}
+
+// quarantineLines quarantines the rejected lines of f, problems and their
+// text raws, in a transaction of their own.
+func (p *Processor) quarantineLines(ctx context.Context, f FileImport, problems []*ledger.ParseError, raws [][]byte) error {
+	now := p.now()
+	return p.Store.InTx(ctx, func(tx ledger.Tx) error {
+		for i, pe := range problems {
+			if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: f.Provider + "_callback", Origin: f.Name,
+				Line: pe.Line, Field: pe.Field, Reason: pe.Error(), Raw: raws[i], At: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// deliverLines delivers every line of f through tx in chunks, counting into
+// counts and collecting the lines rejected on delivery into problems (both
+// reset first, as the transaction may be retried).
+func (p *Processor) deliverLines(ctx context.Context, tx ledger.Tx, f FileImport, max int,
+	counts *FileCounts, problems *[]*ledger.ParseError) error {
+	counts.Duplicates, counts.NewTxns, counts.NewSources, counts.QuarantinedLines = 0, 0, 0, 0
+	counts.Kinds, *problems = map[string]int{}, nil
+	c := &fileChunk{p: p, tx: tx, provider: f.Provider, now: p.now(), kinds: map[int64]string{}}
+	lines := 0
+	err := eachLine(f.Data, max, func(n int, line []byte, _ bool) error {
+		if err := c.add(ctx, f, n, bytes.Clone(line), counts, problems); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		if lines++; len(c.pending) < fileChunkSize {
+			return nil
+		}
+		if f.Progress != nil {
+			f.Progress("import", lines)
+		}
+		return c.flush(ctx, counts)
+	})
+	if err != nil {
+		return err
+	}
+	return c.flush(ctx, counts)
 }
 
 // errStopReading ends the reading of a file that cannot be read at all.

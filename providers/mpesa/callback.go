@@ -329,16 +329,10 @@ func (p *parser) sighting(t ledger.ProviderTxn, channel, ref string) (providers.
 	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: channel, Ref: ref, Raw: p.raw, ReceivedAt: p.receivedAt}}, nil
 }
 
+// stk reads an STK push callback: the verdict on the charge attempt named
+// by its CheckoutRequestID and, on success, the payment's sighting.
 func (p *parser) stk(body node) (providers.Evidence, error) {
-	body, err := p.object(body)
-	if err != nil {
-		return providers.Evidence{}, err
-	}
-	raw, ok := lookup(body.m, "stkCallback")
-	if !ok {
-		return providers.Evidence{}, p.fail(body.path+".stkCallback", errMissing)
-	}
-	cb, err := p.object(body.at("stkCallback", raw))
+	cb, err := p.stkCallback(body)
 	if err != nil {
 		return providers.Evidence{}, err
 	}
@@ -361,13 +355,54 @@ func (p *parser) stk(body node) (providers.Evidence, error) {
 			Code: code, Reason: desc, At: p.receivedAt}}
 		return ev, nil
 	}
+	paid, err := p.stkMetadata(cb)
+	if err != nil {
+		return ev, err
+	}
+	s, err := p.sighting(ledger.ProviderTxn{ID: paid.rcpt, Type: ledger.TxnCharge, Status: ledger.TxnSucceeded, Amount: paid.amt,
+		OccurredAt: paid.at, ProviderRef: checkout, Counterparty: counterparty(paid.phone.String(), "")},
+		KindSTK, "stk:"+checkout)
+	if err != nil {
+		return ev, err
+	}
+	ev.Sightings = []providers.Sighting{s}
+	ev.Outcomes = []providers.AttemptOutcome{{ProviderRef: checkout, Status: providers.StatusSucceeded, TxnID: paid.rcpt,
+		Amount: paid.amt, Code: code, Reason: desc, At: paid.at}}
+	return ev, nil
+}
+
+// stkCallback is the stkCallback object inside an STK callback's Body.
+func (p *parser) stkCallback(body node) (node, error) {
+	body, err := p.object(body)
+	if err != nil {
+		return node{}, err
+	}
+	raw, ok := lookup(body.m, "stkCallback")
+	if !ok {
+		return node{}, p.fail(body.path+".stkCallback", errMissing)
+	}
+	return p.object(body.at("stkCallback", raw))
+}
+
+// stkPaid is what the CallbackMetadata of a successful STK callback says
+// of the payment.
+type stkPaid struct {
+	amt   money.Amount
+	rcpt  string
+	at    time.Time
+	phone flex
+}
+
+// stkMetadata reads the CallbackMetadata of a successful STK callback: the
+// amount, receipt and time it must carry and the phone number it may.
+func (p *parser) stkMetadata(cb node) (stkPaid, error) {
 	metaRaw, ok := lookup(cb.m, "CallbackMetadata")
 	if !ok {
-		return ev, p.fail(cb.path+".CallbackMetadata", fmt.Errorf("%w on a successful callback (ResultCode 0)", errMissing))
+		return stkPaid{}, p.fail(cb.path+".CallbackMetadata", fmt.Errorf("%w on a successful callback (ResultCode 0)", errMissing))
 	}
 	var meta kvList
 	if err := json.Unmarshal(metaRaw, &meta); err != nil {
-		return ev, p.fail(cb.path+".CallbackMetadata", err)
+		return stkPaid{}, p.fail(cb.path+".CallbackMetadata", err)
 	}
 	path := cb.path + ".CallbackMetadata.Item."
 	get := func(name string, need bool) (flex, error) {
@@ -380,44 +415,32 @@ func (p *parser) stk(body node) (providers.Evidence, error) {
 		}
 		return f, nil
 	}
+	var paid stkPaid
 	amtF, err := get("Amount", true)
 	if err != nil {
-		return ev, err
+		return stkPaid{}, err
 	}
-	amt, err := amount(amtF)
-	if err != nil {
-		return ev, p.fail(path+"Amount", err)
+	if paid.amt, err = amount(amtF); err != nil {
+		return stkPaid{}, p.fail(path+"Amount", err)
 	}
 	rcptF, err := get("MpesaReceiptNumber", true)
 	if err != nil {
-		return ev, err
+		return stkPaid{}, err
 	}
-	rcpt, err := receipt(rcptF.String())
-	if err != nil {
-		return ev, p.fail(path+"MpesaReceiptNumber", err)
+	if paid.rcpt, err = receipt(rcptF.String()); err != nil {
+		return stkPaid{}, p.fail(path+"MpesaReceiptNumber", err)
 	}
 	dateF, err := get("TransactionDate", true)
 	if err != nil {
-		return ev, err
+		return stkPaid{}, err
 	}
-	at, err := parseCompact(dateF.String())
-	if err != nil {
-		return ev, p.fail(path+"TransactionDate", err)
+	if paid.at, err = parseCompact(dateF.String()); err != nil {
+		return stkPaid{}, p.fail(path+"TransactionDate", err)
 	}
-	phone, err := get("PhoneNumber", false)
-	if err != nil {
-		return ev, err
+	if paid.phone, err = get("PhoneNumber", false); err != nil {
+		return stkPaid{}, err
 	}
-	s, err := p.sighting(ledger.ProviderTxn{ID: rcpt, Type: ledger.TxnCharge, Status: ledger.TxnSucceeded, Amount: amt,
-		OccurredAt: at, ProviderRef: checkout, Counterparty: counterparty(phone.String(), "")},
-		KindSTK, "stk:"+checkout)
-	if err != nil {
-		return ev, err
-	}
-	ev.Sightings = []providers.Sighting{s}
-	ev.Outcomes = []providers.AttemptOutcome{{ProviderRef: checkout, Status: providers.StatusSucceeded, TxnID: rcpt,
-		Amount: amt, Code: code, Reason: desc, At: at}}
-	return ev, nil
+	return paid, nil
 }
 
 func (p *parser) c2b(n node, validation bool) (providers.Evidence, error) {

@@ -224,6 +224,31 @@ func checkToken(t string) error {
 // "{Prefix}/"; other methods than POST are answered 405 by the handler.
 func (h *Handler) Pattern() string { return h.cfg.Prefix + "/" }
 
+// refuseBody answers a request whose body could not be read whole: too
+// large (the head of it quarantined), not read in time, or unreadable.
+func (h *Handler) refuseBody(w http.ResponseWriter, r *http.Request, ep Endpoint, addr string, body []byte, err error) {
+	// The rest of the body is not wanted: close the connection rather
+	// than drain it (the read deadline stays, so a stalled sender
+	// cannot hold the connection).
+	w.Header().Set("Connection", "close")
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		h.log.Warn("mpesa callback body too large", "endpoint", ep.Path, "remote", addr, "limit", h.cfg.MaxBodyBytes)
+		h.quarantine(r.Context(), ep, addr, "body", fmt.Sprintf("body larger than %d bytes", h.cfg.MaxBodyBytes), body[:min(len(body), keptRefused)])
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		h.log.Warn("mpesa callback body not read in time", "endpoint", ep.Path, "remote", addr, "timeout", h.cfg.ReadTimeout)
+		http.Error(w, "request timeout", http.StatusRequestTimeout)
+	default:
+		h.log.Warn("mpesa callback body unreadable", "endpoint", ep.Path, "remote", addr, "error", err)
+		http.Error(w, "bad request", http.StatusBadRequest)
+	}
+}
+
+// ServeHTTP takes one callback: routes it by path, refuses other methods,
+// addresses outside the allowlist and bodies it cannot read, hands the body
+// to the receiver and acknowledges it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ep, ok := h.route(r.URL.Path)
 	if !ok {
@@ -254,23 +279,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
-		// The rest of the body is not wanted: close the connection rather
-		// than drain it (the read deadline stays, so a stalled sender
-		// cannot hold the connection).
-		w.Header().Set("Connection", "close")
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			h.log.Warn("mpesa callback body too large", "endpoint", ep.Path, "remote", addr, "limit", h.cfg.MaxBodyBytes)
-			h.quarantine(r.Context(), ep, addr, "body", fmt.Sprintf("body larger than %d bytes", h.cfg.MaxBodyBytes), body[:min(len(body), keptRefused)])
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			h.log.Warn("mpesa callback body not read in time", "endpoint", ep.Path, "remote", addr, "timeout", h.cfg.ReadTimeout)
-			http.Error(w, "request timeout", http.StatusRequestTimeout)
-		default:
-			h.log.Warn("mpesa callback body unreadable", "endpoint", ep.Path, "remote", addr, "error", err)
-			http.Error(w, "bad request", http.StatusBadRequest)
-		}
+		h.refuseBody(w, r, ep, addr, body, err)
 		return
 	}
 	_ = rc.SetReadDeadline(time.Time{})

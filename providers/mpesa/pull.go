@@ -277,27 +277,65 @@ func pullType(s string) (ledger.TxnType, bool) {
 	return "", false
 }
 
-// ParsePullRecord normalises one Pull Transactions API record. n numbers the
-// record in the pull (offset + position) for errors.
-func ParsePullRecord(raw []byte, n int, receivedAt time.Time) (providers.Sighting, *ledger.ParseError) {
-	ps := parser{ref: "pull", receivedAt: receivedAt.UTC(), raw: raw}
-	fail := func(field string, err error) *ledger.ParseError {
-		return &ledger.ParseError{File: "pull", Line: n, Field: field, Err: err}
-	}
+// pullFail is the error of field of the nth record of a pull.
+func pullFail(n int, field string, err error) *ledger.ParseError {
+	return &ledger.ParseError{File: "pull", Line: n, Field: field, Err: err}
+}
+
+// pullRoot decodes the nth record of a pull, raw, as a JSON object.
+func (ps *parser) pullRoot(raw []byte, n int) (node, *ledger.ParseError) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		if err == nil {
 			err = errors.New("is null")
 		}
-		return providers.Sighting{}, fail("record", jsonProblem(err))
+		return node{}, pullFail(n, "record", jsonProblem(err))
 	}
 	if perr := ps.checkBody(raw); perr != nil {
 		if perr.Field == "body" {
 			perr.Field = "record"
 		}
-		return providers.Sighting{}, fail(perr.Field, perr.Err)
+		return node{}, pullFail(n, perr.Field, perr.Err)
 	}
-	root := node{m: m}
+	return node{m: m}, nil
+}
+
+// pullOccurred parses the trxDate of the nth record of a pull.
+func pullOccurred(when string, n int) (time.Time, *ledger.ParseError) {
+	if when == "" {
+		return time.Time{}, pullFail(n, "trxDate", errMissing)
+	}
+	at, err := parsePullTime(when)
+	if err != nil {
+		return time.Time{}, pullFail(n, "trxDate", err)
+	}
+	return at, nil
+}
+
+// pullKind is the transaction type the transactiontype of the nth record
+// of a pull names.
+func pullKind(typText string, n int) (ledger.TxnType, *ledger.ParseError) {
+	typ, ok := pullType(typText)
+	if !ok {
+		if typText == "" {
+			return "", pullFail(n, "transactiontype", errMissing)
+		}
+		return "", pullFail(n, "transactiontype", fmt.Errorf("%q is not a known transaction type", typText))
+	}
+	return typ, nil
+}
+
+// ParsePullRecord normalises one Pull Transactions API record. n numbers the
+// record in the pull (offset + position) for errors.
+func ParsePullRecord(raw []byte, n int, receivedAt time.Time) (providers.Sighting, *ledger.ParseError) {
+	ps := parser{ref: "pull", receivedAt: receivedAt.UTC(), raw: raw}
+	fail := func(field string, err error) *ledger.ParseError {
+		return pullFail(n, field, err)
+	}
+	root, perr := ps.pullRoot(raw, n)
+	if perr != nil {
+		return providers.Sighting{}, perr
+	}
 	text := func(name string) (string, *ledger.ParseError) {
 		f, err := ps.scalar(root, name)
 		if err != nil {
@@ -325,23 +363,17 @@ func ParsePullRecord(raw []byte, n int, receivedAt time.Time) (providers.Sightin
 	if perr != nil {
 		return providers.Sighting{}, perr
 	}
-	if when == "" {
-		return providers.Sighting{}, fail("trxDate", errMissing)
-	}
-	at, err := parsePullTime(when)
-	if err != nil {
-		return providers.Sighting{}, fail("trxDate", err)
+	at, perr := pullOccurred(when, n)
+	if perr != nil {
+		return providers.Sighting{}, perr
 	}
 	typText, perr := text("transactiontype")
 	if perr != nil {
 		return providers.Sighting{}, perr
 	}
-	typ, ok := pullType(typText)
-	if !ok {
-		if typText == "" {
-			return providers.Sighting{}, fail("transactiontype", errMissing)
-		}
-		return providers.Sighting{}, fail("transactiontype", fmt.Errorf("%q is not a known transaction type", typText))
+	typ, perr := pullKind(typText, n)
+	if perr != nil {
+		return providers.Sighting{}, perr
 	}
 	ref, perr := text("billreference")
 	if perr != nil {

@@ -38,19 +38,9 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 	if err != nil {
 		return providers.Evidence{}, err
 	}
-	var params, refData kvList
-	for _, name := range []string{"ResultParameters", "ResultParameter"} {
-		if raw, ok := lookup(n.m, name); ok {
-			if err := json.Unmarshal(raw, &params); err != nil {
-				return providers.Evidence{}, p.fail(n.path+"."+name, err)
-			}
-			break
-		}
-	}
-	if raw, ok := lookup(n.m, "ReferenceData"); ok {
-		// Used to tell the API apart and to find our Occasion; a malformed
-		// one is ignored.
-		_ = json.Unmarshal(raw, &refData)
+	params, refData, err := p.resultLists(n)
+	if err != nil {
+		return providers.Evidence{}, err
 	}
 	api, atTimeout := hint, false
 	if k, ok := timeoutKinds[hint]; ok {
@@ -82,30 +72,7 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 	// as the attempt's reason.
 	verdict := providers.AttemptOutcome{ProviderRef: origin.String(), Code: code, Reason: ledger.MaskMSISDNs(desc.String()), At: p.receivedAt}
 	if code != "0" {
-		// A failed result moves no money and carries no amount: it is kept
-		// as the stored callback. Trust ResultCode, never ResultDesc.
-		switch {
-		case kind == KindTransactionStatus:
-			// The verdict on the query says nothing of the reversal it
-			// asked about: that stays unknown.
-			if ref, _, ours := ourOccasion(refData.Items); ours {
-				ev.Outcomes = []providers.AttemptOutcome{{ProviderRef: ref, Status: providers.StatusUnknown, Code: code,
-					Reason: "transaction status query: " + desc.String(), At: p.receivedAt}}
-			}
-		case (kind == KindReversal || kind == KindResult) && verdict.ProviderRef != "":
-			// Only our reversal requests are known by an
-			// OriginatorConversationID, so a result of unknown API that
-			// names one may be a reversal's. Only a result known to be a
-			// reversal's fails the attempt: one whose API nothing tells
-			// (a bare body in a file) could be a timeout notice, so it
-			// leaves the attempt unknown.
-			verdict.Status = providers.StatusFailed
-			if timedOut || kind == KindResult {
-				verdict.Status = providers.StatusUnknown
-			}
-			ev.Outcomes = []providers.AttemptOutcome{verdict}
-		}
-		return ev, nil
+		return p.failedResult(ev, kind, timedOut, desc.String(), verdict, refData.Items), nil
 	}
 	pp := paramParser{p: p, items: params.Items, path: n.path + ".ResultParameters."}
 	switch kind {
@@ -119,6 +86,58 @@ func (p *parser) result(n node, hint string) (providers.Evidence, error) {
 		return ev, nil
 	}
 	return ev, p.fail(n.path+".ResultParameters", fmt.Errorf("%w on a successful result (ResultCode 0): cannot tell B2C, reversal or transaction status apart", errMissing))
+}
+
+// resultLists reads the result's ResultParameters (or ResultParameter) and
+// its ReferenceData; a malformed ReferenceData reads as empty.
+func (p *parser) resultLists(n node) (params, refData kvList, err error) {
+	for _, name := range []string{"ResultParameters", "ResultParameter"} {
+		if raw, ok := lookup(n.m, name); ok {
+			if err := json.Unmarshal(raw, &params); err != nil {
+				return kvList{}, kvList{}, p.fail(n.path+"."+name, err)
+			}
+			break
+		}
+	}
+	if raw, ok := lookup(n.m, "ReferenceData"); ok {
+		// Used to tell the API apart and to find our Occasion; a malformed
+		// one is ignored.
+		_ = json.Unmarshal(raw, &refData)
+	}
+	return params, refData, nil
+}
+
+// failedResult is the evidence of a result whose ResultCode is not 0: the
+// outcome, if any, of the refund attempt it speaks of. desc is the
+// ResultDesc as sent, verdict the attempt's outcome so far and ref the
+// ReferenceData.
+func (p *parser) failedResult(ev providers.Evidence, kind string, timedOut bool, desc string,
+	verdict providers.AttemptOutcome, ref items) providers.Evidence {
+	code := verdict.Code
+	// A failed result moves no money and carries no amount: it is kept
+	// as the stored callback. Trust ResultCode, never ResultDesc.
+	switch {
+	case kind == KindTransactionStatus:
+		// The verdict on the query says nothing of the reversal it
+		// asked about: that stays unknown.
+		if ref, _, ours := ourOccasion(ref); ours {
+			ev.Outcomes = []providers.AttemptOutcome{{ProviderRef: ref, Status: providers.StatusUnknown, Code: code,
+				Reason: "transaction status query: " + desc, At: p.receivedAt}}
+		}
+	case (kind == KindReversal || kind == KindResult) && verdict.ProviderRef != "":
+		// Only our reversal requests are known by an
+		// OriginatorConversationID, so a result of unknown API that
+		// names one may be a reversal's. Only a result known to be a
+		// reversal's fails the attempt: one whose API nothing tells
+		// (a bare body in a file) could be a timeout notice, so it
+		// leaves the attempt unknown.
+		verdict.Status = providers.StatusFailed
+		if timedOut || kind == KindResult {
+			verdict.Status = providers.StatusUnknown
+		}
+		ev.Outcomes = []providers.AttemptOutcome{verdict}
+	}
+	return ev
 }
 
 // waiting reports a ResultType other than 0, which Daraja's queue timeout

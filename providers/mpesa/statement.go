@@ -167,26 +167,13 @@ func mayBeHeader(rec []string) bool {
 // ParseStatement implements providers.StatementParser.
 func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(providers.Sighting) error,
 	reject func(perr *ledger.ParseError, raw []byte) error) error {
-	cr, err := rawcsv.NewReader(r)
+	cr, err := openStatement(r, file)
 	if err != nil {
-		return &ledger.ParseError{File: file, Line: 1, Err: err}
+		return err
 	}
-	cr.CSV.FieldsPerRecord = -1
-	cr.CSV.ReuseRecord = true // no row's slice of fields is kept; its strings are
-	now := time.Now
-	if sp.Clock != nil {
-		now = sp.Clock
-	}
-	st := &statementState{file: file, receivedAt: now().UTC(), seen: map[string]seenRow{}}
-	var (
-		h     header
-		found bool
-		lines int
-		// near is the first row that looked like the header without
-		// being it, and nearLine its line.
-		near     headerRow
-		nearLine int
-	)
+	st := sp.newState(file)
+	var hs headerSearch
+	lines := 0
 	var pe *csv.ParseError // one for the file: As needs its address
 	for {
 		fields, consumed, err := cr.Read()
@@ -196,14 +183,10 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		raw := bytes.TrimRight(consumed, "\r\n")
 		lines++
 		if err != nil && errors.As(err, &pe) {
-			if !found {
-				continue
-			}
-			if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: fmt.Errorf("bad CSV: %w", pe.Err)}, raw); rerr != nil {
-				return rerr
-			}
-			if len(consumed) == 0 {
-				return fmt.Errorf("mpesa: read statement %s: no progress after line %d", file, pe.StartLine)
+			if hs.found {
+				if err := rejectBadCSV(file, pe, consumed, raw, reject); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -211,16 +194,9 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 			return fmt.Errorf("mpesa: read statement %s: %w", file, err)
 		}
 		line, _ := cr.CSV.FieldPos(0)
-		if !found {
-			hr := findHeader(fields)
-			var dup *rawcsv.DuplicateColumnError
-			switch {
-			case errors.As(hr.err, &dup):
-				return &ledger.ParseError{File: file, Line: line, Field: dup.Column, Err: hr.err}
-			case hr.found:
-				h, found = hr.h, true
-			case hr.known >= nearHeader && hr.known > near.known:
-				near, nearLine = hr, line
+		if !hs.found {
+			if err := hs.look(file, fields, line); err != nil {
+				return err
 			}
 			continue
 		}
@@ -229,20 +205,15 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		}
 		if mayBeHeader(fields) {
 			// Exports pasted together repeat the header.
-			hr := findHeader(fields)
-			var dup *rawcsv.DuplicateColumnError
-			if errors.As(hr.err, &dup) {
-				if err := reject(&ledger.ParseError{File: file, Line: line, Field: dup.Column, Err: hr.err}, raw); err != nil {
-					return err
-				}
-				continue
+			again, err := st.headerAgain(fields, line, raw, reject)
+			if err != nil {
+				return err
 			}
-			if hr.found {
-				st.sweep.prev = nil // another export: its chain starts again
+			if again {
 				continue
 			}
 		}
-		s, perr := st.row(h, fields, line, raw)
+		s, perr := st.row(hs.h, fields, line, raw)
 		if perr == nil && !st.text.repeat {
 			st.observe(s.Txn)
 			perr = st.balance(line, &s, st.text.balance)
@@ -253,7 +224,7 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 			}
 			continue
 		}
-		if h.idx[colBalance] < 0 {
+		if hs.h.idx[colBalance] < 0 {
 			s.Warnings = append(s.Warnings, noBalanceWarning)
 		}
 		if st.text.repeat {
@@ -268,25 +239,119 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 			}
 		}
 	}
-	for _, x := range st.finish() {
+	if err := emitAll(st.finish(), emit); err != nil {
+		return err
+	}
+	return hs.missing(file, lines)
+}
+
+// emitAll emits each of xs in order, stopping at the first error.
+func emitAll(xs []providers.Sighting, emit func(providers.Sighting) error) error {
+	for _, x := range xs {
 		if err := emit(x); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// openStatement opens r as CSV with the encoding sniffed, rows of any width
+// and the record reused between rows.
+func openStatement(r io.Reader, file string) (*rawcsv.Reader, error) {
+	cr, err := rawcsv.NewReader(r)
+	if err != nil {
+		return nil, &ledger.ParseError{File: file, Line: 1, Err: err}
+	}
+	cr.CSV.FieldsPerRecord = -1
+	cr.CSV.ReuseRecord = true // no row's slice of fields is kept; its strings are
+	return cr, nil
+}
+
+// newState starts the state of one statement file, stamped with the
+// parser's clock.
+func (sp StatementParser) newState(file string) *statementState {
+	now := time.Now
+	if sp.Clock != nil {
+		now = sp.Clock
+	}
+	return &statementState{file: file, receivedAt: now().UTC(), seen: map[string]seenRow{}}
+}
+
+// rejectBadCSV rejects a row that is not valid CSV; it fails when the reader
+// made no progress past it.
+func rejectBadCSV(file string, pe *csv.ParseError, consumed, raw []byte,
+	reject func(perr *ledger.ParseError, raw []byte) error) error {
+	if rerr := reject(&ledger.ParseError{File: file, Line: pe.StartLine, Err: fmt.Errorf("bad CSV: %w", pe.Err)}, raw); rerr != nil {
+		return rerr
+	}
+	if len(consumed) == 0 {
+		return fmt.Errorf("mpesa: read statement %s: no progress after line %d", file, pe.StartLine)
+	}
+	return nil
+}
+
+// headerSearch is the search for the header row among the first rows of a
+// statement.
+type headerSearch struct {
+	h     header
+	found bool
+	// near is the first row that looked like the header without
+	// being it, and nearLine its line.
+	near     headerRow
+	nearLine int
+}
+
+// look takes one row before the header: the header itself, a row close to
+// it (kept for the error when none is found) or anything else (skipped).
+func (hs *headerSearch) look(file string, fields []string, line int) error {
+	hr := findHeader(fields)
+	var dup *rawcsv.DuplicateColumnError
+	switch {
+	case errors.As(hr.err, &dup):
+		return &ledger.ParseError{File: file, Line: line, Field: dup.Column, Err: hr.err}
+	case hr.found:
+		hs.h, hs.found = hr.h, true
+	case hr.known >= nearHeader && hr.known > hs.near.known:
+		hs.near, hs.nearLine = hr, line
+	}
+	return nil
+}
+
+// missing is the error of a file read to its end: nil when the header was
+// found, else what the closest row lacked or that there was no header.
+func (hs *headerSearch) missing(file string, lines int) error {
 	want := make([]string, len(requiredColumns))
 	for i, c := range requiredColumns {
 		want[i] = columnNames[c][0]
 	}
 	switch {
-	case !found && near.known > 0:
-		return &ledger.ParseError{File: file, Line: nearLine, Field: near.missing[0], Err: fmt.Errorf(
+	case !hs.found && hs.near.known > 0:
+		return &ledger.ParseError{File: file, Line: hs.nearLine, Field: hs.near.missing[0], Err: fmt.Errorf(
 			"the header row lacks column(s) %s (a portal statement names %s; other columns are ignored)",
-			strings.Join(near.missing, ", "), strings.Join(want, ", "))}
-	case !found:
+			strings.Join(hs.near.missing, ", "), strings.Join(want, ", "))}
+	case !hs.found:
 		return &ledger.ParseError{File: file, Field: "header", Err: fmt.Errorf("no header row in %d line(s) (want columns %s)",
 			lines, strings.Join(want, ", "))}
 	}
 	return nil
+}
+
+// headerAgain handles a row after the header that may be the header
+// repeated: a repeat starts another export's balance chain, a repeat with a
+// duplicate column is rejected. again says the row was taken (so it is no
+// transaction); err is reject's error.
+func (st *statementState) headerAgain(fields []string, line int, raw []byte,
+	reject func(perr *ledger.ParseError, raw []byte) error) (again bool, err error) {
+	hr := findHeader(fields)
+	var dup *rawcsv.DuplicateColumnError
+	if errors.As(hr.err, &dup) {
+		return true, reject(&ledger.ParseError{File: st.file, Line: line, Field: dup.Column, Err: hr.err}, raw)
+	}
+	if hr.found {
+		st.sweep.prev = nil // another export: its chain starts again
+		return true, nil
+	}
+	return false, nil
 }
 
 func blankRow(fields []string) bool {
@@ -386,19 +451,61 @@ func (st *statementState) fail(line int, c column, err error) *ledger.ParseError
 
 var accRef = regexp.MustCompile(`(?i)\bAcc\.\s*(.+)$`)
 
-func (st *statementState) row(h header, fields []string, line int, raw []byte) (providers.Sighting, *ledger.ParseError) {
+// checkWidth rejects a row with fewer fields than the columns read need, or
+// with text past the header's width.
+func (st *statementState) checkWidth(h *header, fields []string, line int) *ledger.ParseError {
 	if len(fields) < h.width {
 		// A short row is fine only if what is missing lies past every column we read.
 		for _, i := range h.idx {
 			if i >= len(fields) {
-				return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line,
+				return &ledger.ParseError{File: st.file, Line: line,
 					Err: fmt.Errorf("has %d fields, the header has %d", len(fields), h.width)}
 			}
 		}
 	}
 	if len(fields) > h.width && !blankRow(fields[h.width:]) {
-		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line,
+		return &ledger.ParseError{File: st.file, Line: line,
 			Err: fmt.Errorf("has %d fields, the header has %d", len(fields), h.width)}
+	}
+	return nil
+}
+
+// occurredAt is the row's time: its completion time, else its initiation
+// time.
+func (st *statementState) occurredAt(line int, completion, initiation string) (time.Time, *ledger.ParseError) {
+	whenCol := colCompletion
+	when := completion
+	if when == "" && initiation != "" {
+		whenCol, when = colInitiation, initiation
+	}
+	if when == "" {
+		return time.Time{}, st.fail(line, colCompletion, errMissing)
+	}
+	at, err := parseStatementTime(when)
+	if err != nil {
+		return time.Time{}, st.fail(line, whenCol, err)
+	}
+	return at, nil
+}
+
+// remember notes the receipt id of a valid row with its signature, and
+// rejects a row whose receipt the file showed before with a different
+// signature. st.text.repeat says whether the file showed it before.
+func (st *statementState) remember(id string, sig uint64, line int) *ledger.ParseError {
+	_, st.text.repeat = st.seen[id]
+	if prev, ok := st.seen[id]; ok && prev.sig != sig {
+		return st.fail(line, colReceipt,
+			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
+	} else if !ok {
+		st.seen[id] = seenRow{line: int32(line), sig: sig}
+	}
+	return nil
+}
+
+// row reads one transaction row under header h.
+func (st *statementState) row(h header, fields []string, line int, raw []byte) (providers.Sighting, *ledger.ParseError) {
+	if perr := st.checkWidth(&h, fields, line); perr != nil {
+		return providers.Sighting{}, perr
 	}
 	get := func(c column) string {
 		if i := h.idx[c]; i >= 0 && i < len(fields) {
@@ -425,17 +532,9 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 	if perr != nil {
 		return providers.Sighting{}, perr
 	}
-	whenCol := colCompletion
-	when := get(colCompletion)
-	if when == "" && get(colInitiation) != "" {
-		whenCol, when = colInitiation, get(colInitiation)
-	}
-	if when == "" {
-		return providers.Sighting{}, st.fail(line, colCompletion, errMissing)
-	}
-	at, err := parseStatementTime(when)
-	if err != nil {
-		return providers.Sighting{}, st.fail(line, whenCol, err)
+	at, perr := st.occurredAt(line, get(colCompletion), get(colInitiation))
+	if perr != nil {
+		return providers.Sighting{}, perr
 	}
 	linked := ""
 	if l := get(colLinked); l != "" {
@@ -469,13 +568,8 @@ func (st *statementState) row(h header, fields []string, line int, raw []byte) (
 		}
 		return providers.Sighting{}, &ledger.ParseError{File: st.file, Line: line, Err: err}
 	}
-	sig := rowSig(t)
-	_, st.text.repeat = st.seen[id]
-	if prev, ok := st.seen[id]; ok && prev.sig != sig {
-		return providers.Sighting{}, st.fail(line, colReceipt,
-			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
-	} else if !ok {
-		st.seen[id] = seenRow{line: int32(line), sig: sig}
+	if perr := st.remember(id, rowSig(t), line); perr != nil {
+		return providers.Sighting{}, perr
 	}
 	return providers.Sighting{Txn: t, Source: ledger.Source{Channel: ChannelStatement, Ref: ref,
 		Raw: raw, ReceivedAt: st.receivedAt}}, nil

@@ -148,110 +148,132 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 	}
 	at := now().UTC()
 	head := &headKeeper{max: maxKeptFile}
-	r := io.TeeReader(f.Reader, head)
-	var (
-		counts   Counts
-		problems []rejected
-		fileErr  *ledger.ParseError
-	)
-	size := im.BatchSize
-	if size <= 0 {
-		size = DefaultBatchSize
+	run := &importRun{im: im, f: f, r: io.TeeReader(f.Reader, head), at: at, size: im.BatchSize}
+	if run.size <= 0 {
+		run.size = DefaultBatchSize
 	}
-	err := im.Store.InTx(ctx, func(tx ledger.Tx) (err error) {
-		counts, problems = Counts{}, nil
-		w := newWriter(ctx, tx, size, at)
-		defer func() {
-			werr := w.close()
-			if werr != nil && (err == nil || errors.Is(err, errWriterFailed)) {
-				err = werr
-			}
-			if err == nil {
-				counts.NewTxns, counts.NewSources = w.counts.NewTxns, w.counts.NewSources
-				counts.Duplicates, counts.Conflicts = w.counts.Duplicates, w.conflicts
-				counts.Payouts, counts.PayoutItems = w.extras.Payouts, w.extras.Items
-			}
-		}()
-		batch := w.batch()
-		flush := func() error {
-			if len(batch.s) == 0 {
-				return nil
-			}
-			if err := w.send(batch); err != nil {
-				return err
-			}
-			if im.Progress != nil {
-				im.Progress(counts.Lines)
-			}
-			batch = w.batch()
-			return nil
-		}
-		perr := f.Parser.ParseStatement(r, f.Name, func(s providers.Sighting) error {
-			counts.Lines++
-			s.Txn.Account = f.Account
-			if len(problems) > 0 {
-				// The transaction will be rolled back; read on only to
-				// find every problem.
-				return nil
-			}
-			if err := ledger.ValidateTxn(s.Txn); err != nil {
-				var fe *ledger.FieldError
-				if !errors.As(err, &fe) {
-					return err
-				}
-				problems = append(problems, rejected{&ledger.ParseError{File: f.Name, Field: fe.Field,
-					Err: fmt.Errorf("transaction %s: %w", s.Txn.ID, fe.Err)}, s.Source.Raw})
-				return nil
-			}
-			if s.Source.ReceivedAt.IsZero() {
-				s.Source.ReceivedAt = at
-			}
-			if s.Category != "" {
-				counts.notes().Categories[s.Category]++
-			}
-			for _, w := range s.Warnings {
-				if n := counts.notes(); !slices.Contains(n.Warnings, w) {
-					n.Warnings = append(n.Warnings, w)
-				}
-			}
-			batch.s = append(batch.s, ledger.Sighting{Txn: s.Txn, Source: s.Source})
-			batch.x.Add(s)
-			if len(batch.s) == size {
-				return flush()
-			}
-			return nil
-		}, func(perr *ledger.ParseError, raw []byte) error {
-			counts.Lines++
-			problems = append(problems, rejected{perr, raw})
-			return nil
-		})
-		if perr != nil {
-			if errors.As(perr, &fileErr) {
-				return errRollback
-			}
-			return perr
-		}
-		if len(problems) > 0 {
-			return errRollback
-		}
-		return flush()
-	})
+	err := im.Store.InTx(ctx, func(tx ledger.Tx) error { return run.apply(ctx, tx) })
 	if err == nil {
-		return counts, nil
+		return run.counts, nil
 	}
 	if !errors.Is(err, errRollback) {
 		return Counts{}, fmt.Errorf("statement: import %s: %w", f.Name, err)
 	}
-	if fileErr != nil {
-		if fileErr.File == "" {
-			fileErr.File = f.Name
+	return run.reject(ctx, head.buf)
+}
+
+// importRun is the state of one Import: the file, the counts so far and the
+// lines rejected so far.
+type importRun struct {
+	im       *Importer
+	f        File
+	r        io.Reader
+	at       time.Time
+	size     int
+	counts   Counts
+	problems []rejected
+	fileErr  *ledger.ParseError
+}
+
+// apply parses the file and writes its sightings in batches through tx. It
+// returns errRollback when any line (or the file) is rejected, so that the
+// transaction rolls back and the caller can quarantine the problems.
+func (run *importRun) apply(ctx context.Context, tx ledger.Tx) (err error) {
+	im, f, at, size := run.im, run.f, run.at, run.size
+	run.counts, run.problems = Counts{}, nil
+	counts := &run.counts
+	w := newWriter(ctx, tx, size, at)
+	defer func() {
+		werr := w.close()
+		if werr != nil && (err == nil || errors.Is(err, errWriterFailed)) {
+			err = werr
 		}
-		problems = append(problems, rejected{fileErr, head.buf})
+		if err == nil {
+			counts.NewTxns, counts.NewSources = w.counts.NewTxns, w.counts.NewSources
+			counts.Duplicates, counts.Conflicts = w.counts.Duplicates, w.conflicts
+			counts.Payouts, counts.PayoutItems = w.extras.Payouts, w.extras.Items
+		}
+	}()
+	batch := w.batch()
+	flush := func() error {
+		if len(batch.s) == 0 {
+			return nil
+		}
+		if err := w.send(batch); err != nil {
+			return err
+		}
+		if im.Progress != nil {
+			im.Progress(counts.Lines)
+		}
+		batch = w.batch()
+		return nil
 	}
-	err = im.Store.InTx(ctx, func(tx ledger.Tx) error {
+	perr := f.Parser.ParseStatement(run.r, f.Name, func(s providers.Sighting) error {
+		counts.Lines++
+		s.Txn.Account = f.Account
+		if len(run.problems) > 0 {
+			// The transaction will be rolled back; read on only to
+			// find every problem.
+			return nil
+		}
+		if err := ledger.ValidateTxn(s.Txn); err != nil {
+			var fe *ledger.FieldError
+			if !errors.As(err, &fe) {
+				return err
+			}
+			run.problems = append(run.problems, rejected{&ledger.ParseError{File: f.Name, Field: fe.Field,
+				Err: fmt.Errorf("transaction %s: %w", s.Txn.ID, fe.Err)}, s.Source.Raw})
+			return nil
+		}
+		if s.Source.ReceivedAt.IsZero() {
+			s.Source.ReceivedAt = at
+		}
+		if s.Category != "" {
+			counts.notes().Categories[s.Category]++
+		}
+		for _, w := range s.Warnings {
+			if n := counts.notes(); !slices.Contains(n.Warnings, w) {
+				n.Warnings = append(n.Warnings, w)
+			}
+		}
+		batch.s = append(batch.s, ledger.Sighting{Txn: s.Txn, Source: s.Source})
+		batch.x.Add(s)
+		if len(batch.s) == size {
+			return flush()
+		}
+		return nil
+	}, func(perr *ledger.ParseError, raw []byte) error {
+		counts.Lines++
+		run.problems = append(run.problems, rejected{perr, raw})
+		return nil
+	})
+	if perr != nil {
+		if errors.As(perr, &run.fileErr) {
+			return errRollback
+		}
+		return perr
+	}
+	if len(run.problems) > 0 {
+		return errRollback
+	}
+	return flush()
+}
+
+// reject quarantines the rejected lines (and the head of the file when the
+// file itself could not be read) in a transaction of their own and returns
+// the *ledger.RejectedFileError that lists them.
+func (run *importRun) reject(ctx context.Context, head []byte) (Counts, error) {
+	f, problems := run.f, run.problems
+	if run.fileErr != nil {
+		if run.fileErr.File == "" {
+			run.fileErr.File = f.Name
+		}
+		problems = append(problems, rejected{run.fileErr, head})
+	}
+	err := run.im.Store.InTx(ctx, func(tx ledger.Tx) error {
 		for _, p := range problems {
 			if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: f.Source, Origin: f.Name, Line: p.perr.Line,
-				Field: p.perr.Field, Reason: p.perr.Error(), Raw: p.raw, At: at}); err != nil {
+				Field: p.perr.Field, Reason: p.perr.Error(), Raw: p.raw, At: run.at}); err != nil {
 				return err
 			}
 		}
@@ -264,7 +286,7 @@ func (im *Importer) Import(ctx context.Context, f File) (Counts, error) {
 	for _, p := range problems {
 		ie.Problems = append(ie.Problems, p.perr)
 	}
-	return Counts{Lines: counts.Lines, Rejected: len(problems)}, ie
+	return Counts{Lines: run.counts.Lines, Rejected: len(problems)}, ie
 }
 
 // headKeeper keeps the first max bytes written to it.

@@ -138,13 +138,7 @@ func (l balanceLine) normalizeInto(into []ledger.ProviderTxn) (lineResult, *line
 	if l.Category == "" {
 		return badLine("reporting_category", "is empty")
 	}
-	typ, known := reportingCategories[l.Category]
-	res := lineResult{category: l.Category}
-	if !known {
-		typ, res.category = ledger.TxnOther, CategoryOther
-		res.warning = fmt.Sprintf("reporting category %q is not one Stripe documents: imported as %s (kept as evidence, never matched as a charge)",
-			l.Category, CategoryOther)
-	}
+	typ, res := l.categoryType()
 	st := l.Status
 	if st == "" {
 		st = ledger.TxnSucceeded
@@ -198,28 +192,56 @@ func (l balanceLine) normalizeInto(into []ledger.ProviderTxn) (lineResult, *line
 		return badLine(idField(typ), "is empty on a %s line", l.Category)
 	}
 	if main.Amount.IsZero() {
-		main.Amount = abs(l.Gross)
-		if !l.Presented.IsZero() {
-			main.Amount = abs(l.Presented)
-			if l.Presented.Currency != l.Gross.Currency {
-				main.Settlement, main.ExchangeRate = abs(l.Gross), l.ExchangeRate
-			}
-		}
+		l.magnitudeInto(&main)
 	}
 	if main.ID == l.BalanceTxnID {
 		byBalance = true
 	}
 	res.txns = append(into[:0], main)
 	if !l.Fee.Value.IsZero() {
-		fee := base
-		fee.Type, fee.ID, fee.Amount = ledger.TxnFee, l.BalanceTxnID, l.Fee
-		fee.LinkedID = firstOf(l.ChargeID, main.ID)
-		if byBalance {
-			fee.ID += feeSuffix
-		}
-		res.txns = append(res.txns, fee)
+		res.txns = append(res.txns, l.fee(base, main.ID, byBalance))
 	}
 	return res, nil
+}
+
+// categoryType is the transaction type of the line's reporting category
+// and the result it starts: an undocumented category is imported as
+// CategoryOther, with a warning.
+func (l balanceLine) categoryType() (ledger.TxnType, lineResult) {
+	typ, known := reportingCategories[l.Category]
+	res := lineResult{category: l.Category}
+	if !known {
+		typ, res.category = ledger.TxnOther, CategoryOther
+		res.warning = fmt.Sprintf("reporting category %q is not one Stripe documents: imported as %s (kept as evidence, never matched as a charge)",
+			l.Category, CategoryOther)
+	}
+	return typ, res
+}
+
+// magnitudeInto sets main's amount to the magnitude of the line: the
+// customer-facing amount when the line names it (the settlement kept beside
+// it when the currencies differ), else gross.
+func (l balanceLine) magnitudeInto(main *ledger.ProviderTxn) {
+	main.Amount = abs(l.Gross)
+	if !l.Presented.IsZero() {
+		main.Amount = abs(l.Presented)
+		if l.Presented.Currency != l.Gross.Currency {
+			main.Settlement, main.ExchangeRate = abs(l.Gross), l.ExchangeRate
+		}
+	}
+}
+
+// fee is the fee transaction of the line, under the balance transaction id
+// (with feeSuffix when the main transaction is known by that id too),
+// linked to the charge or else to mainID.
+func (l balanceLine) fee(base ledger.ProviderTxn, mainID string, byBalance bool) ledger.ProviderTxn {
+	fee := base
+	fee.Type, fee.ID, fee.Amount = ledger.TxnFee, l.BalanceTxnID, l.Fee
+	fee.LinkedID = firstOf(l.ChargeID, mainID)
+	if byBalance {
+		fee.ID += feeSuffix
+	}
+	return fee
 }
 
 func idField(typ ledger.TxnType) string {

@@ -584,6 +584,37 @@ func balanceTxnSightings(raw []byte, prefix string, s sighter) ([]providers.Sigh
 // the funds are still in the balance, succeeded once withdrawn, failed when
 // an inquiry closed without a chargeback) and a dispute reversal for each
 // reinstatement. Fees come from the balance transactions' listing.
+// disputeCharge is a dispute's charge: the object when expanded, else only
+// its id.
+func disputeCharge(prefix string, raw json.RawMessage) (chargeObject, error) {
+	var ch chargeObject
+	if b := bytes.TrimSpace(raw); len(b) > 0 && b[0] == '{' {
+		if err := decodeObject(b, prefix+"charge.", &ch); err != nil {
+			return chargeObject{}, err
+		}
+	} else {
+		var id expandable
+		if err := id.UnmarshalJSON(b); err != nil || id == "" {
+			return chargeObject{}, fieldErr(prefix, "charge", errors.New("is missing"))
+		}
+		ch.ID = string(id)
+	}
+	return ch, nil
+}
+
+// disputeStatus is the status of a dispute's own transaction before any
+// withdrawal: pending while it is open or decided, failed when it closed
+// as a warning or was prevented.
+func disputeStatus(prefix, status string) (ledger.TxnStatus, error) {
+	switch status {
+	case "warning_needs_response", "warning_under_review", "needs_response", "under_review", "won", "lost":
+		return ledger.TxnPending, nil
+	case "warning_closed", "prevented":
+		return ledger.TxnFailed, nil
+	}
+	return "", fieldErr(prefix, "status", fmt.Errorf("unknown dispute status %q", status))
+}
+
 func disputeSightings(raw []byte, prefix string, s sighter) ([]providers.Sighting, error) {
 	var d disputeObject
 	if err := decodeObject(raw, prefix, &d); err != nil {
@@ -600,25 +631,13 @@ func disputeSightings(raw []byte, prefix string, s sighter) ([]providers.Sightin
 	if err != nil {
 		return nil, err
 	}
-	var ch chargeObject
-	if b := bytes.TrimSpace(d.Charge); len(b) > 0 && b[0] == '{' {
-		if err := decodeObject(b, prefix+"charge.", &ch); err != nil {
-			return nil, err
-		}
-	} else {
-		var id expandable
-		if err := id.UnmarshalJSON(b); err != nil || id == "" {
-			return nil, fieldErr(prefix, "charge", errors.New("is missing"))
-		}
-		ch.ID = string(id)
+	ch, err := disputeCharge(prefix, d.Charge)
+	if err != nil {
+		return nil, err
 	}
-	st := ledger.TxnPending
-	switch d.Status {
-	case "warning_needs_response", "warning_under_review", "needs_response", "under_review", "won", "lost":
-	case "warning_closed", "prevented":
-		st = ledger.TxnFailed
-	default:
-		return nil, fieldErr(prefix, "status", fmt.Errorf("unknown dispute status %q", d.Status))
+	st, err := disputeStatus(prefix, d.Status)
+	if err != nil {
+		return nil, err
 	}
 	ref := s.intentKey(ch.Metadata)
 	if ref == "" {

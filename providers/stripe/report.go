@@ -137,15 +137,7 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 		clock = time.Now
 	}
 	now := clock().UTC()
-	var fileNotes []string
-	if cols.faceAmount < 0 || cols.faceCurrency < 0 {
-		fileNotes = append(fileNotes, "the report has no customer_facing_amount and customer_facing_currency columns: "+
-			"payments are compared in the settlement currency (gross, currency); add those columns for payments presented in other currencies")
-	}
-	if cols.payout >= 0 {
-		fileNotes = append(fileNotes, "rows of a payout reconciliation report are listed by payout: a payment not yet paid out is not in it "+
-			"(reconcile days from the balance change report or the API, or give the settlement grace your payout delay)")
-	}
+	fileNotes := cols.notes()
 	cr.ReuseRecords()
 	var (
 		perr *ledger.ParseError
@@ -206,6 +198,21 @@ func (p ReportParser) ParseStatement(r io.Reader, file string, emit func(provide
 			}
 		}
 	}
+}
+
+// notes are the warnings the report's columns call for, given with every
+// line: no customer-facing amount, or rows listed by payout.
+func (cols reportCols) notes() []string {
+	var fileNotes []string
+	if cols.faceAmount < 0 || cols.faceCurrency < 0 {
+		fileNotes = append(fileNotes, "the report has no customer_facing_amount and customer_facing_currency columns: "+
+			"payments are compared in the settlement currency (gross, currency); add those columns for payments presented in other currencies")
+	}
+	if cols.payout >= 0 {
+		fileNotes = append(fileNotes, "rows of a payout reconciliation report are listed by payout: a payment not yet paid out is not in it "+
+			"(reconcile days from the balance change report or the API, or give the settlement grace your payout delay)")
+	}
+	return fileNotes
 }
 
 func (p ReportParser) columns(cr *csvfile.Reader, file string) (reportCols, error) {
