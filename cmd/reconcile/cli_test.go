@@ -120,8 +120,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestHelpEverywhere(t *testing.T) {
 	t.Parallel()
-	var walk func(path []string)
-	walk = func(path []string) {
+	walk := func(path []string) {
 		code, out, _ := cli(t, append(path, "--help")...)
 		if code != 0 || !strings.Contains(out, "Usage:") {
 			t.Errorf("%v --help: %d", path, code)
