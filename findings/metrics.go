@@ -55,9 +55,11 @@ func NewMetrics(store MetricsStore, providers []string, currencies map[string]st
 	return m
 }
 
-// Collectors lists the metrics for registration.
-func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.AtRisk, &countCollector{store: m.store, providers: m.providers}}
+// Collectors lists the metrics for registration. A scrape's query runs in
+// a context of ctx's values, not cancelled with it (a scrape during
+// shutdown still answers), bounded to two seconds.
+func (m *Metrics) Collectors(ctx context.Context) []prometheus.Collector {
+	return []prometheus.Collector{m.AtRisk, &countCollector{store: m.store, providers: m.providers, base: context.WithoutCancel(ctx)}}
 }
 
 // Refresh sums the money at risk in unresolved findings (AtRiskStatuses,
@@ -98,6 +100,9 @@ func (m *Metrics) Refresh(ctx context.Context) error {
 type countCollector struct {
 	store     Counter
 	providers []string
+	// base is the context a scrape's query derives from: a scrape brings
+	// none (prometheus.Collector has no context).
+	base context.Context
 }
 
 var (
@@ -109,9 +114,7 @@ var (
 func (c *countCollector) Describe(ch chan<- *prometheus.Desc) { ch <- countDesc }
 
 func (c *countCollector) Collect(ch chan<- prometheus.Metric) {
-	// A scrape brings no context (prometheus.Collector has none): the
-	// query gets its own, bounded.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(c.base, 2*time.Second)
 	defer cancel()
 	counts, err := c.store.CountFindings(ctx)
 	if err != nil {

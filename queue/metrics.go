@@ -10,7 +10,19 @@ import (
 // DepthCollector exports the queue's depth at scrape time as
 // reconcile_queue_jobs, by queue and state, every queue and state at zero
 // when empty.
-type DepthCollector struct{ Queue *Queue }
+type DepthCollector struct {
+	queue *Queue
+	// base is the context a scrape's query derives from: a scrape brings
+	// none (prometheus.Collector has no context).
+	base context.Context
+}
+
+// NewDepthCollector returns the depth collector of q. A scrape's query
+// runs in a context of ctx's values, not cancelled with it (a scrape during
+// shutdown still answers), bounded to two seconds.
+func NewDepthCollector(ctx context.Context, q *Queue) *DepthCollector {
+	return &DepthCollector{queue: q, base: context.WithoutCancel(ctx)}
+}
 
 var (
 	depthDesc = prometheus.NewDesc("reconcile_queue_jobs", "Jobs waiting, running or discarded, by queue and state.",
@@ -25,11 +37,9 @@ func (d *DepthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- depthDesc 
 // Collect implements prometheus.Collector: one query, bounded to two
 // seconds.
 func (d *DepthCollector) Collect(ch chan<- prometheus.Metric) {
-	// A scrape brings no context (prometheus.Collector has none): the
-	// query gets its own, bounded.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(d.base, 2*time.Second)
 	defer cancel()
-	depth, err := d.Queue.Depth(ctx)
+	depth, err := d.queue.Depth(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(depthDesc, err)
 		return

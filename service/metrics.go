@@ -45,16 +45,16 @@ func newServeMetrics(store ledger.Store, names []string, logger *slog.Logger) *s
 }
 
 // register registers every family, the queue's depth and Go's own.
-func (m *serveMetrics) register(r *prometheus.Registry, q *queue.Queue) {
+func (m *serveMetrics) register(ctx context.Context, r *prometheus.Registry, q *queue.Queue) {
 	r.MustRegister(m.runs.Collectors()...)
 	r.MustRegister(m.callbacks.Collectors()...)
-	r.MustRegister(m.findings.Collectors()...)
+	r.MustRegister(m.findings.Collectors(ctx)...)
 	r.MustRegister(m.charges.Collectors()...)
 	r.MustRegister(m.registrations.Collectors()...)
 	if m.alerts != nil {
 		r.MustRegister(m.alerts.Collectors()...)
 	}
-	r.MustRegister(&queue.DepthCollector{Queue: q})
+	r.MustRegister(queue.NewDepthCollector(ctx, q))
 }
 
 // known is what serve knows at start: the providers and what each can do.

@@ -116,7 +116,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if runs.Reconciler, err = d.Reconciler(s.queue, s.charges); err != nil {
 		return nil, err
 	}
-	s.metrics.register(s.registry, s.queue)
+	s.metrics.register(ctx, s.registry, s.queue)
 	if k.callbacks, err = s.routes(); err != nil {
 		return nil, err
 	}
