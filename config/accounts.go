@@ -109,22 +109,6 @@ func validateAccountIDs(bad func(key, format string, args ...any), key string, i
 	}
 }
 
-// Account returns the configured M-Pesa account of shortCode: "" and true
-// for the default account (or shortCode empty), the account and true for
-// another, false for a short code that is no account.
-func (m MpesaConfig) Account(shortCode string) (MpesaAccount, bool) {
-	sc := strings.TrimSpace(shortCode)
-	if sc == "" || sc == strings.TrimSpace(m.ShortCode) {
-		return MpesaAccount{}, true
-	}
-	for _, a := range m.Accounts {
-		if strings.TrimSpace(a.ShortCode) == sc {
-			return a, true
-		}
-	}
-	return MpesaAccount{}, false
-}
-
 // accountClient is base, the default account's Daraja client
 // configuration, for account a: its short code, and its own credentials
 // where the environment gives them.

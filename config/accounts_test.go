@@ -71,9 +71,13 @@ func TestAccountSecretsFromTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, ok := cfg.Providers.Mpesa.Account("600639")
-	if !ok || a.ConsumerKey != "branch-key-123" || a.PassKey != "branch-pass-456" || a.ConsumerSecret != "" {
-		t.Fatalf("account %+v (%v)", a, ok)
+	accts := cfg.Providers.Mpesa.Accounts
+	if len(accts) != 1 || accts[0].ShortCode != "600639" {
+		t.Fatalf("accounts %+v", accts)
+	}
+	a := accts[0]
+	if a.ConsumerKey != "branch-key-123" || a.PassKey != "branch-pass-456" || a.ConsumerSecret != "" {
+		t.Fatalf("account %+v", a)
 	}
 	secrets := cfg.SecretValues()
 	for _, s := range []string{"branch-key-123", "branch-pass-456"} {
