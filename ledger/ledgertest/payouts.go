@@ -74,6 +74,54 @@ func exercisePayouts(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("a statement's entries in one transaction are stored whole and read back", func(t *testing.T) {
+		// Large enough for the bulk path of either engine; a second
+		// statement repeats half of the first.
+		entry := func(i int) ledger.BankEntry {
+			b := ledger.BankEntry{Provider: "bank:tx", TxnID: fmt.Sprintf("T%05d", i), Statement: "S9 #9", Index: i + 1,
+				BookingDate: day(1 + i%28), BankRef: fmt.Sprint("FT", i), EndToEndID: fmt.Sprint("po_", i),
+				Counterparty: "STRIPE", Text: "PAYOUT é " + fmt.Sprint(i), Info: "info", Code: "swift:NTRF"}
+			if i%3 == 0 {
+				b.ValueDate = day(1 + (i+1)%28)
+			}
+			b.Reversal = i%7 == 0
+			return b
+		}
+		first, second := make([]ledger.BankEntry, 600), make([]ledger.BankEntry, 600)
+		for i := range first {
+			first[i], second[i] = entry(i), entry(i+300)
+		}
+		var n1, n2, n3 int
+		err := s.InTx(ctx, func(tx ledger.Tx) error {
+			var err error
+			if n1, err = tx.RecordBankEntries(ctx, first); err != nil {
+				return err
+			}
+			if n2, err = tx.RecordBankEntries(ctx, second); err != nil {
+				return err
+			}
+			n3, err = tx.RecordBankEntries(ctx, first)
+			return err
+		})
+		if err != nil || n1 != 600 || n2 != 300 || n3 != 0 {
+			t.Fatalf("record: %d, %d, %d, %v; want 600, 300, 0", n1, n2, n3, err)
+		}
+		ids := make([]string, 900)
+		for i := range ids {
+			ids[i] = entry(i).TxnID
+		}
+		got, err := s.GetBankEntries(ctx, "bank:tx", ids)
+		if err != nil || len(got) != 900 {
+			t.Fatalf("get: %d, %v", len(got), err)
+		}
+		slices.SortFunc(got, func(a, b ledger.BankEntry) int { return a.Index - b.Index })
+		for i, g := range got {
+			if want := entry(i); g != want {
+				t.Fatalf("entry %d read back\n%+v\nwant\n%+v", i, g, want)
+			}
+		}
+	})
+
 	kes := func(v string) money.Amount { return kes(t, v) }
 	t.Run("payouts are filled, never overwritten", func(t *testing.T) {
 		p := ledger.Payout{Provider: "stripe", ID: "po_1", InitiatedAt: T0, FirstSeenAt: T0}

@@ -124,6 +124,30 @@ func (e *copyEncoder) jsonb(doc []byte) {
 
 func (e *copyEncoder) null() { e.buf = binary.BigEndian.AppendUint32(e.buf, 0xffffffff) }
 
+func (e *copyEncoder) bool(v bool) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 1)
+	if v {
+		e.buf = append(e.buf, 1)
+	} else {
+		e.buf = append(e.buf, 0)
+	}
+}
+
+// pgEpochDays is 2000-01-01, the zero of PostgreSQL's binary dates, in days
+// since 1970.
+const pgEpochDays = 10957
+
+// date writes the calendar day of t (in its own zone, as dayText does), or
+// NULL when t is zero.
+func (e *copyEncoder) date(t time.Time) {
+	if t.IsZero() {
+		e.null()
+		return
+	}
+	y, m, d := t.Date()
+	e.int4(int32(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()/86400 - pgEpochDays))
+}
+
 func (e *copyEncoder) int4(v int32) {
 	e.buf = binary.BigEndian.AppendUint32(e.buf, 4)
 	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(v))

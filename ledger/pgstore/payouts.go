@@ -30,12 +30,90 @@ func dayOf(s *string) (time.Time, error) {
 	return time.Parse(dayLayout, *s)
 }
 
-// RecordBankEntries inserts the entries in one statement (arrays unnested),
-// leaving those stored.
+// RecordBankEntries stores the entries, leaving those stored: many at once
+// by binary COPY in a savepoint (a statement's new entries, the common
+// case), else, or once the COPY meets a stored key, in one statement of
+// arrays unnested with ON CONFLICT DO NOTHING.
 func (e executor) RecordBankEntries(ctx context.Context, es []ledger.BankEntry) (int, error) {
+	return e.recordBankEntries(ctx, es, nil)
+}
+
+// RecordBankEntries is the executor's, told whether an earlier COPY of the
+// transaction met stored entries (a statement imported again), in which
+// case the next batches go straight to the insert.
+func (t *tx) RecordBankEntries(ctx context.Context, es []ledger.BankEntry) (int, error) {
+	return t.recordBankEntries(ctx, es, &t.memo.bankStored)
+}
+
+func (e executor) recordBankEntries(ctx context.Context, es []ledger.BankEntry, stored *bool) (int, error) {
 	if len(es) == 0 {
 		return 0, nil
 	}
+	for _, b := range es {
+		if err := ledger.ValidateBankEntry(b); err != nil {
+			return 0, ledger.Wrap("record bank entries", b.Provider+"/"+b.TxnID, err)
+		}
+	}
+	ptx, inTx := e.db.(pgx.Tx)
+	if len(es) < copyAt || !inTx || (stored != nil && *stored) {
+		return e.insertBankEntries(ctx, es)
+	}
+	copied, err := copyBankEntries(ctx, ptx, es)
+	if err != nil || copied {
+		return len(es), ledger.Wrap("record bank entries", es[0].Provider, translate(err))
+	}
+	if stored != nil {
+		*stored = true
+	}
+	return e.insertBankEntries(ctx, es)
+}
+
+// copyBankEntries writes the entries by binary COPY in a savepoint. It
+// returns false, having written nothing, when one of them is stored.
+func copyBankEntries(ctx context.Context, tx pgx.Tx, es []ledger.BankEntry) (bool, error) {
+	enc, err := newCopyEncoder(tx)
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, savepointSQL); err != nil {
+		return false, err
+	}
+	rows := &copyRows{enc: enc, n: len(es), row: func(i int) error { enc.bankEntry(&es[i]); return nil }}
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, rows, copyBankEntriesSQL); err != nil {
+		if !uniqueViolation(err) {
+			return false, err
+		}
+		_, err = tx.Exec(ctx, rollbackSQL)
+		return false, err
+	}
+	_, err = tx.Exec(ctx, releaseSQL)
+	return err == nil, err
+}
+
+const copyBankEntriesSQL = `COPY bank_entries (provider, txn_id, statement, entry_index, booking_date, value_date, reversal,
+	bank_ref, end_to_end_id, counterparty, text, info, code) FROM STDIN (FORMAT binary)`
+
+// bankEntry appends b as a row of copyBankEntriesSQL.
+func (e *copyEncoder) bankEntry(b *ledger.BankEntry) {
+	e.row(13)
+	e.text(b.Provider)
+	e.text(b.TxnID)
+	e.text(b.Statement)
+	e.int4(int32(b.Index))
+	e.date(b.BookingDate)
+	e.date(b.ValueDate)
+	e.bool(b.Reversal)
+	e.text(b.BankRef)
+	e.text(b.EndToEndID)
+	e.text(b.Counterparty)
+	e.text(b.Text)
+	e.text(b.Info)
+	e.text(b.Code)
+}
+
+// insertBankEntries inserts the entries in one statement (arrays unnested),
+// leaving those stored.
+func (e executor) insertBankEntries(ctx context.Context, es []ledger.BankEntry) (int, error) {
 	n := len(es)
 	var (
 		prov, id, stmt, ref, e2e, party, text, info, code = make([]string, n), make([]string, n), make([]string, n),
@@ -45,9 +123,6 @@ func (e executor) RecordBankEntries(ctx context.Context, es []ledger.BankEntry) 
 		rev       = make([]bool, n)
 	)
 	for i, b := range es {
-		if err := ledger.ValidateBankEntry(b); err != nil {
-			return 0, ledger.Wrap("record bank entries", b.Provider+"/"+b.TxnID, err)
-		}
 		prov[i], id[i], stmt[i], idx[i] = b.Provider, b.TxnID, b.Statement, int32(b.Index)
 		book[i], val[i], rev[i] = dayText(b.BookingDate), dayText(b.ValueDate), b.Reversal
 		ref[i], e2e[i], party[i], text[i], info[i], code[i] = b.BankRef, b.EndToEndID, b.Counterparty, b.Text, b.Info, b.Code

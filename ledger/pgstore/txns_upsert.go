@@ -49,6 +49,9 @@ type upsertMemo struct {
 	// allNew says none of the keys of the transaction's last batch was
 	// stored.
 	allNew bool
+	// bankStored says a COPY of the transaction's bank entries met stored
+	// ones.
+	bankStored bool
 }
 
 // upsertTest are knobs of UpsertProviderTxns for the package's tests

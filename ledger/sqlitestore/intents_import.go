@@ -491,7 +491,7 @@ func multiRow(kind, n int, head, row, tail string) string {
 }
 
 func insertIntentsSQL(n int) string {
-	return multiRow(0, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
+	return multiRow(0, n, `INSERT OR FAIL INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
 		`due_at, tolerance, ref_norm, account) VALUES `,
 		`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, ``)
 }
@@ -503,7 +503,7 @@ func insertIntentsSQL(n int) string {
 // reference, as anonymous parameters (numbered after the five), which the
 // driver binds without looking their names up.
 func insertSharedIntentsSQL(n int) string {
-	return multiRow(7, n, `INSERT INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
+	return multiRow(7, n, `INSERT OR FAIL INTO intents (key, kind, refund_of, provider, amount, currency, customer, reference, metadata, state, created_at, updated_at, `+
 		`due_at, tolerance, ref_norm, account) `+
 		`SELECT column1, ?1, ?2, ?3, column2, ?4, column3, column4, NULL, column5, column6, column7, NULL, NULL, column8, ?5 FROM (VALUES `,
 		`(?,?,?,?,?,?,?,?)`, `)`)
@@ -516,6 +516,6 @@ func storedIntentsSQL(n int) string {
 }
 
 func insertAttemptsSQL(n int) string {
-	return multiRow(1, n, `INSERT INTO attempts (intent_key, number, claim_token, provider_ref, outcome, started_at) VALUES `,
+	return multiRow(1, n, `INSERT OR FAIL INTO attempts (intent_key, number, claim_token, provider_ref, outcome, started_at) VALUES `,
 		`(?,?,0,?,'imported',?)`, ``)
 }
