@@ -42,7 +42,8 @@ type ManualLinkStore interface {
 	// when it has none.
 	GetManualLink(ctx context.Context, provider, txnID string) (ManualLink, error)
 	// ScanManualLinks streams the manual links of f.Provider whose
-	// transactions occurred in [f.From, f.To), by transaction id.
+	// transactions are of f.Account and occurred in [f.From, f.To), by
+	// transaction id.
 	ScanManualLinks(ctx context.Context, f TxnFilter, fn func(ManualLink) error) error
 	// AddFindingEvent appends ev to the history of finding ev.SubjectID
 	// without changing the finding; ErrNotFound when there is no such

@@ -15,7 +15,7 @@ import (
 // old the intent is.
 func (r *Reconciler) loadManualLinks(ctx context.Context, p Params, m *matcher.Matcher, lo, hi time.Time) error {
 	var later []ledger.ManualLink
-	err := r.store.ScanManualLinks(ctx, ledger.TxnFilter{Provider: p.Provider, From: lo, To: hi}, func(l ledger.ManualLink) error {
+	err := r.store.ScanManualLinks(ctx, ledger.TxnFilter{Provider: p.Provider, Account: p.Account, From: lo, To: hi}, func(l ledger.ManualLink) error {
 		ok, err := m.AddManualLink(l.TxnID, l.IntentKey)
 		if err == nil && !ok {
 			later = append(later, l)

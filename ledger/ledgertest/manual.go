@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,11 @@ func exerciseManualLinks(t *testing.T, newStore NewStore) {
 		}
 		if scan(T0, T0.Add(time.Minute)) != 1 || links[0] != l || scan(T0.Add(time.Minute), T0.Add(time.Hour)) != 0 {
 			t.Fatalf("scan: %+v", links)
+		}
+		// R1 is of the default account: another account's scan has no link.
+		if err := s.ScanManualLinks(ctx, ledger.TxnFilter{Provider: "mpesa", Account: "600639", From: T0, To: T0.Add(time.Minute)},
+			func(l ledger.ManualLink) error { return fmt.Errorf("another account's scan has %+v", l) }); err != nil {
+			t.Error(err)
 		}
 		// The same transaction again, to another intent: refused.
 		if _, err := match(u1.ID, "k2"); !errors.Is(err, ledger.ErrConflict) || !strings.Contains(err.Error(), "already matched by hand") {

@@ -39,8 +39,8 @@ func (e executor) ScanManualLinks(ctx context.Context, f ledger.TxnFilter, fn fu
 	rows, err := e.db.Query(ctx, `
 		SELECT `+prefixed("l.", manualLinkCols)+` FROM manual_links l
 		JOIN provider_txns t ON t.provider = l.provider AND t.txn_id = l.txn_id
-		WHERE l.provider = $1 AND t.occurred_at >= $2 AND t.occurred_at < $3
-		ORDER BY l.txn_id`, f.Provider, utc(f.From), utc(f.To))
+		WHERE l.provider = $1 AND t.occurred_at >= $2 AND t.occurred_at < $3 AND t.account = $4
+		ORDER BY l.txn_id`, f.Provider, utc(f.From), utc(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("scan manual links", f.Provider, translate(err))
 	}

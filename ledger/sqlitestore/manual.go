@@ -42,8 +42,8 @@ func (e executor) ScanManualLinks(ctx context.Context, f ledger.TxnFilter, fn fu
 	rows, err := e.query(ctx, `
 		SELECT l.provider, l.txn_id, l.intent_key, l.actor, l.note, l.created_at FROM manual_links l
 		JOIN provider_txns t ON t.provider = l.provider AND t.txn_id = l.txn_id
-		WHERE l.provider = ? AND t.occurred_at >= ? AND t.occurred_at < ?
-		ORDER BY l.txn_id`, f.Provider, ts(f.From), ts(f.To))
+		WHERE l.provider = ? AND t.occurred_at >= ? AND t.occurred_at < ? AND t.account = ?
+		ORDER BY l.txn_id`, f.Provider, ts(f.From), ts(f.To), f.Account)
 	if err != nil {
 		return ledger.Wrap("scan manual links", f.Provider, translate(err))
 	}
