@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,15 @@ type CloseParams struct {
 	// Provider, when set, reports that provider alone (and its closes);
 	// otherwise every provider with something in the month.
 	Provider string
+	// Accounts are, by provider, its accounts besides the default one
+	// (config.AccountsOf). Each account of a provider is a section of its
+	// own: its intents, evidence, findings and runs are its own.
+	Accounts map[string][]string
+	// Account, when AccountSet, reports that account of Provider alone
+	// ("" is the default account). A month is closed for a whole
+	// provider, so such a report cannot be recorded as a close.
+	Account    string
+	AccountSet bool
 	// Now is when the report is made: days not yet over are not counted as
 	// windows missing a run.
 	Now time.Time
@@ -49,8 +59,11 @@ type CloseParams struct {
 // hand, and who); what changed in earlier closed months since the last
 // close; whether every day of the month was run; and who closed it.
 type Close struct {
-	Period   string          `json:"period"`
-	Provider string          `json:"provider,omitempty"`
+	Period   string `json:"period"`
+	Provider string `json:"provider,omitempty"`
+	// Account is the one account reported (CloseParams.AccountSet): the
+	// account's short code or id, or "default".
+	Account  string          `json:"account,omitempty"`
 	Closed   *CloseRecord    `json:"closed,omitempty"`
 	Previous *CloseRecord    `json:"previous_close,omitempty"`
 	Sections []CloseProvider `json:"providers"`
@@ -66,12 +79,14 @@ type CloseRecord struct {
 	Note     string    `json:"note,omitempty"`
 }
 
-// CloseProvider is one provider's month.
+// CloseProvider is one provider account's month.
 type CloseProvider struct {
-	Provider string    `json:"provider"`
-	Zone     string    `json:"zone"`
-	From     time.Time `json:"from"`
-	To       time.Time `json:"to"`
+	Provider string `json:"provider"`
+	// Account is the provider account; empty is the default one.
+	Account string    `json:"account,omitempty"`
+	Zone    string    `json:"zone"`
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
 	// Days are the month's days in the provider's zone, Due those over by
 	// the report's time, Run those a finished run covered, and Missing the
 	// due ones no run covered (YYYY-MM-DD).
@@ -193,6 +208,12 @@ func BuildClose(ctx context.Context, s CloseStore, p CloseParams) (Close, error)
 	if _, err := ledger.ParsePeriod(p.Period); err != nil {
 		return out, err
 	}
+	if p.AccountSet {
+		if p.Provider == "" {
+			return out, &ledger.FieldError{Field: "account", Err: errors.New("needs a provider")}
+		}
+		out.Account = cmp.Or(p.Account, ledger.DefaultAccount)
+	}
 	closes, err := s.ListCloses(ctx)
 	if err != nil {
 		return out, err
@@ -216,12 +237,20 @@ func BuildClose(ctx context.Context, s CloseStore, p CloseParams) (Close, error)
 		names = []string{p.Provider}
 	}
 	for _, name := range names {
-		sec, any, err := buildProvider(ctx, s, p, name, closes, out.Previous)
-		if err != nil {
-			return out, err
+		accounts := append([]string{""}, p.Accounts[name]...)
+		if p.AccountSet {
+			accounts = []string{p.Account}
 		}
-		if any || p.Provider != "" {
-			out.Sections = append(out.Sections, sec)
+		for _, account := range accounts {
+			sec, any, err := buildProvider(ctx, s, p, name, account, closes, out.Previous)
+			if err != nil {
+				return out, err
+			}
+			// A provider asked for shows its default account (or the
+			// account asked for) even when empty.
+			if any || (p.Provider != "" && (account == "" || p.AccountSet)) {
+				out.Sections = append(out.Sections, sec)
+			}
 		}
 	}
 	return out, nil
@@ -231,9 +260,9 @@ func recordOf(c ledger.PeriodClose) CloseRecord {
 	return CloseRecord{Period: c.Period, Provider: c.Provider, By: c.ClosedBy, Via: string(c.ClosedVia), At: c.ClosedAt, Note: c.Note}
 }
 
-// buildProvider reads one provider's month; any says whether it holds
-// anything.
-func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string, closes []ledger.PeriodClose, prev *CloseRecord) (CloseProvider, bool, error) {
+// buildProvider reads one provider account's month; any says whether it
+// holds anything.
+func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name, account string, closes []ledger.PeriodClose, prev *CloseRecord) (CloseProvider, bool, error) {
 	zone := p.Providers[name]
 	if zone == nil {
 		zone = time.UTC
@@ -242,7 +271,7 @@ func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string
 	if err != nil {
 		return CloseProvider{}, false, err
 	}
-	sec := CloseProvider{Provider: name, Zone: zone.String(), From: from, To: to}
+	sec := CloseProvider{Provider: name, Account: account, Zone: zone.String(), From: from, To: to}
 	cur := map[string]*CloseCurrency{}
 	of := func(c string) *CloseCurrency {
 		if cur[c] == nil {
@@ -250,16 +279,16 @@ func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string
 		}
 		return cur[c]
 	}
-	any, err := sumIntents(ctx, s, ledger.IntentFilter{Provider: name, From: from, To: to}, of)
+	any, err := sumIntents(ctx, s, ledger.IntentFilter{Provider: name, Account: account, From: from, To: to}, of)
 	if err != nil {
 		return sec, false, err
 	}
-	anyTxn, err := sumEvidence(ctx, s, ledger.TxnFilter{Provider: name, From: from, To: to}, of)
+	anyTxn, err := sumEvidence(ctx, s, ledger.TxnFilter{Provider: name, Account: account, From: from, To: to}, of)
 	if err != nil {
 		return sec, false, err
 	}
 	any = any || anyTxn
-	fs, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: name, From: from, To: to, Limit: maxFindings})
+	fs, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: name, Accounts: []string{account}, From: from, To: to, Limit: maxFindings})
 	if err != nil {
 		return sec, false, err
 	}
@@ -269,7 +298,7 @@ func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string
 	if err := sec.findings(ctx, s, fs, of); err != nil {
 		return sec, false, err
 	}
-	if err := sec.matchedByHand(ctx, s, ledger.TxnFilter{Provider: name, From: from, To: to}); err != nil {
+	if err := sec.matchedByHand(ctx, s, ledger.TxnFilter{Provider: name, Account: account, From: from, To: to}); err != nil {
 		return sec, false, err
 	}
 	if err := sec.windows(ctx, s, p.Now, zone); err != nil {
@@ -280,7 +309,7 @@ func buildProvider(ctx context.Context, s CloseStore, p CloseParams, name string
 	}
 	sec.raisedLate(fs, closes, zone)
 	if prev != nil {
-		if err := sec.changedSince(ctx, s, name, from, zone, *prev, closes); err != nil {
+		if err := sec.changedSince(ctx, s, from, zone, *prev, closes); err != nil {
 			return sec, false, err
 		}
 	}
@@ -440,7 +469,7 @@ func (sec *CloseProvider) windows(ctx context.Context, s CloseStore, now time.Ti
 	}
 	var done []ledger.Run
 	for _, r := range runs {
-		if r.State != ledger.RunFinished || !r.To.After(sec.From) || !r.From.Before(sec.To) {
+		if r.Account != sec.Account || r.State != ledger.RunFinished || !r.To.After(sec.From) || !r.From.Before(sec.To) {
 			continue
 		}
 		done = append(done, r)
@@ -467,8 +496,9 @@ func (sec *CloseProvider) windows(ctx context.Context, s CloseStore, now time.Ti
 
 // changedSince lists the findings of months before this one that were
 // raised, or resolved, after the previous close.
-func (sec *CloseProvider) changedSince(ctx context.Context, s CloseStore, name string, from time.Time, zone *time.Location, prev CloseRecord, closes []ledger.PeriodClose) error {
-	fs, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: name, To: from, Limit: maxFindings})
+func (sec *CloseProvider) changedSince(ctx context.Context, s CloseStore, from time.Time, zone *time.Location, prev CloseRecord, closes []ledger.PeriodClose) error {
+	name := sec.Provider
+	fs, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: name, Accounts: []string{sec.Account}, To: from, Limit: maxFindings})
 	if err != nil {
 		return err
 	}
@@ -573,6 +603,9 @@ func RecordClose(ctx context.Context, s CloseRecorder, c Close, by CloseBy) (Clo
 	note := strings.TrimSpace(by.Note)
 	if note == "" {
 		return c, &ledger.FieldError{Field: "note", Err: errors.New("is required: say what was checked")}
+	}
+	if c.Account != "" {
+		return c, &ledger.FieldError{Field: "account", Err: errors.New("a month is closed for a whole provider, every account of it: report it without the account to close it")}
 	}
 	if c.Closed != nil {
 		return c, fmt.Errorf("%s: %w, by %s on %s", c.Period, ErrClosed, c.Closed.By, c.Closed.At.UTC().Format(time.RFC3339))

@@ -14,7 +14,7 @@ import (
 )
 
 // WriteClose renders a close report in format f: text for people, JSON (the
-// whole report), CSV (one row per provider and currency).
+// whole report), CSV (one row per provider account and currency).
 func WriteClose(w io.Writer, f Format, c Close) error {
 	switch f {
 	case JSON:
@@ -33,7 +33,7 @@ func closeCSV(w io.Writer, c Close) error {
 	_ = cw.Write([]string{"period", "provider", "currency", "days", "days_run", "days_not_run", "intents", "intents_amount",
 		"refund_intents", "refund_intents_amount", "evidence_in", "evidence_in_amount", "evidence_back", "evidence_back_amount",
 		"evidence_other", "evidence_other_amount", "open_findings", "open_at_risk", "resolved_by_hand", "written_off",
-		"written_off_amount", "refunded", "refunded_amount", "matched_by_hand", "closed_by", "closed_at"})
+		"written_off_amount", "refunded", "refunded_amount", "matched_by_hand", "closed_by", "closed_at", "account"})
 	by, at := "", ""
 	if c.Closed != nil {
 		by, at = c.Closed.By, utc(c.Closed.At)
@@ -45,7 +45,7 @@ func closeCSV(w io.Writer, c Close) error {
 				n(cur.Intents.N), cur.Intents.Amount, n(cur.RefundIntents.N), cur.RefundIntents.Amount, n(cur.In.N), cur.In.Amount,
 				n(cur.Back.N), cur.Back.Amount, n(cur.Other.N), cur.Other.Amount, n(cur.OpenAtRisk.N), cur.OpenAtRisk.Amount,
 				n(cur.ResolvedByHand), n(cur.WrittenOff.N), cur.WrittenOff.Amount, n(cur.Refunded.N), cur.Refunded.Amount,
-				n(len(p.MatchedByHand)), by, at})
+				n(len(p.MatchedByHand)), by, at, p.Account})
 		}
 	}
 	cw.Flush()
@@ -76,6 +76,9 @@ func writeCloseHeader(b *strings.Builder, c Close) {
 	if c.Provider != "" {
 		scope = ledger.SafeLine(c.Provider, 64)
 	}
+	if c.Account != "" {
+		scope += ", account " + ledger.SafeLine(c.Account, 64)
+	}
 	fmt.Fprintf(b, "Close of %s: %s\n", c.Period, scope)
 	if c.Closed != nil {
 		fmt.Fprintf(b, "  closed by %s (%s) on %s", ledger.SafeLine(c.Closed.By, 200), c.Closed.Via, utc(c.Closed.At))
@@ -94,7 +97,7 @@ func writeCloseHeader(b *strings.Builder, c Close) {
 // writeCloseDays writes a provider's heading, the days run of those over
 // and how many of its transactions were matched.
 func writeCloseDays(b *strings.Builder, p CloseProvider, zone *time.Location) {
-	fmt.Fprintf(b, "\n%s  %s\n", ledger.SafeLine(p.Provider, 64), LocalWindow(p.From, p.To, zone))
+	fmt.Fprintf(b, "\n%s  %s\n", ledger.SafeLine(ledger.Scope(p.Provider, p.Account), 64), LocalWindow(p.From, p.To, zone))
 	switch {
 	case p.Due == 0:
 		fmt.Fprintf(b, "  days run      none of its %d days is over\n", p.Days)

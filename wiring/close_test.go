@@ -5,6 +5,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/internal/fixture"
+	"github.com/reconcilehq/reconcile/report"
 	"github.com/reconcilehq/reconcile/wiring"
 )
 
@@ -18,11 +19,11 @@ func TestMonthClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := p.MonthClose(t.Context(), "2026-11", "")
+	all, err := p.MonthClose(t.Context(), report.CloseParams{Period: "2026-11"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, err := p.MonthClose(t.Context(), "2026-11", "stripe")
+	one, err := p.MonthClose(t.Context(), report.CloseParams{Period: "2026-11", Provider: "stripe"})
 	if err != nil {
 		t.Fatal(err)
 	}

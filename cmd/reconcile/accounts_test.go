@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/reconcilehq/reconcile/internal/dbtest"
+	"github.com/reconcilehq/reconcile/ledger"
 )
 
 // TestTwoPaybillsFromTheCommandLine: a business with two paybills, as its
@@ -93,6 +97,67 @@ SCB0000003,12-03-2026 13:00:00,12-03-2026 13:00:00,Pay Bill from 2547****0222 - 
 			if out := do(0, "findings", "list"); !strings.Contains(out, "ACCOUNT") || !strings.Contains(out, "mpesa@600639") {
 				t.Fatalf("every finding, with its account:\n%s", out)
 			}
+			checkCloseOfTwoPaybills(t, do)
 		})
+	}
+}
+
+// checkCloseOfTwoPaybills: March's close has a section per paybill, each
+// summing its own intents, evidence and findings; --account reports one,
+// and cannot close the month for one paybill alone.
+func checkCloseOfTwoPaybills(t *testing.T, do func(want int, args ...string) string) {
+	t.Helper()
+	type sum struct {
+		N      int    `json:"n"`
+		Amount string `json:"amount"`
+	}
+	var c struct {
+		Account  string `json:"account"`
+		Sections []struct {
+			Provider   string `json:"provider"`
+			Account    string `json:"account"`
+			Currencies []struct {
+				Intents sum `json:"intents"`
+				In      sum `json:"evidence_in"`
+				Open    []struct {
+					Kind string `json:"kind"`
+				} `json:"open"`
+			} `json:"currencies"`
+		} `json:"providers"`
+	}
+	read := func(args ...string) {
+		t.Helper()
+		out := do(0, append([]string{"report", "close", "--period", "2026-03", "--provider", "mpesa", "--format", "json"}, args...)...)
+		c.Sections = nil
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatalf("close report: %v\n%s", err, out)
+		}
+	}
+	read()
+	want := []string{"mpesa 2 2200.00 1 1500.00 [missing_at_provider]", "mpesa@600639 1 900.00 2 1600.00 [unknown_charge]"}
+	var got []string
+	for _, s := range c.Sections {
+		for _, cur := range s.Currencies {
+			var kinds []string
+			for _, o := range cur.Open {
+				kinds = append(kinds, o.Kind)
+			}
+			got = append(got, fmt.Sprintf("%s %d %s %d %s %v", ledger.Scope(s.Provider, s.Account), cur.Intents.N, cur.Intents.Amount,
+				cur.In.N, cur.In.Amount, kinds))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("close of two paybills:\n got %q\nwant %q", got, want)
+	}
+	read("--account", "600639")
+	if c.Account != "600639" || len(c.Sections) != 1 || c.Sections[0].Account != "600639" {
+		t.Fatalf("close of the branch alone: %+v", c)
+	}
+	if out := do(0, "report", "close", "--period", "2026-03"); !strings.Contains(out, "mpesa@600639  2026-03-01") {
+		t.Fatalf("close report text names the branch:\n%s", out)
+	}
+	if out := do(2, "report", "close", "--period", "2026-03", "--provider", "mpesa", "--account", "600639", "--close", "--note", "n",
+		"--actor", "lead@example.com"); !strings.Contains(out, "whole provider") {
+		t.Fatalf("closing one paybill's month:\n%s", out)
 	}
 }
