@@ -180,8 +180,11 @@ type Provider struct {
 	// is pulled (Stripe) can be pulled; empty when it is pulled or when the
 	// provider's evidence arrives by itself (callbacks, statements).
 	PullSetting string
-	// Statement reads the provider's statement files.
-	Statement providers.StatementParser
+	// Statement reads the provider's statement files; StatementOf, when
+	// set, reads those of one account (ledger.ParseAccount), refusing a
+	// file that says it is of another.
+	Statement   providers.StatementParser
+	StatementOf func(account string) providers.StatementParser
 	// Callbacks reads captured callback bodies; nil for statement layouts.
 	Callbacks providers.CallbackParser
 	// Charger and Puller are built from the credentials by BuildProviders:
@@ -249,6 +252,9 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 	out[mpesa.Provider] = Provider{Zone: mz, Grace: m.SettlementGrace, ExactReferences: !m.ReferenceNormalise, Pulled: m.Pull.Enabled,
 		Horizon: m.Horizon, IntentKind: ledger.IntentKind(m.IntentKind),
 		Statement: mpesa.StatementParser{Clock: clock}, Callbacks: mpesa.CallbackParser{Accounts: m.AccountSet()},
+		StatementOf: func(account string) providers.StatementParser {
+			return mpesa.StatementParser{Clock: clock, ShortCode: cmp.Or(account, m.ShortCode)}
+		},
 		Accounts: m.AccountIDs()}
 	sz, _ := LoadZone(s.Zone)
 	rz, _ := LoadZone(s.ReportTimezone)

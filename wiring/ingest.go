@@ -29,7 +29,11 @@ func (p *Parts) IntentsImporter(charge bool, progress *os.File) *ingest.Intents 
 // acct ("" for the default one) into the books, read with the provider's
 // statement parser (setup.Statement, which the caller checked is set).
 func (p *Parts) StatementImporter(provider, acct string, setup config.Provider, progress *os.File) *ingest.Statement {
-	return &ingest.Statement{Store: p.Store, Provider: provider, Account: acct, Parser: setup.Statement, Clock: p.Clock,
+	parser := setup.Statement
+	if setup.StatementOf != nil {
+		parser = setup.StatementOf(acct)
+	}
+	return &ingest.Statement{Store: p.Store, Provider: provider, Account: acct, Parser: parser, Clock: p.Clock,
 		Progress: progress}
 }
 

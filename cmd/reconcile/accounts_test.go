@@ -63,10 +63,17 @@ inv:C1,mpesa,100,KES,succeeded,2026-03-12T09:00:00+03:00,600640
 			do(0, "import", "statement", "--provider", "mpesa", write("main.csv", header+
 				`SCA0000001,12-03-2026 10:00:00,12-03-2026 10:00:00,Pay Bill from 2547****0342 - CHEBET Acc. INVA1,Completed,"1,500.00",,"1,500.00",TRUE,Pay Bill Online,2547****0342 - CHEBET,,INVA1
 `))
-			do(0, "import", "statement", "--provider", "mpesa", "--account", "600639", write("branch.csv", header+
+			// The branch's export names its paybill above the header: it
+			// is refused in the main paybill's books.
+			branch := write("branch.csv", "Organization Name,WESTLANDS\nPaybill,600639\n\n"+header+
 				`SCB0000001,12-03-2026 11:00:00,12-03-2026 11:00:00,Pay Bill from 2547****0111 - ATIENO Acc. INVB1,Completed,900.00,,900.00,TRUE,Pay Bill Online,2547****0111 - ATIENO,,INVB1
 SCB0000003,12-03-2026 13:00:00,12-03-2026 13:00:00,Pay Bill from 2547****0222 - OTIENO Acc. INVA2,Completed,700.00,,"1,600.00",TRUE,Pay Bill Online,2547****0222 - OTIENO,,INVA2
-`))
+`)
+			if out := do(1, "import", "statement", "--provider", "mpesa", branch); !strings.Contains(out, "branch.csv line 2") ||
+				!strings.Contains(out, "Paybill") || !strings.Contains(out, "--account 600639") {
+				t.Fatalf("the branch's statement into the main paybill:\n%s", out)
+			}
+			do(0, "import", "statement", "--provider", "mpesa", "--account", "600639", branch)
 			if out := do(2, "run", "--provider", "mpesa", "--account", "600640", "--from", "2026-03-12", "--no-pull"); !strings.Contains(out, "not an account") {
 				t.Fatalf("run of an unknown account:\n%s", out)
 			}

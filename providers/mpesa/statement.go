@@ -32,8 +32,13 @@ const ChannelStatement = "statement"
 // export changes nothing.
 //
 // Clock stamps each sighting's ReceivedAt; time.Now when nil.
+//
+// ShortCode, when set, is the paybill or till the file is imported into:
+// a preamble row naming another one ("Paybill,556677") refuses the file,
+// so that one paybill's statement never lands in another's books.
 type StatementParser struct {
-	Clock func() time.Time
+	Clock     func() time.Time
+	ShortCode string
 }
 
 var _ providers.StatementParser = StatementParser{}
@@ -195,6 +200,9 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 		}
 		line, _ := cr.CSV.FieldPos(0)
 		if !hs.found {
+			if err := sp.checkPreamble(file, fields, line); err != nil {
+				return err
+			}
 			if err := hs.look(file, fields, line); err != nil {
 				return err
 			}
@@ -288,6 +296,27 @@ func rejectBadCSV(file string, pe *csv.ParseError, consumed, raw []byte,
 		return fmt.Errorf("mpesa: read statement %s: no progress after line %d", file, pe.StartLine)
 	}
 	return nil
+}
+
+// preambleShortCode are the names, normalised by normHeader, under which a
+// preamble row gives the short code the statement is of.
+var preambleShortCode = map[string]bool{"paybill": true, "paybill number": true, "till": true, "till number": true,
+	"short code": true, "shortcode": true, "business number": true, "organisation short code": true,
+	"organization short code": true}
+
+// checkPreamble refuses a row before the header that names a short code
+// other than sp.ShortCode.
+func (sp StatementParser) checkPreamble(file string, fields []string, line int) error {
+	if sp.ShortCode == "" || len(fields) < 2 || !preambleShortCode[normHeader(fields[0])] {
+		return nil
+	}
+	code := strings.TrimSpace(fields[1])
+	if code == "" || code == sp.ShortCode {
+		return nil
+	}
+	return &ledger.ParseError{File: file, Line: line, Field: strings.TrimSpace(fields[0]), Err: fmt.Errorf(
+		"the statement is of short code %s, not %s: import it into that account (--account %s), or under its own configuration",
+		ledger.SafeLine(code, 32), sp.ShortCode, ledger.SafeLine(code, 32))}
 }
 
 // headerSearch is the search for the header row among the first rows of a

@@ -185,3 +185,27 @@ func TestStatementFileErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestStatementOfAnotherShortCode: a statement whose preamble names its
+// paybill is read into that paybill's books and refused, by line and
+// field, in another's.
+func TestStatementOfAnotherShortCode(t *testing.T) {
+	t.Parallel()
+	data := readFixture(t, "testdata/statements/portal_preamble_bom_crlf.csv") // "Paybill,556677" on line 2
+	parse := func(code string) (int, error) {
+		n := 0
+		err := StatementParser{Clock: stmtClock, ShortCode: code}.ParseStatement(bytes.NewReader(data), "export.csv",
+			func(providers.Sighting) error { n++; return nil },
+			func(*ledger.ParseError, []byte) error { return nil })
+		return n, err
+	}
+	if n, err := parse("556677"); err != nil || n == 0 {
+		t.Fatalf("its own paybill: %d sightings, %v", n, err)
+	}
+	n, err := parse("600638")
+	var pe *ledger.ParseError
+	if !errors.As(err, &pe) || pe.File != "export.csv" || pe.Line != 2 || pe.Field != "Paybill" ||
+		!strings.Contains(err.Error(), "short code 556677, not 600638") || n != 0 {
+		t.Fatalf("another paybill: %d sightings, %v", n, err)
+	}
+}
