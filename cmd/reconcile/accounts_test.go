@@ -3,13 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -22,91 +19,75 @@ import (
 // listed apart.
 func TestTwoPaybillsFromTheCommandLine(t *testing.T) {
 	t.Parallel()
-	for name, url := range map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "r.db"), "postgres": dbtest.NewSchemaURL(t)} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			write := func(file, text string) string {
-				p := filepath.Join(dir, file)
-				if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
-			cfg := write("config.yaml", `providers:
+	onBothEngines(t, func(t *testing.T, u *cliUser) {
+		write := u.write
+		cfg := write("config.yaml", `providers:
   mpesa:
     short_code: "600638"
     accounts:
       - short_code: "600639"
         name: westlands
 `)
-			do := func(want int, args ...string) string {
-				t.Helper()
-				code, out, errOut := cli(t, append(args, "--database-url", url, "--config", cfg)...)
-				if code != want {
-					t.Fatalf("reconcile %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
-				}
-				return out + errOut
-			}
-			do(0, "migrate")
-			do(0, "import", "intents", write("intents.csv", `key,provider,amount,currency,status,created_at,reference,account
+		u.common = append(u.common, "--config", cfg)
+		do := u.do
+		do(0, "migrate")
+		do(0, "import", "intents", write("intents.csv", `key,provider,amount,currency,status,created_at,reference,account
 inv:A1,mpesa,1500,KES,succeeded,2026-03-12T09:00:00+03:00,INVA1,
 inv:A2,mpesa,700,KES,succeeded,2026-03-12T09:05:00+03:00,INVA2,default
 inv:B1,mpesa,900,KES,succeeded,2026-03-12T09:10:00+03:00,INVB1,600639
 `))
-			if out := do(1, "import", "intents", write("bad.csv", `key,provider,amount,currency,status,created_at,account
+		if out := do(1, "import", "intents", write("bad.csv", `key,provider,amount,currency,status,created_at,account
 inv:C1,mpesa,100,KES,succeeded,2026-03-12T09:00:00+03:00,600640
 `)); !strings.Contains(out, "bad.csv") || !strings.Contains(out, "account") || !strings.Contains(out, "600640") {
-				t.Fatalf("an intent of an unknown account:\n%s", out)
-			}
-			header := "Receipt No.,Completion Time,Initiation Time,Details,Transaction Status,Paid In,Withdrawn,Balance,Balance Confirmed,Reason Type,Other Party Info,Linked Transaction ID,A/C No.\n"
-			do(0, "import", "statement", "--provider", "mpesa", write("main.csv", header+
-				`SCA0000001,12-03-2026 10:00:00,12-03-2026 10:00:00,Pay Bill from 2547****0342 - CHEBET Acc. INVA1,Completed,"1,500.00",,"1,500.00",TRUE,Pay Bill Online,2547****0342 - CHEBET,,INVA1
+			t.Fatalf("an intent of an unknown account:\n%s", out)
+		}
+		header := "Receipt No.,Completion Time,Initiation Time,Details,Transaction Status,Paid In,Withdrawn,Balance,Balance Confirmed,Reason Type,Other Party Info,Linked Transaction ID,A/C No.\n"
+		do(0, "import", "statement", "--provider", "mpesa", write("main.csv", header+
+			`SCA0000001,12-03-2026 10:00:00,12-03-2026 10:00:00,Pay Bill from 2547****0342 - CHEBET Acc. INVA1,Completed,"1,500.00",,"1,500.00",TRUE,Pay Bill Online,2547****0342 - CHEBET,,INVA1
 `))
-			// The branch's export names its paybill above the header: it
-			// is refused in the main paybill's books.
-			branch := write("branch.csv", "Organization Name,WESTLANDS\nPaybill,600639\n\n"+header+
-				`SCB0000001,12-03-2026 11:00:00,12-03-2026 11:00:00,Pay Bill from 2547****0111 - ATIENO Acc. INVB1,Completed,900.00,,900.00,TRUE,Pay Bill Online,2547****0111 - ATIENO,,INVB1
+		// The branch's export names its paybill above the header: it
+		// is refused in the main paybill's books.
+		branch := write("branch.csv", "Organization Name,WESTLANDS\nPaybill,600639\n\n"+header+
+			`SCB0000001,12-03-2026 11:00:00,12-03-2026 11:00:00,Pay Bill from 2547****0111 - ATIENO Acc. INVB1,Completed,900.00,,900.00,TRUE,Pay Bill Online,2547****0111 - ATIENO,,INVB1
 SCB0000003,12-03-2026 13:00:00,12-03-2026 13:00:00,Pay Bill from 2547****0222 - OTIENO Acc. INVA2,Completed,700.00,,"1,600.00",TRUE,Pay Bill Online,2547****0222 - OTIENO,,INVA2
 `)
-			if out := do(1, "import", "statement", "--provider", "mpesa", branch); !strings.Contains(out, "branch.csv line 2") ||
-				!strings.Contains(out, "Paybill") || !strings.Contains(out, "--account 600639") {
-				t.Fatalf("the branch's statement into the main paybill:\n%s", out)
+		if out := do(1, "import", "statement", "--provider", "mpesa", branch); !strings.Contains(out, "branch.csv line 2") ||
+			!strings.Contains(out, "Paybill") || !strings.Contains(out, "--account 600639") {
+			t.Fatalf("the branch's statement into the main paybill:\n%s", out)
+		}
+		do(0, "import", "statement", "--provider", "mpesa", "--account", "600639", branch)
+		if out := do(2, "run", "--provider", "mpesa", "--account", "600640", "--from", "2026-03-12", "--no-pull"); !strings.Contains(out, "not an account") {
+			t.Fatalf("run of an unknown account:\n%s", out)
+		}
+		out := do(0, "run", "--provider", "mpesa", "--from", "2026-03-12", "--no-pull")
+		main, branch, ok := strings.Cut(out, "reconcile run: mpesa@600639")
+		for _, c := range []struct {
+			what string
+			ok   bool
+		}{
+			{"the main paybill's run first", ok && strings.Contains(main, "reconcile run: mpesa 2026-03-12")},
+			{"its invoice missing", strings.Contains(main, "missing_at_provider  1")},
+			{"no unknown charge in it", !strings.Contains(main, "unknown_charge")},
+			{"the branch's payment unknown there", strings.Contains(branch, "unknown_charge       1")},
+			{"nothing missing in the branch", !strings.Contains(branch, "missing_at_provider")},
+		} {
+			if !c.ok {
+				t.Fatalf("one run of both paybills: want %s:\n%s", c.what, out)
 			}
-			do(0, "import", "statement", "--provider", "mpesa", "--account", "600639", branch)
-			if out := do(2, "run", "--provider", "mpesa", "--account", "600640", "--from", "2026-03-12", "--no-pull"); !strings.Contains(out, "not an account") {
-				t.Fatalf("run of an unknown account:\n%s", out)
-			}
-			out := do(0, "run", "--provider", "mpesa", "--from", "2026-03-12", "--no-pull")
-			main, branch, ok := strings.Cut(out, "reconcile run: mpesa@600639")
-			for _, c := range []struct {
-				what string
-				ok   bool
-			}{
-				{"the main paybill's run first", ok && strings.Contains(main, "reconcile run: mpesa 2026-03-12")},
-				{"its invoice missing", strings.Contains(main, "missing_at_provider  1")},
-				{"no unknown charge in it", !strings.Contains(main, "unknown_charge")},
-				{"the branch's payment unknown there", strings.Contains(branch, "unknown_charge       1")},
-				{"nothing missing in the branch", !strings.Contains(branch, "missing_at_provider")},
-			} {
-				if !c.ok {
-					t.Fatalf("one run of both paybills: want %s:\n%s", c.what, out)
-				}
-			}
-			if out := do(0, "findings", "list", "--provider", "mpesa", "--account", "default"); !strings.Contains(out, "inv:A2") ||
-				strings.Contains(out, "SCB0000003") {
-				t.Fatalf("the main paybill's findings:\n%s", out)
-			}
-			if out := do(0, "findings", "list", "--provider", "mpesa", "--account", "600639", "--format", "json"); !strings.Contains(out, "SCB0000003") ||
-				!strings.Contains(out, `"account": "600639"`) || strings.Contains(out, "inv:A2") {
-				t.Fatalf("the branch's findings:\n%s", out)
-			}
-			if out := do(0, "findings", "list"); !strings.Contains(out, "ACCOUNT") || !strings.Contains(out, "mpesa@600639") {
-				t.Fatalf("every finding, with its account:\n%s", out)
-			}
-			checkCloseOfTwoPaybills(t, do)
-		})
-	}
+		}
+		if out := do(0, "findings", "list", "--provider", "mpesa", "--account", "default"); !strings.Contains(out, "inv:A2") ||
+			strings.Contains(out, "SCB0000003") {
+			t.Fatalf("the main paybill's findings:\n%s", out)
+		}
+		if out := do(0, "findings", "list", "--provider", "mpesa", "--account", "600639", "--format", "json"); !strings.Contains(out, "SCB0000003") ||
+			!strings.Contains(out, `"account": "600639"`) || strings.Contains(out, "inv:A2") {
+			t.Fatalf("the branch's findings:\n%s", out)
+		}
+		if out := do(0, "findings", "list"); !strings.Contains(out, "ACCOUNT") || !strings.Contains(out, "mpesa@600639") {
+			t.Fatalf("every finding, with its account:\n%s", out)
+		}
+		checkCloseOfTwoPaybills(t, do)
+	})
 }
 
 // checkCloseOfTwoPaybills: March's close has a section per paybill, each

@@ -22,6 +22,61 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// cliUser is someone running the command line against one engine's books:
+// the files they write go to a directory of their own (dir), and every
+// command they run ends with the flags in common (the books, and any
+// configuration).
+type cliUser struct {
+	t      *testing.T
+	dir    string
+	common []string
+}
+
+// onBothEngines runs fn, in parallel, as a user of fresh books on the
+// embedded SQLite and on PostgreSQL.
+func onBothEngines(t *testing.T, fn func(t *testing.T, u *cliUser)) {
+	t.Helper()
+	for name, url := range map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "r.db"), "postgres": dbtest.NewSchemaURL(t)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, &cliUser{t: t, dir: t.TempDir(), common: []string{"--database-url", url}})
+		})
+	}
+}
+
+// write writes a file of the user's and returns its path.
+func (u *cliUser) write(file, text string) string {
+	p := filepath.Join(u.dir, file)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		u.t.Fatal(err)
+	}
+	return p
+}
+
+// run runs a command, failing the test unless it exits with want, and
+// returns its standard output and error.
+func (u *cliUser) run(want int, args ...string) (string, string) {
+	u.t.Helper()
+	code, out, errOut := cli(u.t, append(args, u.common...)...)
+	if code != want {
+		u.t.Fatalf("reconcile %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	return out, errOut
+}
+
+// do is run's output and error together; stdout its output alone.
+func (u *cliUser) do(want int, args ...string) string {
+	u.t.Helper()
+	out, errOut := u.run(want, args...)
+	return out + errOut
+}
+
+func (u *cliUser) stdout(want int, args ...string) string {
+	u.t.Helper()
+	out, _ := u.run(want, args...)
+	return out
+}
+
 // cliEnv runs one command line in a child process with env added (for
 // settings that only come from the environment).
 func cliEnv(t *testing.T, env []string, args ...string) (int, string, string) {
