@@ -71,7 +71,7 @@ func (c *Console) showClose(w http.ResponseWriter, r *http.Request, status int, 
 		return
 	}
 	rep, err := report.BuildClose(ctx, c.deps.Store, report.CloseParams{Period: form.Period, Providers: zones, Provider: form.Provider,
-		Now: c.deps.Clock()})
+		Accounts: c.deps.Accounts, Now: c.deps.Clock()})
 	if err != nil {
 		c.internal(w, r, err)
 		return
@@ -107,7 +107,7 @@ func (c *Console) closeMonth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, err := report.BuildClose(ctx, c.deps.Store, report.CloseParams{Period: form.Period, Providers: zones, Provider: form.Provider,
-		Now: c.deps.Clock()})
+		Accounts: c.deps.Accounts, Now: c.deps.Clock()})
 	if err != nil {
 		c.internal(w, r, err)
 		return

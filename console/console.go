@@ -86,8 +86,12 @@ type Deps struct {
 	// Providers lists the known providers with their zones; times show in
 	// the provider's zone.
 	Providers func(ctx context.Context) (map[string]*time.Location, error)
-	Clock     func() time.Time
-	Logger    *slog.Logger
+	// Accounts are, by provider, its accounts besides the default one
+	// (config.AccountsOf): the findings filter offers them, and the month's
+	// close has a section for each.
+	Accounts map[string][]string
+	Clock    func() time.Time
+	Logger   *slog.Logger
 }
 
 // Console serves the finance operations pages under /console.

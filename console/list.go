@@ -27,9 +27,10 @@ func (c *Console) listRoutes() {
 	c.mux.HandleFunc("POST /console/findings/bulk", c.operator(c.bulk))
 }
 
-// parseFindingsForm reads the list's filter from q: the form as shown, the
-// filter, the zone its dates are read in, and the problems found.
-func parseFindingsForm(q url.Values, zones map[string]*time.Location) (filterForm, ledger.FindingFilter, *time.Location, []string) {
+// parseFindingsForm reads the list's filter from q, given the providers'
+// zones and accounts (Deps.Accounts): the form as shown, the filter, the
+// zone its dates are read in, and the problems found.
+func parseFindingsForm(q url.Values, zones map[string]*time.Location, accounts map[string][]string) (filterForm, ledger.FindingFilter, *time.Location, []string) {
 	form := filterForm{Status: q.Get("status"), Provider: q.Get("provider"), Account: strings.TrimSpace(q.Get("account")), Kind: q.Get("kind"), From: q.Get("from"), To: q.Get("to"),
 		Run: q.Get("run"), Q: strings.TrimSpace(q.Get("q"))}
 	var problems []string
@@ -51,10 +52,12 @@ func parseFindingsForm(q url.Values, zones map[string]*time.Location) (filterFor
 	switch {
 	case form.Account != "" && f.Provider == "":
 		problems = append(problems, "account: choose its provider too")
-	case strings.EqualFold(form.Account, ledger.DefaultAccount):
-		f.Accounts = []string{""}
 	case form.Account != "":
-		f.Accounts = []string{form.Account}
+		if a, err := ledger.ParseAccount(form.Account, accounts[f.Provider]); err != nil {
+			problems = append(problems, fmt.Sprintf("account: %v", err))
+		} else {
+			f.Accounts = []string{a}
+		}
 	}
 	if form.Kind != "" {
 		if !slices.Contains(ledger.Kinds, ledger.Kind(form.Kind)) {
@@ -177,7 +180,7 @@ func (c *Console) showFindings(w http.ResponseWriter, r *http.Request, q url.Val
 		c.internal(w, r, err)
 		return
 	}
-	form, f, zone, problems := parseFindingsForm(q, zones)
+	form, f, zone, problems := parseFindingsForm(q, zones, c.deps.Accounts)
 	var list []ledger.Finding
 	if len(problems) > 0 {
 		status = http.StatusUnprocessableEntity
@@ -193,7 +196,7 @@ func (c *Console) showFindings(w http.ResponseWriter, r *http.Request, q url.Val
 	c.render(w, r, status, "findings", map[string]any{"Title": "Findings", "Form": form, "Problems": problems,
 		"Findings": list, "Totals": totals(list), "Zones": zones, "Providers": slices.Sorted(maps.Keys(zones)),
 		"Kinds": ledger.Kinds, "Statuses": []string{"open", "acknowledged", "resolved", "all"}, "Query": filterQuery(form),
-		"Export": exportURL(form),
+		"Export": exportURL(form), "Accounts": accountChoices(c.deps.Accounts),
 		"Charts": charts, "Done": done, "Refused": refused, "Once": c.formToken()})
 }
 
@@ -228,7 +231,7 @@ func (c *Console) findingsCSV(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, err)
 		return
 	}
-	form, f, _, problems := parseFindingsForm(r.URL.Query(), zones)
+	form, f, _, problems := parseFindingsForm(r.URL.Query(), zones, c.deps.Accounts)
 	if len(problems) > 0 {
 		c.fail(w, r, userOf(r), http.StatusUnprocessableEntity, "The filter is wrong: "+strings.Join(problems, "; ")+".")
 		return
@@ -334,4 +337,19 @@ func (c *Console) bulk(w http.ResponseWriter, r *http.Request) {
 		done += fmt.Sprintf(" %d already %s by this form before: sent again, it changes nothing.", repeats, what)
 	}
 	c.showFindings(w, r, back, status, done, refused)
+}
+
+// accountChoice is an account the findings filter offers.
+type accountChoice struct{ Value, Label string }
+
+// accountChoices are the configured accounts besides the default ones, by
+// provider; none when no provider has several.
+func accountChoices(accounts map[string][]string) []accountChoice {
+	var out []accountChoice
+	for _, p := range slices.Sorted(maps.Keys(accounts)) {
+		for _, a := range accounts[p] {
+			out = append(out, accountChoice{Value: a, Label: a + " (" + p + ")"})
+		}
+	}
+	return out
 }

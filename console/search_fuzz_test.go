@@ -67,7 +67,7 @@ func FuzzFindingsSearch(f *testing.F) {
 	f.Add("x", "closed", "yesterday")
 	zones := map[string]*time.Location{"mpesa": time.UTC, "stripe": time.UTC}
 	f.Fuzz(func(t *testing.T, q, status, from string) {
-		form, _, _, problems := parseFindingsForm(url.Values{"q": {q}, "status": {status}, "from": {from}, "provider": {"mpesa"}}, zones)
+		form, _, _, problems := parseFindingsForm(url.Values{"q": {q}, "status": {status}, "from": {from}, "provider": {"mpesa"}}, zones, nil)
 		if len(form.Q) > 200 && len(problems) == 0 {
 			t.Fatalf("a search of %d characters is accepted", len(form.Q))
 		}

@@ -112,6 +112,10 @@ type CloseProvider struct {
 	Changed []ChangeLine `json:"changed_since_previous_close"`
 }
 
+// Scope names the section's provider and account as findings do
+// ("mpesa", "mpesa@600639").
+func (p CloseProvider) Scope() string { return ledger.Scope(p.Provider, p.Account) }
+
 // CloseCurrency is one currency of a provider's month.
 type CloseCurrency struct {
 	Currency string `json:"currency"`
@@ -558,9 +562,9 @@ func NotReady(c Close) string {
 	for _, p := range c.Sections {
 		switch {
 		case len(p.Missing) > 0:
-			why = append(why, fmt.Sprintf("%s: %d day(s) not run (%s)", p.Provider, len(p.Missing), strings.Join(p.Missing, ", ")))
+			why = append(why, fmt.Sprintf("%s: %d day(s) not run (%s)", p.Scope(), len(p.Missing), strings.Join(p.Missing, ", ")))
 		case p.Due < p.Days:
-			why = append(why, fmt.Sprintf("%s: %d day(s) not over yet", p.Provider, p.Days-p.Due))
+			why = append(why, fmt.Sprintf("%s: %d day(s) not over yet", p.Scope(), p.Days-p.Due))
 		}
 	}
 	return strings.Join(why, "; ")

@@ -97,7 +97,7 @@ func writeCloseHeader(b *strings.Builder, c Close) {
 // writeCloseDays writes a provider's heading, the days run of those over
 // and how many of its transactions were matched.
 func writeCloseDays(b *strings.Builder, p CloseProvider, zone *time.Location) {
-	fmt.Fprintf(b, "\n%s  %s\n", ledger.SafeLine(ledger.Scope(p.Provider, p.Account), 64), LocalWindow(p.From, p.To, zone))
+	fmt.Fprintf(b, "\n%s  %s\n", ledger.SafeLine(p.Scope(), 64), LocalWindow(p.From, p.To, zone))
 	switch {
 	case p.Due == 0:
 		fmt.Fprintf(b, "  days run      none of its %d days is over\n", p.Days)

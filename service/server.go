@@ -268,7 +268,7 @@ func (s *Server) consoleRoutes() error {
 		return err
 	}
 	c, err := console.New(*cc, console.Deps{Store: s.d.ConsoleStore, Jobs: console.QueueJobs(s.queue, s.d.Redact), Replay: s.d.Replay,
-		Findings: s.findings, Providers: s.providers, Clock: s.d.Clock, Logger: s.logger})
+		Findings: s.findings, Providers: s.providers, Accounts: config.AccountsOf(s.d.Providers), Clock: s.d.Clock, Logger: s.logger})
 	if err != nil {
 		return err
 	}
