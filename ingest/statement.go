@@ -55,7 +55,7 @@ func (s *Statement) DryRun(ctx context.Context, w io.Writer, books ledger.Reader
 		return err
 	}
 	defer f.Close()
-	c, err := report.CheckStatement(ctx, books, f, path, s.Provider, s.Parser)
+	c, err := report.CheckStatement(ctx, books, f, path, s.Provider, s.Account, s.Parser)
 	if err != nil {
 		return err
 	}

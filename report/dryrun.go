@@ -116,14 +116,18 @@ func CheckIntents(ctx context.Context, books ledger.Reader, r io.Reader, file st
 	return c, err
 }
 
-// CheckStatement reads a statement file of provider with parser, as
-// `import statement` would, and checks its transactions against the books.
-func CheckStatement(ctx context.Context, books ledger.Reader, r io.Reader, file, provider string,
+// CheckStatement reads a statement file of an account of provider with
+// parser, as `import statement` would, and checks its transactions against
+// the books: one stored with another amount or type, or in another
+// account, is present otherwise.
+func CheckStatement(ctx context.Context, books ledger.Reader, r io.Reader, file, provider, account string,
 	parser providers.StatementParser) (*FileCheck, error) {
 	c := NewFileCheck(file, "transaction")
 	c.Checked = true
 	k := &keyChecker[ledger.ProviderTxn]{c: c, key: func(t ledger.ProviderTxn) string { return t.ID },
-		same: func(s, t ledger.ProviderTxn) bool { return s.Amount.Equal(t.Amount) && s.Type == t.Type },
+		same: func(s, t ledger.ProviderTxn) bool {
+			return s.Amount.Equal(t.Amount) && s.Type == t.Type && s.Account == t.Account
+		},
 		stored: func(ctx context.Context, ids []string) (map[string]ledger.ProviderTxn, error) {
 			stored, err := books.GetProviderTxns(ctx, provider, ids)
 			out := make(map[string]ledger.ProviderTxn, len(stored))
@@ -134,7 +138,7 @@ func CheckStatement(ctx context.Context, books ledger.Reader, r io.Reader, file,
 		}}
 	err := parser.ParseStatement(r, file, func(s providers.Sighting) error {
 		t := s.Txn
-		t.Provider = provider
+		t.Provider, t.Account = provider, account
 		if err := ledger.ValidateTxn(t); err != nil {
 			var fe *ledger.FieldError
 			if !errors.As(err, &fe) {

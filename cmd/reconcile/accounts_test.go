@@ -42,9 +42,10 @@ inv:C1,mpesa,100,KES,succeeded,2026-03-12T09:00:00+03:00,600640
 			t.Fatalf("an intent of an unknown account:\n%s", out)
 		}
 		header := "Receipt No.,Completion Time,Initiation Time,Details,Transaction Status,Paid In,Withdrawn,Balance,Balance Confirmed,Reason Type,Other Party Info,Linked Transaction ID,A/C No.\n"
-		do(0, "import", "statement", "--provider", "mpesa", write("main.csv", header+
+		mainCSV := write("main.csv", header+
 			`SCA0000001,12-03-2026 10:00:00,12-03-2026 10:00:00,Pay Bill from 2547****0342 - CHEBET Acc. INVA1,Completed,"1,500.00",,"1,500.00",TRUE,Pay Bill Online,2547****0342 - CHEBET,,INVA1
-`))
+`)
+		do(0, "import", "statement", "--provider", "mpesa", mainCSV)
 		// The branch's export names its paybill above the header: it
 		// is refused in the main paybill's books.
 		branch := write("branch.csv", "Organization Name,WESTLANDS\nPaybill,600639\n\n"+header+
@@ -56,6 +57,12 @@ SCB0000003,12-03-2026 13:00:00,12-03-2026 13:00:00,Pay Bill from 2547****0222 - 
 			t.Fatalf("the branch's statement into the main paybill:\n%s", out)
 		}
 		do(0, "import", "statement", "--provider", "mpesa", "--account", "600639", branch)
+		// The main paybill's statement, checked as the branch's: its
+		// payment is in the books, of another account.
+		if out := do(0, "import", "statement", "--provider", "mpesa", "--account", "600639", "--dry-run", mainCSV); !strings.Contains(out,
+			"0 new, 0 already present, 1 present otherwise") {
+			t.Fatalf("a dry run of the main statement as the branch's:\n%s", out)
+		}
 		if out := do(2, "run", "--provider", "mpesa", "--account", "600640", "--from", "2026-03-12", "--no-pull"); !strings.Contains(out, "not an account") {
 			t.Fatalf("run of an unknown account:\n%s", out)
 		}
