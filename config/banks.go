@@ -47,6 +47,10 @@ type BankConfig struct {
 type BankSourceConfig struct {
 	// Provider is stripe or mpesa.
 	Provider string `mapstructure:"provider"`
+	// Account is the provider account whose payouts reach this bank
+	// account: a Stripe connected account (providers.stripe.accounts) or an
+	// M-Pesa paybill (providers.mpesa.accounts); default the provider's own.
+	Account string `mapstructure:"account"`
 	// Descriptor matches the text of its credits, e.g. "STRIPE".
 	Descriptor string `mapstructure:"descriptor"`
 	// ShortCode is the paybill an M-Pesa settlement's text names.
@@ -74,13 +78,14 @@ func (c Config) validateBanks() []error {
 	for _, m := range c.Statements {
 		layouts[statementName(m)] = true
 	}
-	// A provider pays into one account per currency: its payouts in that
-	// currency go there.
+	// A provider account pays into one bank account per currency: its
+	// payouts in that currency go there.
 	payee := map[string]string{}
+	accounts := map[string][]string{stripe.Provider: c.Providers.Stripe.AccountIDs(), mpesa.Provider: c.Providers.Mpesa.AccountIDs()}
 	for i, b := range c.Banks {
 		key := fmt.Sprintf("banks[%d]", i)
 		cur, err := k.bankAccount(key, b, names, layouts)
-		k.bankSources(key, b, cur, err == nil, payee)
+		k.bankSources(key, b, cur, err == nil, payee, accounts)
 	}
 	return k.errs
 }
@@ -123,7 +128,7 @@ func (k *checker) bankAccount(key string, b BankConfig, names, layouts map[strin
 // and listed once, paying a currency into one account only (payee, when
 // the account's currency is valid), with patterns that compile and the
 // fields of its provider.
-func (k *checker) bankSources(key string, b BankConfig, cur string, curOK bool, payee map[string]string) {
+func (k *checker) bankSources(key string, b BankConfig, cur string, curOK bool, payee map[string]string, accounts map[string][]string) {
 	if len(b.From) == 0 {
 		k.bad(key+".from", "is empty: name the providers that pay into the account (stripe, mpesa)")
 	}
@@ -136,14 +141,19 @@ func (k *checker) bankSources(key string, b BankConfig, cur string, curOK bool, 
 			k.bad(sk+".provider", "%q: want stripe or mpesa", s.Provider)
 			continue
 		}
+		account, err := ledger.ParseAccount(s.Account, accounts[s.Provider])
+		if err != nil {
+			k.bad(sk+".account", "%v", err)
+		}
+		scope := ledger.Scope(s.Provider, account)
 		if seen[s.Provider] {
-			k.bad(sk+".provider", "%s is listed twice", s.Provider)
+			k.bad(sk+".provider", "%s is listed twice: a bank account is paid by one account of a provider", s.Provider)
 		}
 		seen[s.Provider] = true
-		if other, ok := payee[s.Provider+" "+cur]; ok && curOK {
-			k.bad(sk+".provider", "%s already pays its %s into bank:%s", s.Provider, cur, other)
+		if other, ok := payee[scope+" "+cur]; ok && curOK {
+			k.bad(sk+".provider", "%s already pays its %s into bank:%s", scope, cur, other)
 		} else if curOK {
-			payee[s.Provider+" "+cur] = b.Name
+			payee[scope+" "+cur] = b.Name
 		}
 		for _, p := range []struct{ name, re string }{{"descriptor", s.Descriptor}, {"narrative", s.Narrative}, {"reference", s.Reference}} {
 			if _, err := regexp.Compile(p.re); p.re != "" && err != nil {
@@ -185,7 +195,8 @@ func (b BankConfig) account(layout *csvfile.Parser, clock func() time.Time) *ban
 		a.Layout = layout
 	}
 	for _, s := range b.From {
-		src := bankaccount.Source{Provider: s.Provider, Descriptor: compilePattern(s.Descriptor), ShortCode: s.ShortCode,
+		account, _ := ledger.ParseAccount(s.Account, []string{s.Account}) // validated
+		src := bankaccount.Source{Provider: s.Provider, Account: account, Descriptor: compilePattern(s.Descriptor), ShortCode: s.ShortCode,
 			Narrative: compilePattern(s.Narrative), PayoutDays: s.PayoutDays}
 		if s.Reference != "" {
 			src.Reference = regexp.MustCompile(s.Reference) // validated; references keep their case

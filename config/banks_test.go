@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,54 @@ banks:
 	}
 	if prov, _ := a.Recognise("STRIPE PAYOUT"); prov != "stripe" {
 		t.Errorf("descriptor case: %q", prov)
+	}
+}
+
+// TestBankOfAnAccount: a bank account names which account of a provider
+// pays into it; another account of the same provider may pay the same
+// currency into another bank account, and an account that is not
+// configured is refused by its key.
+func TestBankOfAnAccount(t *testing.T) {
+	t.Parallel()
+	banks := `banks:
+  - name: platform
+    account: "1"
+    currency: USD
+    format: bai2
+    from:
+      - provider: stripe
+        descriptor: STRIPE
+  - name: connected
+    account: "2"
+    currency: USD
+    format: bai2
+    from:
+      - provider: stripe
+        account: %s
+        descriptor: STRIPE
+`
+	stripeCfg := `providers:
+  stripe:
+    accounts:
+      - id: acct_1Connected
+`
+	cfg, err := parse(writeConfig(t, stripeCfg+fmt.Sprintf(banks, "acct_1Connected")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := cfg.DescribeProviders(time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ps["bank:connected"].Bank.Sources[0].Account; got != "acct_1Connected" || ps["bank:platform"].Bank.Sources[0].Account != "" {
+		t.Errorf("sources' accounts: %q, %q", got, ps["bank:platform"].Bank.Sources[0].Account)
+	}
+	_, err = parse(writeConfig(t, stripeCfg+fmt.Sprintf(banks, "acct_2Unknown")))
+	if err == nil || !strings.Contains(err.Error(), "config banks[1].from[0].account:") || !strings.Contains(err.Error(), "acct_2Unknown") {
+		t.Errorf("an account not configured: %v", err)
+	}
+	_, err = parse(writeConfig(t, stripeCfg+fmt.Sprintf(banks, "default")))
+	if err == nil || !strings.Contains(err.Error(), "config banks[1].from[0].provider: stripe already pays its USD into bank:platform") {
+		t.Errorf("the default account into two bank accounts: %v", err)
 	}
 }

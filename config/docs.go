@@ -305,7 +305,10 @@ var configExamples = map[string]string{
   from:
     - provider: stripe
       descriptor: STRIPE
-      payout_days: 2                 # business days from a charge to its payout (default 2)`,
+      payout_days: 2                 # business days from a charge to its payout (default 2)
+      # account: acct_1Nv0FGQ9RKHgCVdK  # whose payouts these are: a connected account of
+      #                                 # providers.stripe.accounts, or an M-Pesa paybill of
+      #                                 # providers.mpesa.accounts (default the provider's own)`,
 	"schedules": fmt.Sprintf(`mpesa:
   # When: five cron fields, six with leading seconds, or @daily; CRON_TZ= sets the zone.
   cron: "CRON_TZ=Africa/Nairobi 30 2 * * *"

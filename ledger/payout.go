@@ -71,7 +71,12 @@ type BankEntry struct {
 // and id); the payout adds when and how it should reach the bank.
 type Payout struct {
 	Provider string
-	ID       string
+	// Account is the provider account the payout is of (an M-Pesa paybill,
+	// a Stripe connected account); empty is the default one. It is the
+	// account of the transaction that told of the payout, and is never
+	// changed once stored.
+	Account string
+	ID      string
 	// InitiatedAt is when the payout left the provider (Stripe's created,
 	// the settlement row's completion time); zero when not known.
 	InitiatedAt time.Time
@@ -120,9 +125,11 @@ type PayoutItem struct {
 
 // PayoutLookup selects payouts of one provider (PayoutStore.FindPayouts):
 // those expected (ExpectedAt) in [From, To) when both are set, and those
-// among IDs or whose TraceID is among TraceIDs whatever their time.
+// among IDs or whose TraceID is among TraceIDs whatever their time; of
+// these accounts when Accounts is set ("" is the default one), else of any.
 type PayoutLookup struct {
 	Provider string
+	Accounts []string
 	From, To time.Time
 	IDs      []string
 	TraceIDs []string
@@ -210,6 +217,9 @@ func ValidatePayout(p Payout) error {
 		return &FieldError{Field: "id", Err: errEmpty}
 	case p.ExpectedAt().IsZero():
 		return &FieldError{Field: "arrival_at", Err: fmt.Errorf("%w: neither its arrival nor when it left is known", errEmpty)}
+	}
+	if err := checkField("account", p.Account, MaxIDLen); err != nil {
+		return err
 	}
 	for _, t := range []struct {
 		field string

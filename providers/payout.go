@@ -38,7 +38,9 @@ func (x *Extras) Add(s Sighting) {
 		x.Bank = append(x.Bank, *s.Bank)
 	}
 	if s.Payout != nil {
-		x.Payouts = append(x.Payouts, *s.Payout)
+		p := *s.Payout
+		p.Account = s.Txn.Account
+		x.Payouts = append(x.Payouts, p)
 	}
 	x.Items = append(x.Items, s.PayoutItems...)
 }

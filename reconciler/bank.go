@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -90,7 +91,8 @@ func (r *Reconciler) runBank(ctx context.Context, p Params, a *bankaccount.Accou
 	ld := &bankLoad{payoutIdx: map[string]int{}, creditIdx: map[string]int{}, txns: map[string]ledger.ProviderTxn{},
 		covered: map[string]matcher.Day{}, paid: map[string]bool{}}
 	for _, s := range a.Sources {
-		ps, err := r.store.FindPayouts(ctx, ledger.PayoutLookup{Provider: s.Provider, From: pFrom.Midnight(zone), To: pTo.Midnight(zone)})
+		ps, err := r.store.FindPayouts(ctx, ledger.PayoutLookup{Provider: s.Provider, Accounts: []string{s.Account}, From: pFrom.Midnight(zone),
+			To: pTo.Midnight(zone)})
 		if err != nil {
 			return err
 		}
@@ -107,7 +109,7 @@ func (r *Reconciler) runBank(ctx context.Context, p Params, a *bankaccount.Accou
 		return err
 	}
 	for prov, days := range opt.PayoutDays {
-		if err := r.loadCharges(ctx, a, ld, prov, from, to, days); err != nil {
+		if err := r.loadCharges(ctx, a, ld, prov, sourceAccount(a, prov), from, to, days); err != nil {
 			return err
 		}
 	}
@@ -147,8 +149,10 @@ func (r *Reconciler) runBank(ctx context.Context, p Params, a *bankaccount.Accou
 func (r *Reconciler) pullPayouts(ctx context.Context, p Params, a *bankaccount.Account, from, to time.Time) error {
 	var errs []error
 	for _, s := range a.Sources {
+		// Only the provider's own account's payouts are pulled; another
+		// account's arrive with its statements and runs.
 		pp := r.cfg.PayoutPullers[s.Provider]
-		if pp == nil {
+		if pp == nil || s.Account != "" {
 			continue
 		}
 		rc := r.recorder(p)
@@ -169,15 +173,26 @@ func (r *Reconciler) pullPayouts(ctx context.Context, p Params, a *bankaccount.A
 	return errors.Join(errs...)
 }
 
+// sourceAccount is the account of provider whose payouts reach a (the
+// default one unless its source says).
+func sourceAccount(a *bankaccount.Account, provider string) string {
+	for _, s := range a.Sources {
+		if s.Provider == provider {
+			return s.Account
+		}
+	}
+	return ""
+}
+
 // idChunk bounds the ids of one look-up.
 const idChunk = 10000
 
 // findTxns reads the transactions of provider among ids, without their
 // sources, in chunks.
-func (r *Reconciler) findTxns(ctx context.Context, provider string, ids []string, into map[string]ledger.ProviderTxn) error {
+func (r *Reconciler) findTxns(ctx context.Context, provider, account string, ids []string, into map[string]ledger.ProviderTxn) error {
 	for start := 0; start < len(ids); start += idChunk {
 		chunk := ids[start:min(start+idChunk, len(ids))]
-		ts, err := r.store.FindTxns(ctx, ledger.TxnLookup{Provider: provider, IDs: chunk})
+		ts, err := r.store.FindTxns(ctx, ledger.TxnLookup{Provider: provider, Account: account, IDs: chunk})
 		if err != nil {
 			return err
 		}
@@ -194,15 +209,28 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 		_, ok := ld.payoutIdx[ledger.PayoutRef(p.Provider, p.ID)]
 		return ok
 	})
-	if len(ps) == 0 {
-		return nil
+	// A payout's transaction and items are of its account.
+	accounts := map[string][]ledger.Payout{}
+	for _, p := range ps {
+		accounts[p.Account] = append(accounts[p.Account], p)
 	}
-	provider := ps[0].Provider
+	for _, account := range slices.Sorted(maps.Keys(accounts)) {
+		if err := r.addAccountPayouts(ctx, a, ld, accounts[account]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addAccountPayouts adds payouts of one account with their transactions
+// and items.
+func (r *Reconciler) addAccountPayouts(ctx context.Context, a *bankaccount.Account, ld *bankLoad, ps []ledger.Payout) error {
+	provider, account := ps[0].Provider, ps[0].Account
 	ids := make([]string, len(ps))
 	for i, p := range ps {
 		ids[i] = p.ID
 	}
-	if err := r.findTxns(ctx, provider, ids, ld.txns); err != nil {
+	if err := r.findTxns(ctx, provider, account, ids, ld.txns); err != nil {
 		return err
 	}
 	byPayout := map[string][]string{}
@@ -210,7 +238,7 @@ func (r *Reconciler) addPayouts(ctx context.Context, a *bankaccount.Account, ld 
 	if err != nil {
 		return err
 	}
-	if err := r.findTxns(ctx, provider, itemIDs, ld.txns); err != nil {
+	if err := r.findTxns(ctx, provider, account, itemIDs, ld.txns); err != nil {
 		return err
 	}
 	in := map[string][]string{}
@@ -418,13 +446,13 @@ func joinText(parts ...string) string {
 
 // loadCharges reads the successful charges of provider due to be paid out
 // in [from, to) and whether a payout carries them.
-func (r *Reconciler) loadCharges(ctx context.Context, a *bankaccount.Account, ld *bankLoad, provider string, from, to matcher.Day, days int) error {
+func (r *Reconciler) loadCharges(ctx context.Context, a *bankaccount.Account, ld *bankLoad, provider, account string, from, to matcher.Day, days int) error {
 	zone := a.Location()
 	// A charge is due days business days later: at most days plus two
 	// weekends of calendar days earlier.
 	lo, hi := from-matcher.Day(days+4), to
 	var charges []ledger.ProviderTxn
-	err := r.store.ListProviderTxns(ctx, ledger.TxnFilter{Provider: provider, From: lo.Midnight(zone), To: hi.Midnight(zone)},
+	err := r.store.ListProviderTxns(ctx, ledger.TxnFilter{Provider: provider, Account: account, From: lo.Midnight(zone), To: hi.Midnight(zone)},
 		func(t ledger.ProviderTxn) error {
 			if t.Type == ledger.TxnCharge && t.Status == ledger.TxnSucceeded {
 				due := matcher.DayOf(t.OccurredAt, zone).AddBusiness(days)
@@ -531,7 +559,7 @@ func (r *Reconciler) lookBankLate(ctx context.Context, a *bankaccount.Account, o
 		return nil
 	}
 	for _, s := range a.Sources {
-		ps, err := r.store.FindPayouts(ctx, ledger.PayoutLookup{Provider: s.Provider, IDs: names, TraceIDs: names})
+		ps, err := r.store.FindPayouts(ctx, ledger.PayoutLookup{Provider: s.Provider, Accounts: []string{s.Account}, IDs: names, TraceIDs: names})
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package reconciler_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -32,6 +33,8 @@ type bankBooks struct {
 	t     *testing.T
 	store ledger.Store
 	n     int
+	// bank is the provider credits are booked to; bank:chase when empty.
+	bank string
 }
 
 func (b *bankBooks) usd(v string) money.Amount {
@@ -53,12 +56,18 @@ func (b *bankBooks) txn(t ledger.ProviderTxn) {
 // (id:amount, a negative amount a fee).
 func (b *bankBooks) payout(id, amount string, n int, items ...string) {
 	b.t.Helper()
+	b.accountPayout("", id, amount, n, items...)
+}
+
+// accountPayout is payout of a Stripe account.
+func (b *bankBooks) accountPayout(account, id, amount string, n int, items ...string) {
+	b.t.Helper()
 	ctx := context.Background()
 	arrival := time.Date(2026, 3, 9+n, 0, 0, 0, 0, time.UTC)
-	b.txn(ledger.ProviderTxn{Provider: "stripe", ID: id, Type: ledger.TxnPayout, Status: ledger.TxnSucceeded, Amount: b.usd(amount),
-		OccurredAt: arrival.Add(-36 * time.Hour)})
-	if _, err := b.store.RecordPayouts(ctx, []ledger.Payout{{Provider: "stripe", ID: id, InitiatedAt: arrival.Add(-36 * time.Hour),
-		ArrivalAt: arrival, Descriptor: "STRIPE"}}); err != nil {
+	b.txn(ledger.ProviderTxn{Provider: "stripe", Account: account, ID: id, Type: ledger.TxnPayout, Status: ledger.TxnSucceeded,
+		Amount: b.usd(amount), OccurredAt: arrival.Add(-36 * time.Hour)})
+	if _, err := b.store.RecordPayouts(ctx, []ledger.Payout{{Provider: "stripe", Account: account, ID: id,
+		InitiatedAt: arrival.Add(-36 * time.Hour), ArrivalAt: arrival, Descriptor: "STRIPE"}}); err != nil {
 		b.t.Fatal(err)
 	}
 	var its []ledger.PayoutItem
@@ -89,10 +98,11 @@ func (b *bankBooks) credit(amount string, n int, ref, text string, debit bool) s
 	if debit {
 		typ = ledger.TxnBankDebit
 	}
-	b.txn(ledger.ProviderTxn{Provider: "bank:chase", ID: id, Type: typ, Status: ledger.TxnSucceeded, Amount: b.usd(amount),
+	bank := cmp.Or(b.bank, "bank:chase")
+	b.txn(ledger.ProviderTxn{Provider: bank, ID: id, Type: typ, Status: ledger.TxnSucceeded, Amount: b.usd(amount),
 		OccurredAt: bankDay(n), Reference: ref, ProviderRef: ref})
 	d := time.Date(2026, 3, 9+n, 0, 0, 0, 0, time.UTC)
-	if _, err := b.store.RecordBankEntries(context.Background(), []ledger.BankEntry{{Provider: "bank:chase", TxnID: id,
+	if _, err := b.store.RecordBankEntries(context.Background(), []ledger.BankEntry{{Provider: bank, TxnID: id,
 		Statement: "STMT", Index: b.n, BookingDate: d, ValueDate: d, BankRef: fmt.Sprintf("BR%03d", b.n), EndToEndID: ref,
 		Text: text, Reversal: debit}}); err != nil {
 		b.t.Fatal(err)
@@ -219,6 +229,50 @@ func TestBankWeek(t *testing.T) {
 			open, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: "bank:chase", Statuses: []ledger.FindingStatus{ledger.FindingOpen}})
 			if err != nil || len(open) != 5 {
 				t.Errorf("open findings: %s, %v", bankKinds(open), err)
+			}
+		})
+	}
+}
+
+// TestBankOfAConnectedAccount: a Stripe Connect platform's bank account
+// and a connected account's bank account, on both engines. Each expects
+// the payouts of its own Stripe account only: the connected account's
+// payout is never missing at the platform's bank, and is matched at its
+// own, by time or by its reference.
+func TestBankOfAConnectedAccount(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := e.New(t)
+			b := &bankBooks{t: t, store: s}
+			b.payout("po_A", "100.00", 1)
+			b.credit("100.00", 1, "po_A", "STRIPE PAYOUT po_A", false)
+			b.accountPayout("acct_1", "po_X", "70.00", 1)
+			b.accountPayout("acct_1", "po_Y", "30.00", 2)
+			b.bank = "bank:conn"
+			b.credit("70.00", 1, "", "STRIPE TRANSFER", false)
+			b.credit("30.00", 4, "po_Y", "STRIPE PAYOUT po_Y", false) // late: found by its reference
+			conn := chase()
+			conn.Name, conn.Number = "conn", "5500000001"
+			conn.Sources[0].Account = "acct_1"
+			rec := reconciler.New(s, reconciler.Config{Clock: func() time.Time { return bankDay(14) }, Owner: "test",
+				Banks: map[string]*bankaccount.Account{"bank:chase": chase(), "bank:conn": conn}})
+			for bank, want := range map[string]string{"bank:chase": "", "bank:conn": ""} {
+				out, err := rec.Run(ctx, reconciler.Params{Provider: bank, From: bankDay(0).UTC(), To: bankDay(3).UTC(), NoPull: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := bankKinds(out.Findings); got != want {
+					t.Errorf("%s: findings\n%s\nwant\n%s", bank, got, want)
+				}
+				if bank == "bank:conn" && (out.Bank.Payouts != 2 || out.Bank.Arrived != 2) {
+					t.Errorf("%s: %+v", bank, out.Bank)
+				}
+				if bank == "bank:chase" && (out.Bank.Payouts != 1 || out.Bank.Arrived != 1) {
+					t.Errorf("%s: %+v", bank, out.Bank)
+				}
 			}
 		})
 	}

@@ -172,6 +172,46 @@ func exercisePayouts(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("payouts are of their account", func(t *testing.T) {
+		at := T0.Add(100 * time.Hour)
+		own := ledger.Payout{Provider: "stripe", ID: "po_own", ArrivalAt: at, FirstSeenAt: T0}
+		conn := ledger.Payout{Provider: "stripe", Account: "acct_1", ID: "po_conn", ArrivalAt: at, TraceID: "TRC", FirstSeenAt: T0}
+		if n, err := s.RecordPayouts(ctx, []ledger.Payout{own, conn}); err != nil || n != 2 {
+			t.Fatalf("record: %d, %v", n, err)
+		}
+		// Seen again without its account (it never moves) and filled.
+		again := conn
+		again.Account, again.Destination = "", "ba_9"
+		if n, err := s.RecordPayouts(ctx, []ledger.Payout{again}); err != nil || n != 1 {
+			t.Fatalf("again: %d, %v", n, err)
+		}
+		window := ledger.PayoutLookup{Provider: "stripe", From: at, To: at.Add(time.Hour)}
+		for _, c := range []struct {
+			accounts []string
+			want     string
+		}{{nil, "po_conn@acct_1 po_own@"}, {[]string{""}, "po_own@"}, {[]string{"acct_1"}, "po_conn@acct_1"}, {[]string{"acct_2"}, ""}} {
+			for _, l := range []ledger.PayoutLookup{window, {Provider: "stripe", IDs: []string{"po_own", "po_conn"}}} {
+				l.Accounts = c.accounts
+				got, err := s.FindPayouts(ctx, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, p := range got {
+					ids = append(ids, p.ID+"@"+p.Account)
+				}
+				slices.Sort(ids)
+				if strings.Join(ids, " ") != c.want {
+					t.Errorf("accounts %q, %+v: %v, want %s", c.accounts, l, ids, c.want)
+				}
+			}
+		}
+		got, err := s.FindPayouts(ctx, ledger.PayoutLookup{Provider: "stripe", TraceIDs: []string{"TRC"}, Accounts: []string{"acct_1"}})
+		if err != nil || len(got) != 1 || got[0].Destination != "ba_9" {
+			t.Errorf("by trace in its account: %+v, %v", got, err)
+		}
+	})
+
 	t.Run("payout items by payout and by transaction", func(t *testing.T) {
 		items := []ledger.PayoutItem{{Provider: "stripe", PayoutID: "po_1", TxnID: "ch_2"}, {Provider: "stripe", PayoutID: "po_1", TxnID: "ch_1"},
 			{Provider: "stripe", PayoutID: "po_1", TxnID: "ch_1"}, {Provider: "stripe", PayoutID: "po_9", TxnID: "ch_1", FirstSeenAt: T0}}

@@ -192,8 +192,8 @@ func (e executor) RecordPayouts(ctx context.Context, ps []ledger.Payout) (int, e
 	ps = ledger.MergePayouts(ps)
 	n := len(ps)
 	var (
-		prov, id, trace, desc, dest, cur = make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n)
+		prov, id, trace, desc, dest, cur, acct = make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n)
 		init, arr, exp = make([]*time.Time, n), make([]*time.Time, n), make([]time.Time, n)
 		carried, left  = make([]*string, n), make([]*string, n)
 		now            = time.Now().UTC()
@@ -202,7 +202,7 @@ func (e executor) RecordPayouts(ctx context.Context, ps []ledger.Payout) (int, e
 		if err := ledger.ValidatePayout(p); err != nil {
 			return 0, ledger.Wrap("record payouts", p.Provider+"/"+p.ID, err)
 		}
-		prov[i], id[i], trace[i], desc[i], dest[i] = p.Provider, p.ID, p.TraceID, p.Descriptor, p.Destination
+		prov[i], id[i], trace[i], desc[i], dest[i], acct[i] = p.Provider, p.ID, p.TraceID, p.Descriptor, p.Destination, p.Account
 		init[i], arr[i], exp[i] = nullTime(p.InitiatedAt), nullTime(p.ArrivalAt), utc(p.ExpectedAt())
 		carried[i], left[i] = amountText(p.Carried), amountText(p.Left)
 		if !p.Carried.IsZero() {
@@ -216,10 +216,10 @@ func (e executor) RecordPayouts(ctx context.Context, ps []ledger.Payout) (int, e
 	}
 	tag, err := e.db.Exec(ctx, `
 		INSERT INTO payouts AS p (provider, payout_id, initiated_at, arrival_at, expected_at, trace_id, descriptor, destination,
-		    carried_amount, left_amount, balance_currency, first_seen_at, updated_at)
-		SELECT pr, pi, ia, aa, ea, tr, de, ds, ca::numeric, la::numeric, bc, $12, $12
+		    carried_amount, left_amount, balance_currency, first_seen_at, updated_at, account)
+		SELECT pr, pi, ia, aa, ea, tr, de, ds, ca::numeric, la::numeric, bc, $12, $12, ac
 		FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[],
-		    $8::text[], $9::text[], $10::text[], $11::text[]) AS u(pr, pi, ia, aa, ea, tr, de, ds, ca, la, bc)
+		    $8::text[], $9::text[], $10::text[], $11::text[], $13::text[]) AS u(pr, pi, ia, aa, ea, tr, de, ds, ca, la, bc, ac)
 		ON CONFLICT (provider, payout_id) DO UPDATE SET
 		    initiated_at = COALESCE(p.initiated_at, EXCLUDED.initiated_at),
 		    arrival_at = COALESCE(p.arrival_at, EXCLUDED.arrival_at),
@@ -238,7 +238,7 @@ func (e executor) RecordPayouts(ctx context.Context, ps []ledger.Payout) (int, e
 		   OR (p.destination = '' AND EXCLUDED.destination <> '')
 		   OR (p.carried_amount IS NULL AND EXCLUDED.carried_amount IS NOT NULL)
 		   OR (p.left_amount IS NULL AND EXCLUDED.left_amount IS NOT NULL)`,
-		prov, id, init, arr, exp, trace, desc, dest, carried, left, cur, now)
+		prov, id, init, arr, exp, trace, desc, dest, carried, left, cur, now, acct)
 	if err != nil {
 		return 0, ledger.Wrap("record payouts", ps[0].Provider, translate(err))
 	}
@@ -274,7 +274,7 @@ func (e executor) RecordPayoutItems(ctx context.Context, items []ledger.PayoutIt
 }
 
 const payoutCols = `provider, payout_id, initiated_at, arrival_at, trace_id, descriptor, destination, carried_amount,
-	left_amount, balance_currency, first_seen_at, updated_at`
+	left_amount, balance_currency, first_seen_at, updated_at, account`
 
 func scanPayout(r pgx.Row) (ledger.Payout, error) {
 	var (
@@ -284,7 +284,7 @@ func scanPayout(r pgx.Row) (ledger.Payout, error) {
 		cur           string
 	)
 	if err := r.Scan(&p.Provider, &p.ID, &init, &arr, &p.TraceID, &p.Descriptor, &p.Destination, &carried, &left, &cur,
-		&p.FirstSeenAt, &p.UpdatedAt); err != nil {
+		&p.FirstSeenAt, &p.UpdatedAt, &p.Account); err != nil {
 		return p, err
 	}
 	p.InitiatedAt, p.ArrivalAt = fromNull(init), fromNull(arr)
@@ -311,8 +311,9 @@ func (e executor) FindPayouts(ctx context.Context, l ledger.PayoutLookup) ([]led
 		    SELECT payout_id FROM payouts WHERE provider = $1 AND payout_id = ANY($5)
 		    UNION
 		    SELECT payout_id FROM payouts WHERE provider = $1 AND trace_id = ANY($6) AND trace_id <> '')
-		SELECT `+payoutCols+` FROM payouts WHERE provider = $1 AND payout_id IN (SELECT payout_id FROM k)`,
-		l.Provider, byTime, utc(l.From), utc(l.To), nonNil(l.IDs), nonNil(l.TraceIDs))
+		SELECT `+payoutCols+` FROM payouts WHERE provider = $1 AND payout_id IN (SELECT payout_id FROM k)
+		    AND ($7::text[] IS NULL OR account = ANY($7))`,
+		l.Provider, byTime, utc(l.From), utc(l.To), nonNil(l.IDs), nonNil(l.TraceIDs), l.Accounts)
 	if err != nil {
 		return nil, ledger.Wrap("find payouts", l.Provider, translate(err))
 	}

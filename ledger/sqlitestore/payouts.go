@@ -146,16 +146,16 @@ func (e executor) RecordPayouts(ctx context.Context, ps []ledger.Payout) (int, e
 			cur = p.Left.Currency
 		}
 		rows[i] = []any{p.Provider, p.ID, nullTS(p.InitiatedAt), nullTS(p.ArrivalAt), ts(p.ExpectedAt()), p.TraceID,
-			p.Descriptor, p.Destination, amountOrNil(p.Carried), amountOrNil(p.Left), cur}
+			p.Descriptor, p.Destination, amountOrNil(p.Carried), amountOrNil(p.Left), cur, p.Account}
 		if !p.FirstSeenAt.IsZero() {
 			now = p.FirstSeenAt
 		}
 	}
 	res, err := e.exec(ctx, `
 		INSERT INTO payouts AS p (provider, payout_id, initiated_at, arrival_at, expected_at, trace_id, descriptor, destination,
-		    carried_amount, left_amount, balance_currency, first_seen_at, updated_at)
+		    carried_amount, left_amount, balance_currency, first_seen_at, updated_at, account)
 		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8,
-		    value->>9, value->>10, ?2, ?2
+		    value->>9, value->>10, ?2, ?2, value->>11
 		FROM json_each(?1) WHERE true
 		ON CONFLICT (provider, payout_id) DO UPDATE SET
 		    initiated_at = COALESCE(p.initiated_at, excluded.initiated_at),
@@ -211,7 +211,7 @@ func (e executor) RecordPayoutItems(ctx context.Context, items []ledger.PayoutIt
 }
 
 const payoutCols = `provider, payout_id, initiated_at, arrival_at, trace_id, descriptor, destination, carried_amount,
-	left_amount, balance_currency, first_seen_at, updated_at`
+	left_amount, balance_currency, first_seen_at, updated_at, account`
 
 func scanPayout(s scanner) (ledger.Payout, error) {
 	var (
@@ -221,7 +221,7 @@ func scanPayout(s scanner) (ledger.Payout, error) {
 		cur, first, upd string
 	)
 	if err := s.Scan(&p.Provider, &p.ID, &init, &arr, &p.TraceID, &p.Descriptor, &p.Destination, &carried, &left, &cur,
-		&first, &upd); err != nil {
+		&first, &upd, &p.Account); err != nil {
 		return p, err
 	}
 	var err error
@@ -250,6 +250,14 @@ func scanPayout(s scanner) (ledger.Payout, error) {
 	return p, nil
 }
 
+// accountsJSON is accounts as a JSON list, or nil (no filter) when unset.
+func accountsJSON(accounts []string) any {
+	if accounts == nil {
+		return nil
+	}
+	return jsonList(accounts)
+}
+
 // FindPayouts unites the look-ups by expected time, id and trace.
 func (e executor) FindPayouts(ctx context.Context, l ledger.PayoutLookup) ([]ledger.Payout, error) {
 	byTime := !l.From.IsZero() && !l.To.IsZero()
@@ -263,8 +271,9 @@ func (e executor) FindPayouts(ctx context.Context, l ledger.PayoutLookup) ([]led
 		    SELECT payout_id FROM payouts WHERE provider = ?1 AND payout_id IN (SELECT value FROM json_each(?5))
 		    UNION
 		    SELECT payout_id FROM payouts WHERE provider = ?1 AND trace_id IN (SELECT value FROM json_each(?6)) AND trace_id <> '')
-		SELECT `+payoutCols+` FROM payouts WHERE provider = ?1 AND payout_id IN (SELECT payout_id FROM k)`,
-		l.Provider, byTime, ts(l.From), ts(l.To), jsonList(l.IDs), jsonList(l.TraceIDs))
+		SELECT `+payoutCols+` FROM payouts WHERE provider = ?1 AND payout_id IN (SELECT payout_id FROM k)
+		    AND (?7 IS NULL OR account IN (SELECT value FROM json_each(?7)))`,
+		l.Provider, byTime, ts(l.From), ts(l.To), jsonList(l.IDs), jsonList(l.TraceIDs), accountsJSON(l.Accounts))
 	if err != nil {
 		return nil, ledger.Wrap("find payouts", l.Provider, translate(err))
 	}

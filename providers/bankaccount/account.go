@@ -49,6 +49,9 @@ var DefaultReferences = map[string]string{
 // by spaces), case aside.
 type Source struct {
 	Provider string
+	// Account is the provider account whose payouts these are (a Stripe
+	// connected account, an M-Pesa paybill); empty is the default one.
+	Account string
 	// Descriptor matches the text of the source's credits (Stripe's
 	// statement descriptor: "STRIPE").
 	Descriptor *regexp.Regexp
