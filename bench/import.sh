@@ -11,7 +11,11 @@
 # floor, the rows the import stored written again into the same migrated,
 # indexed tables in one transaction (binary COPY on PostgreSQL, the
 # engine's INSERT ... SELECT from the imported file on SQLite): how far the
-# import is from the physical cost of its writes. Prints wall and CPU seconds (client: the timed
+# import is from the physical cost of its writes. On SQLite a third,
+# drvfloor, writes the same rows through the driver (multi-row INSERTs,
+# each value bound, the rows in memory before the clock starts): what any
+# program pays to hand the engine its values, which the engine-internal
+# floor does not. Prints wall and CPU seconds (client: the timed
 # process; server: the PostgreSQL server when it runs here; on a shared
 # machine wall times say less than CPU times), the ratios to the baselines
 # and peak RSS.

@@ -5,8 +5,11 @@
 // of the same file, beside a baseline in the same run: on PostgreSQL COPY
 // ... FROM of the same CSV (a statement's text lines) into an unindexed
 // text table, on SQLite a plain prepared INSERT of the same rows in one
-// transaction through the same driver. It prints the times, the ratios and
-// each import's peak RSS (from wait4's rusage).
+// transaction through the same driver. Beside them, the floors: the rows
+// the import stored written again into the same tables (binary COPY on
+// PostgreSQL; on SQLite the engine's INSERT ... SELECT, and the same rows
+// through the driver). It prints the times, the ratios and each import's
+// peak RSS (from wait4's rusage).
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -49,15 +53,16 @@ type config struct {
 	engines []string
 	pgData  string
 	// verdicts collect, per engine and format, the import against its
-	// floor, for the summary.
-	verdicts *[]string
+	// floor, for the summary; drvVerdicts the SQLite imports against the
+	// floor through the driver.
+	verdicts, drvVerdicts *[]string
 }
 
 // floorTarget is how far above its floor an import may be.
 const floorTarget = 1.5
 
 func run(ctx context.Context) error {
-	c := config{verdicts: new([]string)}
+	c := config{verdicts: new([]string), drvVerdicts: new([]string)}
 	var formatList, engineList string
 	flag.IntVar(&c.n, "n", 1000000, "lines per file")
 	flag.StringVar(&c.bin, "bin", "", "the reconcile binary (required)")
@@ -97,7 +102,8 @@ func run(ctx context.Context) error {
 	fmt.Println("processes from /proc when it runs here); ratios to the required baseline (/base) and to the floor")
 	fmt.Println("(/floor): the rows the import stored written again into the same migrated, indexed tables in one")
 	fmt.Println("transaction, by binary COPY on PostgreSQL and by the engine's INSERT ... SELECT on SQLite; on")
-	fmt.Println("PostgreSQL keysfloor is that COPY into tables that keep only their primary keys and unique constraints")
+	fmt.Println("PostgreSQL keysfloor is that COPY into tables that keep only their primary keys and unique constraints;")
+	fmt.Println("on SQLite drvfloor is those rows written through the driver (multi-row INSERTs, each value bound)")
 	if c.pgURL != "" {
 		settings, err := serverSettings(ctx, c.pgURL)
 		if err != nil {
@@ -126,6 +132,12 @@ func run(ctx context.Context) error {
 	fmt.Printf("import/floor, target within %.1fx (wall; CPU beside it):\n", floorTarget)
 	for _, v := range *c.verdicts {
 		fmt.Println("  " + v)
+	}
+	if len(*c.drvVerdicts) > 0 {
+		fmt.Printf("SQLite import/drvfloor (the same rows written through the driver), target within %.1fx:\n", floorTarget)
+		for _, v := range *c.drvVerdicts {
+			fmt.Println("  " + v)
+		}
 	}
 	if *endToEnd {
 		if c.pgURL == "" {
@@ -193,7 +205,7 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 	if err != nil {
 		return err
 	}
-	var floor, keys *result
+	var floor, keys, drv *result
 	if floorDB != "" {
 		if _, err := reconcile(ctx, c.bin, floorDB, "migrate"); err != nil {
 			return err
@@ -237,6 +249,21 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			return fmt.Errorf("floor: %w", err)
 		}
 		floor = &r
+		if _, err := reconcile(ctx, c.bin, "sqlite:"+path+".drv", "migrate"); err != nil {
+			return err
+		}
+		d, err := sqliteDriverFloor(ctx, path, path+".drv", f.tables)
+		// Its rows are garbage now: hand their memory back, or the next
+		// child, which shares this process's memory until it runs the
+		// binary, would report it as its own peak.
+		debug.FreeOSMemory()
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(path + ".drv" + suffix)
+		}
+		if err != nil {
+			return fmt.Errorf("driver floor: %w", err)
+		}
+		drv = &d
 	}
 	again, err := timed(ctx, c.bin, dbURL, server, f.args(file)...)
 	if err != nil {
@@ -262,6 +289,9 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 	if floor != nil {
 		line("floor", *floor)
 	}
+	if drv != nil {
+		line("drvfloor", *drv)
+	}
 	line("import", first)
 	line("reimport", again)
 	if floor != nil {
@@ -271,6 +301,14 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			verdict = "NOT within"
 		}
 		*c.verdicts = append(*c.verdicts, fmt.Sprintf("%-8s %-7s %5.2fx (CPU %5.2fx)  %s", engine, f.name, wall, cpu, verdict))
+	}
+	if drv != nil {
+		wall, cpu := first.wall.Seconds()/drv.wall.Seconds(), first.cpu().Seconds()/max(drv.cpu().Seconds(), 0.001)
+		verdict := "within"
+		if wall > floorTarget {
+			verdict = "NOT within"
+		}
+		*c.drvVerdicts = append(*c.drvVerdicts, fmt.Sprintf("%-8s %-7s %5.2fx (CPU %5.2fx)  %s", engine, f.name, wall, cpu, verdict))
 	}
 	return nil
 }
