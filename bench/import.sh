@@ -23,6 +23,7 @@
 # re-import <= 2x COPY, peak RSS < 300 MiB.
 #   bench/import.sh                                 1M lines, throwaway durable PostgreSQL
 #   N=200000 FORMATS=mpesa,stripe bench/import.sh
+#   REPEAT=3 N=200000 bench/import.sh               three rounds: medians, and the spread of wall times
 #   BENCH_DATABASE_URL=postgres://... ENGINES=postgres bench/import.sh
 #   BIN=/tmp/reconcile-old bench/import.sh            time another build
 #   PGTMP_OPTS="-c max_wal_size=8GB" bench/import.sh  the server as tuned for large imports
@@ -50,4 +51,4 @@ BIN=${BIN:-/tmp/reconcile-importbench-bin}
 go build -o /tmp/importbench ./bench/cmd/importbench
 echo "== reconcile import, $N lines per file ($(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 /tmp/importbench -bin "$BIN" -pg "${BENCH_DATABASE_URL:-}" -pgdata "$pgdata" \
-  -n "$N" -formats "$FORMATS" -engines "$ENGINES" $([[ ",$ENGINES," == *,postgres,* && ${E2E:-1} == 1 ]] && echo -e2e)
+  -n "$N" -repeat "${REPEAT:-1}" -formats "$FORMATS" -engines "$ENGINES" $([[ ",$ENGINES," == *,postgres,* && ${E2E:-1} == 1 ]] && echo -e2e)

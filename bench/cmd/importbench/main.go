@@ -14,6 +14,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -27,6 +28,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +48,7 @@ func main() {
 
 type config struct {
 	n       int
+	repeat  int
 	bin     string
 	pgURL   string
 	dir     string
@@ -65,6 +68,7 @@ func run(ctx context.Context) error {
 	c := config{verdicts: new([]string), drvVerdicts: new([]string)}
 	var formatList, engineList string
 	flag.IntVar(&c.n, "n", 1000000, "lines per file")
+	flag.IntVar(&c.repeat, "repeat", 1, "rounds of each case; the medians are printed, with the spread of wall times")
 	flag.StringVar(&c.bin, "bin", "", "the reconcile binary (required)")
 	flag.StringVar(&c.pgURL, "pg", os.Getenv("BENCH_DATABASE_URL"), "PostgreSQL server URL; a database is created per case")
 	flag.StringVar(&c.pgData, "pgdata", "", "the PostgreSQL server's data directory, to count its CPU time when it runs here")
@@ -111,7 +115,7 @@ func run(ctx context.Context) error {
 		}
 		fmt.Println("PostgreSQL:", settings)
 	}
-	fmt.Printf("%-8s %-7s %8s %-9s %8s %8s %8s %8s %8s %8s %9s %7s\n", "engine", "format", "lines", "step", "wall_s",
+	fmt.Printf("%-8s %-7s %8s %-9s %8s %7s %8s %8s %8s %8s %8s %9s %7s\n", "engine", "format", "lines", "step", "wall_s", "spread",
 		"client_s", "server_s", "cpu_s", "wall/base", "cpu/base", "wall/floor", "rss_MiB")
 	for _, fname := range c.formats {
 		f, ok := lookup(fname)
@@ -159,7 +163,9 @@ func lookup(name string) (format, bool) {
 	return format{}, false
 }
 
-func bench(ctx context.Context, c config, f format, engine, file string) error {
+// round times one of each step of f's benchmark on engine, each into a
+// fresh database.
+func round(ctx context.Context, c config, f format, engine, file string) (steps, error) {
 	var (
 		dbURL    string
 		baseline func() (time.Duration, error)
@@ -169,15 +175,15 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 	switch engine {
 	case "postgres":
 		if c.pgURL == "" {
-			return errors.New("no PostgreSQL URL (-pg or BENCH_DATABASE_URL)")
+			return steps{}, errors.New("no PostgreSQL URL (-pg or BENCH_DATABASE_URL)")
 		}
 		name := "importbench_" + f.name
 		u, err := freshDatabase(ctx, c.pgURL, name)
 		if err != nil {
-			return err
+			return steps{}, err
 		}
 		if floorDB, err = freshDatabase(ctx, c.pgURL, name+"_floor"); err != nil {
-			return err
+			return steps{}, err
 		}
 		dbURL = u
 		baseline = func() (time.Duration, error) { return pgCopy(ctx, u, file, "copy_baseline", f.lines) }
@@ -190,29 +196,29 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 		dbURL = "sqlite:" + path
 		baseline = func() (time.Duration, error) { return sqliteInsert(ctx, path+".base", file, f.lines) }
 	default:
-		return fmt.Errorf("unknown engine %q", engine)
+		return steps{}, fmt.Errorf("unknown engine %q", engine)
 	}
 	if _, err := reconcile(ctx, c.bin, dbURL, "migrate"); err != nil {
-		return err
+		return steps{}, err
 	}
 	s0, self0 := server(), selfCPU()
 	baseWall, err := baseline()
 	if err != nil {
-		return fmt.Errorf("baseline: %w", err)
+		return steps{}, fmt.Errorf("baseline: %w", err)
 	}
 	base := result{wall: baseWall, client: selfCPU() - self0, server: server() - s0}
 	first, err := timed(ctx, c.bin, dbURL, server, f.args(file)...)
 	if err != nil {
-		return err
+		return steps{}, err
 	}
 	var floor, keys, drv *result
 	if floorDB != "" {
 		if _, err := reconcile(ctx, c.bin, floorDB, "migrate"); err != nil {
-			return err
+			return steps{}, err
 		}
 		r, err := pgFloor(ctx, dbURL, floorDB, f.tables, filepath.Join(c.dir, f.name+".floor"), server)
 		if err != nil {
-			return fmt.Errorf("floor: %w", err)
+			return steps{}, fmt.Errorf("floor: %w", err)
 		}
 		floor = &r
 		// The keys floor: the same rows into tables that keep only their
@@ -222,35 +228,35 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 		// dropped here are the run's, the console's and the queue's.
 		keysDB, err := freshDatabase(ctx, c.pgURL, "importbench_"+f.name+"_keys")
 		if err != nil {
-			return err
+			return steps{}, err
 		}
 		if _, err := reconcile(ctx, c.bin, keysDB, "migrate"); err != nil {
-			return err
+			return steps{}, err
 		}
 		if err := dropSecondaryIndexes(ctx, keysDB, f.tables); err != nil {
-			return fmt.Errorf("keys floor: %w", err)
+			return steps{}, fmt.Errorf("keys floor: %w", err)
 		}
 		k, err := pgFloor(ctx, dbURL, keysDB, f.tables, filepath.Join(c.dir, f.name+".keys"), server)
 		if err != nil {
-			return fmt.Errorf("keys floor: %w", err)
+			return steps{}, fmt.Errorf("keys floor: %w", err)
 		}
 		keys = &k
 	}
 	if engine == "sqlite" {
 		path := strings.TrimPrefix(dbURL, "sqlite:")
 		if _, err := reconcile(ctx, c.bin, "sqlite:"+path+".floor", "migrate"); err != nil {
-			return err
+			return steps{}, err
 		}
 		r, err := sqliteFloor(ctx, path, path+".floor", f.tables)
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			_ = os.Remove(path + ".floor" + suffix)
 		}
 		if err != nil {
-			return fmt.Errorf("floor: %w", err)
+			return steps{}, fmt.Errorf("floor: %w", err)
 		}
 		floor = &r
 		if _, err := reconcile(ctx, c.bin, "sqlite:"+path+".drv", "migrate"); err != nil {
-			return err
+			return steps{}, err
 		}
 		d, err := sqliteDriverFloor(ctx, path, path+".drv", f.tables)
 		// Its rows are garbage now: hand their memory back, or the next
@@ -261,40 +267,78 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 			_ = os.Remove(path + ".drv" + suffix)
 		}
 		if err != nil {
-			return fmt.Errorf("driver floor: %w", err)
+			return steps{}, fmt.Errorf("driver floor: %w", err)
 		}
 		drv = &d
 	}
 	again, err := timed(ctx, c.bin, dbURL, server, f.args(file)...)
 	if err != nil {
-		return err
+		return steps{}, err
 	}
-	line := func(step string, r result) {
+	return steps{base: base, first: first, again: again, floor: floor, keys: keys, drv: drv}, nil
+}
+
+// steps are the results of one round.
+type steps struct {
+	base, first, again result
+	floor, keys, drv   *result
+}
+
+// bench times f on engine c.repeat times and prints each step's median,
+// the spread of its wall times and the ratios of the medians.
+func bench(ctx context.Context, c config, f format, engine, file string) error {
+	var all []steps
+	for range max(c.repeat, 1) {
+		s, err := round(ctx, c, f, engine, file)
+		if err != nil {
+			return err
+		}
+		all = append(all, s)
+	}
+	pick := func(get func(steps) *result) (result, string, bool) {
+		var rs []result
+		for _, s := range all {
+			if r := get(s); r != nil {
+				rs = append(rs, *r)
+			}
+		}
+		if len(rs) == 0 {
+			return result{}, "", false
+		}
+		return median(rs), spread(rs), true
+	}
+	base, baseSpread, _ := pick(func(s steps) *result { return &s.base })
+	first, firstSpread, _ := pick(func(s steps) *result { return &s.first })
+	again, againSpread, _ := pick(func(s steps) *result { return &s.again })
+	floor, floorSpread, hasFloor := pick(func(s steps) *result { return s.floor })
+	keys, keysSpread, hasKeys := pick(func(s steps) *result { return s.keys })
+	drv, drvSpread, hasDrv := pick(func(s steps) *result { return s.drv })
+	line := func(step string, r result, spread string) {
 		vsFloor := ""
-		if floor != nil && step != "baseline" {
+		if hasFloor && step != "baseline" {
 			vsFloor = fmt.Sprintf("%.2f", r.wall.Seconds()/floor.wall.Seconds())
 		}
 		rss := ""
 		if r.rss > 0 {
 			rss = fmt.Sprintf("%.0f", r.rss)
 		}
-		fmt.Printf("%-8s %-7s %8d %-9s %8.2f %8.2f %8.2f %8.2f %8.2fx %8.2fx %9s %7s\n", engine, f.name, c.n, step,
-			r.wall.Seconds(), r.client.Seconds(), r.server.Seconds(), r.cpu().Seconds(),
+		fmt.Printf("%-8s %-7s %8d %-9s %8.2f %7s %8.2f %8.2f %8.2f %8.2fx %8.2fx %9s %7s\n", engine, f.name, c.n, step,
+			r.wall.Seconds(), spread, r.client.Seconds(), r.server.Seconds(), r.cpu().Seconds(),
 			r.wall.Seconds()/base.wall.Seconds(), r.cpu().Seconds()/max(base.cpu().Seconds(), 0.001), vsFloor, rss)
 	}
-	line("baseline", base)
-	if keys != nil {
-		line("keysfloor", *keys)
+	line("baseline", base, baseSpread)
+	if hasKeys {
+		line("keysfloor", keys, keysSpread)
 	}
-	if floor != nil {
-		line("floor", *floor)
+	if hasFloor {
+		line("floor", floor, floorSpread)
 	}
-	if drv != nil {
-		line("drvfloor", *drv)
+	if hasDrv {
+		line("drvfloor", drv, drvSpread)
 	}
-	line("import", first)
-	line("reimport", again)
-	if floor != nil {
+	line("import", first, firstSpread)
+	line("reimport", again, againSpread)
+	if hasFloor {
 		wall, cpu := first.wall.Seconds()/floor.wall.Seconds(), first.cpu().Seconds()/max(floor.cpu().Seconds(), 0.001)
 		verdict := "within"
 		if wall > floorTarget {
@@ -302,7 +346,7 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 		}
 		*c.verdicts = append(*c.verdicts, fmt.Sprintf("%-8s %-7s %5.2fx (CPU %5.2fx)  %s", engine, f.name, wall, cpu, verdict))
 	}
-	if drv != nil {
+	if hasDrv {
 		wall, cpu := first.wall.Seconds()/drv.wall.Seconds(), first.cpu().Seconds()/max(drv.cpu().Seconds(), 0.001)
 		verdict := "within"
 		if wall > floorTarget {
@@ -311,6 +355,26 @@ func bench(ctx context.Context, c config, f format, engine, file string) error {
 		*c.drvVerdicts = append(*c.drvVerdicts, fmt.Sprintf("%-8s %-7s %5.2fx (CPU %5.2fx)  %s", engine, f.name, wall, cpu, verdict))
 	}
 	return nil
+}
+
+// median is the result of median wall time among rs.
+func median(rs []result) result {
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(a, b result) int { return cmp.Compare(a.wall, b.wall) })
+	return sorted[len(sorted)/2]
+}
+
+// spread is how far apart the wall times of rs are, as a share of their
+// median: "" for a single round.
+func spread(rs []result) string {
+	if len(rs) < 2 {
+		return ""
+	}
+	lo, hi := rs[0].wall, rs[0].wall
+	for _, r := range rs[1:] {
+		lo, hi = min(lo, r.wall), max(hi, r.wall)
+	}
+	return fmt.Sprintf("±%.0f%%", 50*float64(hi-lo)/float64(median(rs).wall))
 }
 
 // result is one timed step.
