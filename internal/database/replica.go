@@ -105,18 +105,20 @@ func (r *Replica) Close() { r.store.Close() }
 // from: the replica while it lags no more than that, the primary
 // otherwise. why says which and, for the primary, why.
 func (r *Replica) Reader(ctx context.Context) (ledger.Reader, string) {
-	if why := r.checkLag(ctx); why != "" {
+	if why, _ := r.checkLag(ctx); why != "" {
 		return r.primary, "primary: " + why
 	}
 	return r.store, "replica"
 }
 
 // Fresh returns the replica when it holds everything the primary had
-// written when Fresh was called: it lags no more than MaxLag, and it
-// replays up to the primary's current position within CatchUp. Otherwise
-// it returns nil, and why the caller should read the primary.
+// written when Fresh was called: it lags no more than MaxLag (or has
+// replayed no transaction since it started, so that its lag cannot be
+// told), and it replays up to the primary's current position within
+// CatchUp. Otherwise it returns nil, and why the caller should read the
+// primary.
 func (r *Replica) Fresh(ctx context.Context) (ledger.Reader, string) {
-	if why := r.checkLag(ctx); why != "" {
+	if why, err := r.checkLag(ctx); why != "" && !errors.Is(err, pgstore.ErrNothingReplayed) {
 		return nil, why
 	}
 	// A replica that stops answering while the run waits must not hold
@@ -154,9 +156,9 @@ func (r *Replica) Fresh(ctx context.Context) (ledger.Reader, string) {
 const lagCheckTimeout = 2 * time.Second
 
 // checkLag measures the replica's lag and says why reads must go to the
-// primary, or "" when they may go to the replica. It logs when that
-// changes.
-func (r *Replica) checkLag(ctx context.Context) string {
+// primary, or "" when they may go to the replica, with the error that kept
+// the lag from being told. It logs when that changes.
+func (r *Replica) checkLag(ctx context.Context) (string, error) {
 	lctx, cancel := context.WithTimeout(ctx, lagCheckTimeout)
 	lag, err := r.opts.Lag(lctx)
 	cancel()
@@ -175,5 +177,5 @@ func (r *Replica) checkLag(ctx context.Context) string {
 				slog.Duration("lag", lag), slog.Duration("max_lag", r.opts.MaxLag))
 		}
 	}
-	return why
+	return why, err
 }

@@ -13,20 +13,31 @@ import (
 var ErrNothingReplayed = errors.New("the standby has replayed no transaction yet")
 
 // ReplicaLag measures how far this database, a streaming standby, lags
-// behind its primary: now() - pg_last_xact_replay_timestamp(), the age of
-// the last transaction it replayed. A database that is not in recovery (a
-// primary, or the same server standing in for a replica) has no lag. On a
-// primary that commits nothing for a while the measure grows with the
-// quiet, so it errs on the side of lagging.
+// behind its primary. A standby whose WAL receiver is streaming and that
+// has replayed all the WAL it received holds what the primary has sent: it
+// has no lag. Otherwise the lag is now() - pg_last_xact_replay_timestamp(),
+// the age of the last transaction it replayed; on a primary that commits
+// nothing for a while that measure grows with the quiet, so it errs on the
+// side of lagging. A database that is not in recovery (a primary, or the
+// same server standing in for a replica) has no lag.
+//
+// Only a role with the privileges of pg_read_all_stats (pg_monitor has
+// them) sees the WAL receiver's status; for another role the standby is
+// never taken as caught up, and its lag is the age of its last replayed
+// transaction. A WAL receiver cut off from its primary says it streams
+// until wal_receiver_timeout (60s by default) passes without a word: for
+// that long a standby behind a broken link counts as caught up.
 func (s *Store) ReplicaLag(ctx context.Context) (time.Duration, error) {
-	var inRecovery bool
+	var inRecovery, caughtUp bool
 	var micros *int64
 	err := s.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(),
-		(EXTRACT(EPOCH FROM (now() - pg_last_xact_replay_timestamp())) * 1000000)::bigint`).Scan(&inRecovery, &micros)
+		COALESCE(pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()
+			AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'), false),
+		(EXTRACT(EPOCH FROM (now() - pg_last_xact_replay_timestamp())) * 1000000)::bigint`).Scan(&inRecovery, &caughtUp, &micros)
 	switch {
 	case err != nil:
 		return 0, ledger.Wrap("replica lag", "", translate(err))
-	case !inRecovery:
+	case !inRecovery, caughtUp:
 		return 0, nil
 	case micros == nil:
 		return 0, ledger.Wrap("replica lag", "", ErrNothingReplayed)
