@@ -23,8 +23,9 @@ var configDocs = map[string]string{
 	"database_read_url": "A read replica of database_url (a PostgreSQL streaming standby): reports (runs, findings), " +
 		"the console's lists and a run's matching read there while it keeps up. PostgreSQL only. " +
 		"Env RECONCILE_DATABASE_READ_URL.",
-	"database_read_max_lag": "Reads go to the primary while the replica lags more than this " +
-		"(now() - pg_last_xact_replay_timestamp() on the replica).",
+	"database_read_max_lag": "Reads go to the primary while the replica lags more than this: none when its WAL receiver " +
+		"streams and it has replayed all it received (seen by a user with pg_monitor), otherwise " +
+		"now() - pg_last_xact_replay_timestamp() on the replica.",
 
 	"database":           "The database connection.",
 	"database.max_conns": "PostgreSQL pool size; 0 is pgx's default, max(4, CPUs).",
