@@ -97,11 +97,6 @@ func KindAccount(kind string) (string, bool) {
 	return a, ok && a != ""
 }
 
-// Receive is Deliver for a body whose kind only its shape tells.
-func (p *Processor) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (Result, error) {
-	return p.Deliver(ctx, Delivery{Provider: provider, Parser: parser, Body: body, RemoteAddr: remote})
-}
-
 // Deliver stores the body, then interprets it in one transaction together
 // with marking it processed. When storing fails it returns an error and a
 // zero Result.Callback: the caller must then not acknowledge. When the body
