@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/viper"
+
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/mpesa"
@@ -185,18 +187,62 @@ func AttemptAccounts(providers map[string]Provider) map[string]bool {
 	return out
 }
 
-// StripeAccount is a connected account of a Connect platform, reconciled
-// apart from the platform's own account: its charges, refunds, pulls and
-// webhook events (by their account field) are its own. It is reached with
-// the platform's API key, on its behalf (the Stripe-Account header).
+// StripeAccount is a Stripe account reconciled apart from the default one
+// (providers.stripe.api_key's): its charges, refunds, pulls, payouts and
+// webhook events are its own.
+//
+// By default it is a connected account of a Connect platform, reached with
+// the platform's API key on its behalf (the Stripe-Account header), and its
+// webhook events come to the platform's endpoint naming it in their account
+// field. A separate Stripe account (one per region, say) has its own API
+// key and its own webhook endpoint, which the environment gives, named
+// after its id (upper-cased): RECONCILE_PROVIDERS_STRIPE_ACCOUNTS_<ID>_API_KEY
+// (then its requests are made with that key and no Stripe-Account header)
+// and RECONCILE_PROVIDERS_STRIPE_ACCOUNTS_<ID>_WEBHOOK_SECRETS,
+// comma-separated (then an event those secrets verify is the account's,
+// and one that names another account in its account field is kept in
+// quarantine). Either may be given without the other.
 type StripeAccount struct {
-	// ID is the connected account's id, acct_...; it names the account.
+	// ID is the account's id, acct_...; it names the account.
 	ID string `mapstructure:"id"`
 	// Name is a label for people (a region, a brand); optional.
 	Name string `mapstructure:"name"`
+	// The account's own secrets, read from the environment by Load.
+	APIKey         string   `mapstructure:"-"`
+	WebhookSecrets []string `mapstructure:"-"`
 }
 
-// AccountIDs lists the connected accounts by id.
+// stripeAccountEnv is the environment variable of one secret of a Stripe
+// account.
+func stripeAccountEnv(id, secret string) string {
+	return EnvName("providers.stripe.accounts." + strings.TrimSpace(id) + "." + secret)
+}
+
+// loadAccountSecrets reads each account's own secrets from the
+// environment.
+func (s *StripeConfig) loadAccountSecrets() {
+	for i := range s.Accounts {
+		a := &s.Accounts[i]
+		a.APIKey = os.Getenv(stripeAccountEnv(a.ID, "api_key"))
+		a.WebhookSecrets = nil
+		for w := range strings.SplitSeq(os.Getenv(stripeAccountEnv(a.ID, "webhook_secrets")), ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				a.WebhookSecrets = append(a.WebhookSecrets, w)
+			}
+		}
+	}
+}
+
+// accountSecrets lists the accounts' secrets, for scrubbing.
+func (s StripeConfig) accountSecrets() []string {
+	var out []string
+	for _, a := range s.Accounts {
+		out = append(append(out, a.APIKey), a.WebhookSecrets...)
+	}
+	return out
+}
+
+// AccountIDs lists the accounts by id.
 func (s StripeConfig) AccountIDs() []string {
 	var out []string
 	for _, a := range s.Accounts {
@@ -205,27 +251,136 @@ func (s StripeConfig) AccountIDs() []string {
 	return out
 }
 
-// stripeAccountForm is what a connected account's id looks like.
-var stripeAccountForm = regexp.MustCompile(`^acct_[A-Za-z0-9]{1,64}$`)
-
-// validateAccounts checks the connected accounts: each an acct_ id of its
-// own.
-func (s StripeConfig) validateAccounts(bad func(key, format string, args ...any)) {
-	validateAccountIDs(bad, "providers.stripe.accounts[%d].id", s.AccountIDs(), stripeAccountForm, "a connected account id (acct_...)", "")
+// EventParser is the parser of Stripe's webhook events: the intent
+// metadata key, and the accounts events are placed in.
+func (s StripeConfig) EventParser() stripe.EventParser {
+	return stripe.EventParser{MetadataKey: s.IntentMetadataKey, Accounts: s.AccountIDs()}
 }
 
-// buildAccounts builds, for each connected account, a client on its
-// behalf: its charger, puller and payout puller.
+// WebhookAccounts lists the accounts whose own webhook endpoints sign with
+// secrets of their own, with those secrets.
+func (s StripeConfig) WebhookAccounts() []stripe.WebhookAccount {
+	var out []stripe.WebhookAccount
+	for _, a := range s.Accounts {
+		if len(a.WebhookSecrets) > 0 {
+			out = append(out, stripe.WebhookAccount{Account: strings.TrimSpace(a.ID), Secrets: a.WebhookSecrets})
+		}
+	}
+	return out
+}
+
+// ServesWebhook reports whether the webhook endpoint is served: the
+// platform or an account has signing secrets.
+func (s StripeConfig) ServesWebhook() bool {
+	return len(s.WebhookSecrets) > 0 || len(s.WebhookAccounts()) > 0
+}
+
+// stripeAccountForm is what a Stripe account's id looks like.
+var stripeAccountForm = regexp.MustCompile(`^acct_[A-Za-z0-9]{1,64}$`)
+
+// stripeKeyForm is what a secret or restricted API key looks like.
+var stripeKeyForm = regexp.MustCompile(`^(sk|rk)_(live|test)_[A-Za-z0-9]+$`)
+
+// validateAccounts checks the accounts: each an acct_ id of its own (also
+// upper-cased, as their environment variables name them), and their own
+// secrets: an API key that is a secret or restricted key, given with the
+// default account's, and webhook signing secrets that no other account,
+// nor the platform, has.
+func (s StripeConfig) validateAccounts(bad func(key, format string, args ...any)) {
+	ids := s.AccountIDs()
+	validateAccountIDs(bad, "providers.stripe.accounts[%d].id", ids, stripeAccountForm, "a Stripe account id (acct_...)", "")
+	platform := EnvName("providers.stripe.webhook_secrets")
+	holder, upper := map[string]string{}, map[string]int{}
+	for _, w := range s.WebhookSecrets {
+		holder[w] = platform
+	}
+	for i, a := range s.Accounts {
+		id := ids[i]
+		if j, ok := upper[strings.ToUpper(id)]; ok && ids[j] != id {
+			bad(fmt.Sprintf("providers.stripe.accounts[%d].id", i), "%q differs from accounts[%d] only in case, so both "+
+				"would read the same environment variables", id, j)
+		}
+		upper[strings.ToUpper(id)] = i
+		keyEnv := stripeAccountEnv(id, "api_key")
+		switch k := a.APIKey; {
+		case k == "":
+		case strings.HasPrefix(k, "pk_"):
+			bad(keyEnv, "is a publishable key (pk_...): set the account's secret key (sk_...) or a restricted key (rk_...)")
+		case !stripeKeyForm.MatchString(k):
+			bad(keyEnv, "is not a Stripe secret key (sk_live_..., sk_test_...) or restricted key (rk_...)")
+		case s.APIKey == "":
+			bad(keyEnv, "needs %s, the default account's key, as well: a run of stripe pulls every account",
+				EnvName("providers.stripe.api_key"))
+		}
+		secretsEnv := stripeAccountEnv(id, "webhook_secrets")
+		for _, w := range a.WebhookSecrets {
+			switch h := holder[w]; {
+			case !strings.HasPrefix(w, "whsec_"):
+				bad(secretsEnv, "holds a value that is not a webhook signing secret (whsec_...)")
+			case h != "" && h != secretsEnv:
+				bad(secretsEnv, "holds a signing secret that %s holds too: the events it verifies could not be placed", h)
+			}
+			holder[w] = secretsEnv
+		}
+	}
+}
+
+// buildAccounts builds, for each account, its client: with its own API key
+// when it has one, otherwise with base's (the platform's) on its behalf;
+// and from the client its charger, puller and payout puller.
 func (s StripeConfig) buildAccounts(sp *Provider, base stripe.Config) error {
 	sp.AccountChargers, sp.AccountPullers = map[string]providers.Charger{}, map[string]providers.Puller{}
-	for i, id := range s.AccountIDs() {
+	sp.AccountPayoutPullers = map[string]providers.PayoutPuller{}
+	for i, a := range s.Accounts {
+		id := strings.TrimSpace(a.ID)
 		cfg := base
-		cfg.Account = id
+		if a.APIKey != "" {
+			cfg.APIKey = a.APIKey
+		} else {
+			cfg.Account = id
+		}
 		cl, err := stripe.New(cfg)
 		if err != nil {
 			return fmt.Errorf("config providers.stripe.accounts[%d]: %w", i, err)
 		}
-		sp.AccountChargers[id], sp.AccountPullers[id] = cl, cl
+		sp.AccountChargers[id], sp.AccountPullers[id], sp.AccountPayoutPullers[id] = cl, cl, cl
+	}
+	return nil
+}
+
+// accountSecretsInFile refuses an account's secret written in the config
+// file: like the other secrets, it is read only from the environment, from
+// a variable named after the account.
+func accountSecretsInFile(v *viper.Viper) error {
+	for _, list := range []struct {
+		key, id string
+		secrets []string
+		env     func(id, secret string) string
+	}{
+		{"providers.mpesa.accounts", "short_code", []string{"consumer_key", "consumer_secret", "pass_key", "pull_nominated_number"}, accountEnv},
+		{"providers.stripe.accounts", "id", []string{"api_key", "webhook_secrets"}, stripeAccountEnv},
+	} {
+		if !v.InConfig(list.key) {
+			continue
+		}
+		items, _ := v.Get(list.key).([]any)
+		for i, item := range items {
+			fields, _ := item.(map[string]any)
+			id := "<" + strings.ToUpper(list.id) + ">"
+			for k, val := range fields {
+				if strings.EqualFold(k, list.id) && fmt.Sprint(val) != "" {
+					id = fmt.Sprint(val)
+				}
+			}
+			for _, secret := range list.secrets {
+				for k := range fields {
+					if strings.EqualFold(k, secret) {
+						return fmt.Errorf("config %s: %s[%d].%s is a secret and is read only from the environment (%s)",
+							v.ConfigFileUsed(), list.key, i, secret, list.env(id, secret))
+					}
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -48,8 +48,9 @@ type BankSourceConfig struct {
 	// Provider is stripe or mpesa.
 	Provider string `mapstructure:"provider"`
 	// Account is the provider account whose payouts reach this bank
-	// account: a Stripe connected account (providers.stripe.accounts) or an
-	// M-Pesa paybill (providers.mpesa.accounts); default the provider's own.
+	// account (and are pulled through that account's client before a run):
+	// a Stripe account (providers.stripe.accounts) or an M-Pesa paybill
+	// (providers.mpesa.accounts); default the provider's own.
 	Account string `mapstructure:"account"`
 	// Descriptor matches the text of its credits, e.g. "STRIPE".
 	Descriptor string `mapstructure:"descriptor"`

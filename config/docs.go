@@ -208,11 +208,16 @@ var configDocs = map[string]string{
 		"are its own. An account charges and pulls with the provider's credentials unless the environment gives it " +
 		"its own: RECONCILE_PROVIDERS_MPESA_ACCOUNTS_<SHORT_CODE>_CONSUMER_KEY, _CONSUMER_SECRET, _PASS_KEY and " +
 		"_PULL_NOMINATED_NUMBER (docs/operations.md, \"Several accounts\").",
-	"providers.stripe.accounts": "Connected accounts of a Connect platform, each an account reconciled apart from the " +
-		"platform's own (the default one): its charges, refunds, pulls and payouts go through the platform's key on its " +
-		"behalf (the Stripe-Account header), its webhook events are placed by their account field (an event of a " +
-		"connected account not listed is kept in quarantine), and its reports are imported with " +
-		"`reconcile import statement --provider stripe --account acct_...`.",
+	"providers.stripe.accounts": "Other Stripe accounts, each an account reconciled apart from the default one " +
+		"(api_key's): its charges, refunds, pulls, payouts and webhook events are its own, and its reports are imported " +
+		"with `reconcile import statement --provider stripe --account acct_...`. A connected account of a Connect " +
+		"platform is reached through the platform's key on its behalf (the Stripe-Account header), and its webhook " +
+		"events are placed by their account field (an event of a connected account not listed is kept in quarantine). " +
+		"A separate account (one per region, say) gets its own from the environment, named after its id in upper case: " +
+		"RECONCILE_PROVIDERS_STRIPE_ACCOUNTS_<ID>_API_KEY (its requests then use that key and no Stripe-Account " +
+		"header; it needs api_key too) and RECONCILE_PROVIDERS_STRIPE_ACCOUNTS_<ID>_WEBHOOK_SECRETS, comma-separated " +
+		"(an event they verify is the account's; one naming another account is kept in quarantine) " +
+		"(docs/operations.md, \"Several accounts\").",
 	"providers.stripe": "Stripe. Charging and pulling need RECONCILE_PROVIDERS_STRIPE_API_KEY; report " +
 		"imports and webhooks do not.",
 	"providers.stripe.zone":                "Where date-only windows live.",
@@ -231,7 +236,8 @@ var configDocs = map[string]string{
 	"providers.stripe.report_timezone":           "Zone of the itemized reports' non-_utc columns (the report's timezone parameter).",
 	"providers.stripe.webhook_secrets":           "webhook signing secrets (whsec_...), comma-separated",
 	"providers.stripe.webhook_tolerance": "The webhook (POST /webhooks/stripe) is served when " +
-		"RECONCILE_PROVIDERS_STRIPE_WEBHOOK_SECRETS is set; signatures older than this are refused.",
+		"RECONCILE_PROVIDERS_STRIPE_WEBHOOK_SECRETS, or an account's own webhook secrets, are set; signatures " +
+		"older than this are refused.",
 	"providers.stripe.intent_metadata_key": "PaymentIntent metadata key that carries the intent key: " +
 		"charges write it, pulls and webhooks read it, and reports need its column, " +
 		"payment_metadata[intent_key] (docs/stripe.md).",
@@ -270,8 +276,10 @@ var configDocs = map[string]string{
 // configExamples are shown, commented out, after a list or map of sections
 // whose default is empty.
 var configExamples = map[string]string{
-	"providers.stripe.accounts": `- id: acct_1NxKenya0000000           # the connected account, which names it
-  name: kenya                        # a label for people (optional)`,
+	"providers.stripe.accounts": `- id: acct_1NxKenya0000000           # the account, which names it
+  name: kenya                        # a label for people (optional)
+  # A separate account's own key and webhook secrets come from the environment only:
+  # RECONCILE_PROVIDERS_STRIPE_ACCOUNTS_ACCT_1NXKENYA0000000_API_KEY and _WEBHOOK_SECRETS`,
 	"providers.mpesa.accounts": `- short_code: "600639"             # the account's paybill or till number, which names it
   name: westlands                    # a label for people (optional)`,
 	"statements": `- provider: equity-bank
@@ -307,7 +315,8 @@ var configExamples = map[string]string{
     - provider: stripe
       descriptor: STRIPE
       payout_days: 2                 # business days from a charge to its payout (default 2)
-      # account: acct_1Nv0FGQ9RKHgCVdK  # whose payouts these are: a connected account of
+      # account: acct_1Nv0FGQ9RKHgCVdK  # whose payouts these are (pulled with that account's
+      #                                 # client before a run): an account of
       #                                 # providers.stripe.accounts, or an M-Pesa paybill of
       #                                 # providers.mpesa.accounts (default the provider's own)`,
 	"schedules": fmt.Sprintf(`mpesa:

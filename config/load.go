@@ -115,6 +115,9 @@ func Load(src Source) (Config, error) {
 				v.ConfigFileUsed(), k, EnvName(k))
 		}
 	}
+	if err := accountSecretsInFile(v); err != nil {
+		return Config{}, err
+	}
 	if err := unknownKeys(v); err != nil {
 		return Config{}, err
 	}
@@ -129,6 +132,7 @@ func Load(src Source) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: %w", v.ConfigFileUsed(), err)
 	}
 	cfg.Providers.Mpesa.loadAccountSecrets()
+	cfg.Providers.Stripe.loadAccountSecrets()
 	// Severity channels' webhooks are secrets named after their channel,
 	// so no key reaches them: they are read here, once.
 	for _, ch := range cfg.Alerts.SeverityChannels {
@@ -260,7 +264,7 @@ func (c Config) SecretValues() []string {
 	for _, u := range c.Alerts.ChannelWebhooks {
 		out = append(out, u)
 	}
-	for _, s := range c.Providers.Mpesa.accountSecrets() {
+	for _, s := range slices.Concat(c.Providers.Mpesa.accountSecrets(), c.Providers.Stripe.accountSecrets()) {
 		if s != "" {
 			out = append(out, s)
 		}

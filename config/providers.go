@@ -143,8 +143,9 @@ type StripeConfig struct {
 	// ReportTimezone is the zone of the payout report's non-_utc columns; default UTC.
 	ReportTimezone string `mapstructure:"report_timezone"`
 	// WebhookSecrets verify webhook signatures (secret, comma-separated:
-	// RECONCILE_PROVIDERS_STRIPE_WEBHOOK_SECRETS). Without them no webhook
-	// endpoint is served.
+	// RECONCILE_PROVIDERS_STRIPE_WEBHOOK_SECRETS). Without them, and
+	// without any account's own (StripeAccount), no webhook endpoint is
+	// served.
 	WebhookSecrets []string `mapstructure:"webhook_secrets" secret:"env"`
 	// WebhookTolerance is the oldest signature accepted; default 5m.
 	WebhookTolerance time.Duration `mapstructure:"webhook_tolerance"`
@@ -152,8 +153,10 @@ type StripeConfig struct {
 	// intent key (charges write it; pulls, webhooks and reports read it,
 	// reports as the payment_metadata[KEY] column); default intent_key.
 	IntentMetadataKey string `mapstructure:"intent_metadata_key"`
-	// Accounts are connected accounts of a Connect platform, each
-	// reconciled apart from the platform's own account (the default one).
+	// Accounts are other Stripe accounts, each reconciled apart from the
+	// default one: connected accounts of a Connect platform, or separate
+	// accounts with their own API key and webhook secrets from the
+	// environment (StripeAccount).
 	Accounts []StripeAccount `mapstructure:"accounts"`
 }
 
@@ -217,6 +220,10 @@ type Provider struct {
 	// AccountChargers is Charger for each of Accounts: an intent of the
 	// account is charged (and refunded) through its short code.
 	AccountChargers map[string]providers.Charger
+	// AccountPayoutPullers is PayoutPuller for each of Accounts (Stripe's,
+	// with the API key): a bank run pulls the payouts of the accounts that
+	// pay into its bank account through them.
+	AccountPayoutPullers map[string]providers.PayoutPuller
 }
 
 // Quarantiner keeps a record a pull refused, for the source it came from
@@ -261,7 +268,7 @@ func (c Config) DescribeProviders(clock func() time.Time) (map[string]Provider, 
 	sp := Provider{Zone: sz, Grace: s.SettlementGrace, ExactReferences: !s.ReferenceNormalise, Pulled: s.APIKey != "",
 		Horizon: s.Horizon, IntentKind: ledger.IntentKind(s.IntentKind),
 		Statement: stripe.ReportParser{Location: rz, MetadataKey: s.IntentMetadataKey, Clock: clock},
-		Callbacks: stripe.EventParser{MetadataKey: s.IntentMetadataKey, Accounts: s.AccountIDs()}, Accounts: s.AccountIDs()}
+		Callbacks: s.EventParser(), Accounts: s.AccountIDs()}
 	if s.APIKey == "" {
 		sp.PullSetting = EnvName("providers.stripe.api_key")
 	}

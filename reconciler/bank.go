@@ -22,7 +22,8 @@ import (
 //   - the payouts of each source expected within the window widened by the
 //     account's arrival days (and a few days more, for near misses), with
 //     their transactions and what each carries in the books; first pulled
-//     (Stripe's /v1/payouts by arrival date) unless --no-pull or a dry run;
+//     (Stripe's /v1/payouts by arrival date, through the payout puller of
+//     the source's account) unless --no-pull or a dry run;
 //   - the account's entries booked in the window widened the same way,
 //     with their details;
 //   - the charges of sources paid out one by one (Stripe) due to be paid
@@ -144,21 +145,24 @@ func (r *Reconciler) runBank(ctx context.Context, p Params, a *bankaccount.Accou
 	return r.writeBank(ctx, out, res)
 }
 
-// pullPayouts pulls the payouts of the sources that can be pulled,
-// expected in [from, to), with what each carries, and records them.
+// pullPayouts pulls the payouts of the sources that can be pulled (each
+// through the payout puller of its account), expected in [from, to), with
+// what each carries, and records them in the source's account.
 func (r *Reconciler) pullPayouts(ctx context.Context, p Params, a *bankaccount.Account, from, to time.Time) error {
 	var errs []error
+	pulled := map[string]bool{}
 	for _, s := range a.Sources {
-		// Only the provider's own account's payouts are pulled; another
-		// account's arrive with its statements and runs.
-		pp := r.cfg.PayoutPullers[s.Provider]
-		if pp == nil || s.Account != "" {
+		scope := ledger.Scope(s.Provider, s.Account)
+		pp := r.cfg.PayoutPullers[scope]
+		if pp == nil || pulled[scope] {
 			continue
 		}
+		pulled[scope] = true
 		rc := r.recorder(p)
 		err := pp.PullPayouts(ctx, from, to, func(sg providers.Sighting) error {
+			sg.Txn.Account = s.Account
 			if err := ledger.ValidateTxn(sg.Txn); err != nil {
-				return fmt.Errorf("%s payout pull: %w", s.Provider, err)
+				return fmt.Errorf("%s payout pull: %w", scope, err)
 			}
 			return rc.add(ctx, sg)
 		})
@@ -166,7 +170,7 @@ func (r *Reconciler) pullPayouts(ctx context.Context, p Params, a *bankaccount.A
 			err = ferr
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("pull %s payouts %s..%s after %d sightings: %w", s.Provider,
+			errs = append(errs, fmt.Errorf("pull %s payouts %s..%s after %d sightings: %w", scope,
 				from.Format(time.RFC3339), to.Format(time.RFC3339), rc.n, err))
 		}
 	}

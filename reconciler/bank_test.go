@@ -13,7 +13,10 @@ import (
 	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/money"
+	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/bankaccount"
+	"github.com/reconcilehq/reconcile/providers/stripe"
+	"github.com/reconcilehq/reconcile/providers/stripe/stripefake"
 	"github.com/reconcilehq/reconcile/reconciler"
 )
 
@@ -229,6 +232,84 @@ func TestBankWeek(t *testing.T) {
 			open, err := s.ListFindings(ctx, ledger.FindingFilter{Provider: "bank:chase", Statuses: []ledger.FindingStatus{ledger.FindingOpen}})
 			if err != nil || len(open) != 5 {
 				t.Errorf("open findings: %s, %v", bankKinds(open), err)
+			}
+		})
+	}
+}
+
+// TestBankPullsAnAccountsPayouts: on both engines, a run of a connected
+// account's bank account pulls that account's payouts through the
+// account's own payout puller (a fake Stripe of its own here, so that the
+// platform's puller cannot stand in for it), records them in the account,
+// and matches them to the bank's credits; the platform's payouts stay out
+// of the account.
+func TestBankPullsAnAccountsPayouts(t *testing.T) {
+	t.Parallel()
+	arrival := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC) // bank day 1
+	// fake is a Stripe holding one charge (net of its fee, net) paid out
+	// in payout id on bank day 1.
+	fake := func(t *testing.T, id string, gross int64) providers.PayoutPuller {
+		t.Helper()
+		fk := stripefake.New(func() time.Time { return bankDay(14) })
+		url := fk.Start()
+		t.Cleanup(fk.Close)
+		ch := fk.AddCharge(stripefake.Charge{ID: "ch_" + id, Amount: gross, Currency: "usd", Created: arrival.Add(-60 * time.Hour)})
+		if _, err := fk.AddPayout(stripefake.PayoutSpec{ID: id, Created: arrival.Add(-36 * time.Hour), ArrivalDate: arrival,
+			Descriptor: "STRIPE", BalanceTxns: []string{ch.BalanceTxn}}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := stripe.New(stripe.Config{APIKey: "sk_test_123", BaseURL: url, Clock: func() time.Time { return bankDay(14) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, e := range dbtest.Engines() {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := e.New(t)
+			b := &bankBooks{t: t, store: s, bank: "bank:conn"}
+			b.credit("70.00", 1, "po_X", "STRIPE PAYOUT po_X", false)
+			// The charge the payout carries, as the account's own run
+			// pulled it.
+			b.txn(ledger.ProviderTxn{Provider: "stripe", Account: "acct_1", ID: "ch_po_X", Type: ledger.TxnCharge,
+				Status: ledger.TxnSucceeded, Amount: b.usd("72.09"), OccurredAt: arrival.Add(-60 * time.Hour)})
+			conn := chase()
+			conn.Name, conn.Number = "conn", "5500000001"
+			conn.Sources[0].Account = "acct_1"
+			rec := reconciler.New(s, reconciler.Config{Clock: func() time.Time { return bankDay(14) }, Owner: "test",
+				Banks: map[string]*bankaccount.Account{"bank:conn": conn},
+				// 72.09 less its fee of 2.09 is 70.00.
+				PayoutPullers: map[string]providers.PayoutPuller{"stripe": fake(t, "po_P", 5000), "stripe@acct_1": fake(t, "po_X", 7209)}})
+			out, err := rec.Run(ctx, reconciler.Params{Provider: "bank:conn", From: bankDay(0).UTC(), To: bankDay(3).UTC()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.PullError != "" {
+				t.Fatalf("pull: %s", out.PullError)
+			}
+			if got := bankKinds(out.Findings); got != "" || out.Bank.Payouts != 1 || out.Bank.Arrived != 1 {
+				t.Errorf("%+v, findings:\n%s\nwant the account's payout arrived and no findings", out.Bank, got)
+			}
+			window := ledger.PayoutLookup{Provider: "stripe", From: bankDay(-7), To: bankDay(7)}
+			for acct, want := range map[string]string{"acct_1": "po_X", "": ""} {
+				window.Accounts = []string{acct}
+				ps, err := s.FindPayouts(ctx, window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, p := range ps {
+					got = append(got, p.ID)
+				}
+				if strings.Join(got, ",") != want {
+					t.Errorf("payouts of account %q: %q, want %q", acct, got, want)
+				}
+			}
+			x, err := s.GetProviderTxn(ctx, "stripe", "po_X")
+			if err != nil || x.Account != "acct_1" {
+				t.Errorf("po_X in account %q (%v), want acct_1", x.Account, err)
 			}
 		})
 	}

@@ -86,8 +86,9 @@ type Config struct {
 	// Banks are the bank accounts, by provider name (bank:<name>): a run
 	// of one matches payouts to its statement (bank.go).
 	Banks map[string]*bankaccount.Account
-	// PayoutPullers fetch the payouts a provider made to bank accounts,
-	// by provider name, for the runs of those accounts.
+	// PayoutPullers fetch the payouts a provider made to bank accounts, by
+	// account scope (ledger.Scope: the provider's name for its default
+	// account), for the runs of the bank accounts they pay into.
 	PayoutPullers map[string]providers.PayoutPuller
 	// Settler settles unknown intents; default TransitionSettler.
 	Settler Settler

@@ -249,8 +249,9 @@ func (s *Server) callbackRoutes() ([]string, error) {
 	} else {
 		s.logger.Info("m-pesa callbacks off: set RECONCILE_PROVIDERS_MPESA_CALLBACKS_PATH_TOKEN to serve them")
 	}
-	if st := cfg.Providers.Stripe; len(st.WebhookSecrets) > 0 {
-		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Receiver: s.metrics.callbacks.Counting(s.intake),
+	if st := cfg.Providers.Stripe; st.ServesWebhook() {
+		h, err := stripe.NewWebhookHandler(stripe.WebhookConfig{Secrets: st.WebhookSecrets, Accounts: st.WebhookAccounts(),
+			Parser: st.EventParser(), Receiver: s.metrics.callbacks.Counting(s.intake),
 			Tolerance: st.WebhookTolerance, MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: s.logger, Clock: s.d.Clock})
 		if err != nil {
 			return nil, fmt.Errorf("config providers.stripe: %w", err)

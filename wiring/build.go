@@ -63,6 +63,9 @@ func (p *Parts) Reconciler(q *queue.Queue, svc *charge.Service) (*reconciler.Rec
 		if pr.PayoutPuller != nil {
 			cfg.PayoutPullers[name] = pr.PayoutPuller
 		}
+		for acct, puller := range pr.AccountPayoutPullers {
+			cfg.PayoutPullers[ledger.Scope(name, acct)] = puller
+		}
 		if pr.Bank != nil {
 			cfg.Banks[name] = pr.Bank
 		}

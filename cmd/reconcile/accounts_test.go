@@ -1,12 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stripe/stripe-go/v85/webhook"
+
+	"github.com/reconcilehq/reconcile/config"
+	"github.com/reconcilehq/reconcile/internal/dbtest"
 	"github.com/reconcilehq/reconcile/ledger"
 )
 
@@ -154,5 +163,68 @@ func checkCloseOfTwoPaybills(t *testing.T, do func(want int, args ...string) str
 	if out := do(2, "report", "close", "--period", "2026-03", "--provider", "mpesa", "--account", "600639", "--close", "--note", "n",
 		"--actor", "lead@example.com"); !strings.Contains(out, "whole provider") {
 		t.Fatalf("closing one paybill's month:\n%s", out)
+	}
+}
+
+// TestStripeWebhookOfEachAccount: serve's Stripe webhook, on both engines,
+// places an event signed with the secret of a separate account's own
+// endpoint in that account, and one signed with the platform's secret by
+// its account field; with only an account's secrets it is served too.
+func TestStripeWebhookOfEachAccount(t *testing.T) {
+	t.Parallel()
+	const ghanaSecret = "whsec_test_serve_ghana_0123456789"
+	raw, err := os.ReadFile("../../providers/stripe/testdata/events/charge_succeeded.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// event of charge id, naming account acct in its account field (none
+	// when empty).
+	event := func(id, acct string) []byte {
+		b := bytes.ReplaceAll(raw, []byte("evt_3PgafuB7WZ01zgkW1s8Yc0Dd"), []byte("evt_"+id))
+		b = bytes.ReplaceAll(b, []byte("ch_3PgafuB7WZ01zgkW0x1Ax2Bb"), []byte(id))
+		if acct != "" {
+			b = bytes.Replace(b, []byte(`{`), []byte(`{"account":"`+acct+`",`), 1)
+		}
+		return b
+	}
+	accounts := func(platform bool) func(*config.Config) {
+		return func(cfg *config.Config) {
+			s := &cfg.Providers.Stripe
+			s.Accounts = []config.StripeAccount{{ID: "acct_1Kenya"}, {ID: "acct_1Ghana", WebhookSecrets: []string{ghanaSecret}}}
+			if !platform {
+				s.WebhookSecrets = nil
+			}
+		}
+	}
+	for _, e := range []struct {
+		name string
+		url  func(testing.TB) string
+	}{{"postgres", dbtest.PostgresURL}, {"sqlite", dbtest.SQLiteURL}} {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			for _, platform := range []bool{true, false} {
+				s, logs := testServer(t, e.url(t), accounts(platform))
+				cases := []struct{ id, acct, secret, want string }{{"ch_ghana1", "", ghanaSecret, "acct_1Ghana"}}
+				if platform {
+					cases = append(cases, struct{ id, acct, secret, want string }{"ch_kenya1", "acct_1Kenya", testWebhookSecret, "acct_1Kenya"},
+						struct{ id, acct, secret, want string }{"ch_platform1", "", testWebhookSecret, ""})
+				}
+				for _, c := range cases {
+					body := event(c.id, c.acct)
+					r := httptest.NewRequest(http.MethodPost, "/webhooks/stripe", bytes.NewReader(body))
+					r.Header.Set("Stripe-Signature", webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: body,
+						Secret: c.secret, Timestamp: time.Now()}).Header)
+					w := httptest.NewRecorder()
+					s.Public().ServeHTTP(w, r)
+					if w.Code != http.StatusOK {
+						t.Fatalf("platform secrets %v, %s: HTTP %d %s\n%s", platform, c.id, w.Code, w.Body, logs)
+					}
+					x, err := s.store.GetProviderTxn(t.Context(), "stripe", c.id)
+					if err != nil || x.Account != c.want {
+						t.Errorf("platform secrets %v, %s: in account %q (%v), want %q", platform, c.id, x.Account, err, c.want)
+					}
+				}
+			}
+		})
 	}
 }

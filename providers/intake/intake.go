@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
@@ -77,9 +78,23 @@ type KindParser interface {
 	ParseCallbackKind(kind string, body []byte, ref string, receivedAt time.Time) (providers.Evidence, error)
 }
 
-// Receive is Deliver for a body whose kind only its shape tells.
-func (p *Processor) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (Result, error) {
-	return p.Deliver(ctx, Delivery{Provider: provider, Parser: parser, Body: body, RemoteAddr: remote})
+// accountKindPrefix starts the kinds AccountKind makes.
+const accountKindPrefix = "account:"
+
+// AccountKind is the kind (Delivery.Kind) of a body that belongs to account
+// of its provider because of how it arrived, not because of what it says: a
+// Stripe event whose signature the signing secret of that account's own
+// endpoint verified. Like any kind it is stored with the callback, so
+// reprocessing places the body alike; a body of such a kind that is refused
+// is quarantined under the account's scope (source
+// <provider>@<account>_callback), so that replaying it does too.
+func AccountKind(account string) string { return accountKindPrefix + account }
+
+// KindAccount is the account of a kind made by AccountKind, and whether kind
+// is one.
+func KindAccount(kind string) (string, bool) {
+	a, ok := strings.CutPrefix(kind, accountKindPrefix)
+	return a, ok && a != ""
 }
 
 // Deliver stores the body, then interprets it in one transaction together
@@ -102,7 +117,10 @@ func (p *Processor) Deliver(ctx context.Context, d Delivery) (Result, error) {
 	}
 	res := Result{Callback: cb, Duplicate: dup}
 	if dup && !cb.ProcessedAt.IsZero() {
-		res.Kind = cb.Kind
+		if _, ok := KindAccount(cb.Kind); !ok {
+			// An account's kind is where the body came from, not what it is.
+			res.Kind = cb.Kind
+		}
 		if ev, perr := parse(d.Parser, cb); perr == nil {
 			res.Ack = ev.Ack
 		}
@@ -121,10 +139,15 @@ func (p *Processor) now() time.Time {
 // parse interprets a stored callback, with the kind it was stored under when
 // the parser can use it.
 func parse(parser providers.CallbackParser, cb ledger.Callback) (providers.Evidence, error) {
+	return parseRef(parser, cb, callbackRef(cb))
+}
+
+// parseRef is parse with the body named ref in errors.
+func parseRef(parser providers.CallbackParser, cb ledger.Callback, ref string) (providers.Evidence, error) {
 	if kp, ok := parser.(KindParser); ok && cb.Kind != "" {
-		return kp.ParseCallbackKind(cb.Kind, cb.Body, callbackRef(cb), cb.ReceivedAt)
+		return kp.ParseCallbackKind(cb.Kind, cb.Body, ref, cb.ReceivedAt)
 	}
-	return parser.ParseCallback(cb.Body, callbackRef(cb), cb.ReceivedAt)
+	return parser.ParseCallback(cb.Body, ref, cb.ReceivedAt)
 }
 
 // origin names where a body came from, for the quarantine.
@@ -234,7 +257,11 @@ func (p *Processor) reject(ctx context.Context, tx ledger.Tx, cb ledger.Callback
 	if from.name == "" {
 		from = origin{name: callbackRef(cb)}
 	}
-	if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: cb.Provider + "_callback", Origin: from.name,
+	scope := cb.Provider
+	if account, ok := KindAccount(cb.Kind); ok {
+		scope = ledger.Scope(cb.Provider, account)
+	}
+	if _, err := tx.AddQuarantine(ctx, ledger.QuarantineItem{Source: scope + "_callback", Origin: from.name,
 		Line: from.line, Field: field, Reason: perr.Error(), Raw: cb.Body, At: now}); err != nil {
 		return err
 	}

@@ -6,8 +6,6 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/reconcilehq/reconcile/providers"
 )
 
 // Metrics count the callbacks the endpoints receive. Register Collectors()
@@ -68,13 +66,6 @@ func (m *Metrics) Counting(p *Processor) *CountingReceiver {
 type CountingReceiver struct {
 	p *Processor
 	c *prometheus.CounterVec
-}
-
-// Receive is Processor.Receive, counted.
-func (r *CountingReceiver) Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (Result, error) {
-	res, err := r.p.Receive(ctx, provider, parser, body, remote)
-	r.count(provider, res, err)
-	return res, err
 }
 
 // Deliver is Processor.Deliver, counted.

@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -15,9 +16,11 @@ import (
 // parser (parsers, by provider), so a body still refused is neither stored
 // nor quarantined again, then delivered in a scope of its own. Rows of
 // intents and statement files, conflicting sightings and pulled records get
-// an error saying what to do instead.
+// an error saying what to do instead. A body kept under an account's scope
+// (AccountKind) is replayed with that account's kind.
 func (p *Processor) Replay(ctx context.Context, q ledger.QuarantineItem, parsers map[string]providers.CallbackParser) (string, error) {
-	provider, isCallback := strings.CutSuffix(q.Source, "_callback")
+	scope, isCallback := strings.CutSuffix(q.Source, "_callback")
+	provider, account, _ := strings.Cut(scope, "@")
 	switch {
 	case q.Source == "intents_csv":
 		return "", fmt.Errorf("quarantine replay %d: a row of an intents file cannot be replayed alone (it is read with the file's header): "+
@@ -40,7 +43,15 @@ func (p *Processor) Replay(ctx context.Context, q ledger.QuarantineItem, parsers
 	// Checked first, as a callbacks import checks every line: a body still
 	// refused is neither stored nor quarantined again.
 	ref := fmt.Sprintf("quarantine:%d", q.ID)
-	ev, err := parser.ParseCallback(q.Raw, ref, p.now())
+	kind := ""
+	if account != "" {
+		kind = AccountKind(account)
+	}
+	cb := ledger.Callback{Provider: provider, Kind: kind, Body: q.Raw, ReceivedAt: p.now()}
+	if _, ok := parser.(KindParser); kind != "" && !ok {
+		return "", fmt.Errorf("quarantine replay %d: provider %s cannot place a body in account %s", q.ID, provider, account)
+	}
+	ev, err := parseRef(parser, cb, ref)
 	if err == nil {
 		for _, s := range ev.Sightings {
 			if err = ledger.ValidateTxn(s.Txn); err != nil {
@@ -52,7 +63,7 @@ func (p *Processor) Replay(ctx context.Context, q ledger.QuarantineItem, parsers
 		return "", fmt.Errorf("quarantine replay %d: still refused: %w", q.ID, err)
 	}
 	// A scope of its own: the body was stored once already, refused.
-	res, err := p.Deliver(ctx, Delivery{Provider: provider, Parser: parser, Body: q.Raw,
+	res, err := p.Deliver(ctx, Delivery{Provider: provider, Parser: parser, Body: q.Raw, Kind: kind,
 		RemoteAddr: ref, Scope: ref, Origin: q.Origin, Line: q.Line})
 	if err != nil {
 		return "", fmt.Errorf("quarantine replay %d: %w", q.ID, err)
@@ -63,11 +74,7 @@ func (p *Processor) Replay(ctx context.Context, q ledger.QuarantineItem, parsers
 	if res.Duplicate {
 		return "already replayed before", nil
 	}
-	kind := res.Kind
-	if kind == "" {
-		kind = "-"
-	}
-	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", kind, res.NewTxns, res.NewSources), nil
+	return fmt.Sprintf("%s, %d new transaction(s), %d new source(s)", cmp.Or(res.Kind, "-"), res.NewTxns, res.NewSources), nil
 }
 
 // QuarantineBooks is what ReplayKept needs of the books beside the

@@ -70,6 +70,8 @@ type Config struct {
 	// Account, when set, is the connected account (acct_...) every request
 	// acts on, through the Stripe-Account header, with the platform's
 	// APIKey: its charges, refunds, pulls and payouts are that account's.
+	// A separate account with a key of its own needs no Account: its
+	// client is made with its key as APIKey, and acts in that account.
 	Account string
 }
 

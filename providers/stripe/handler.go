@@ -3,9 +3,11 @@ package stripe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,26 +15,48 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/reconcilehq/reconcile/internal/jsonbody"
-	"github.com/reconcilehq/reconcile/providers"
 	"github.com/reconcilehq/reconcile/providers/intake"
 )
 
-// Receiver stores a verified event body and interprets it with parser.
-// (*intake.Processor).Receive satisfies it. It returns an error only when
-// the body could not be stored.
+// Receiver stores a verified event body and interprets it with the
+// delivery's parser. (*intake.Processor).Deliver satisfies it. It returns
+// an error only when the body could not be stored.
 type Receiver interface {
-	Receive(ctx context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (intake.Result, error)
+	Deliver(ctx context.Context, d intake.Delivery) (intake.Result, error)
 }
 
 // DefaultWebhookTolerance is the oldest webhook signature accepted when
 // WebhookConfig sets none (stripe-go's webhook.DefaultTolerance, 5 minutes).
 const DefaultWebhookTolerance = webhook.DefaultTolerance
 
+// WebhookAccount is an account whose own webhook endpoint signs its events
+// with secrets of its own: a separate Stripe account (one per region, say)
+// rather than a connected account of the platform. Its events name no
+// account; the secret that verifies one says whose it is.
+type WebhookAccount struct {
+	// Account is the account's id (acct_...), one of the parser's
+	// accounts (WebhookConfig.Parser).
+	Account string
+	// Secrets are its endpoint's signing secrets (whsec_...), more than one
+	// while a secret is being rolled. Never logged.
+	Secrets []string
+}
+
 // WebhookConfig configures a WebhookHandler.
 type WebhookConfig struct {
-	// Secrets are the endpoint's signing secrets (whsec_...). More than one
-	// while a secret is being rolled. Required; never logged.
+	// Secrets are the signing secrets (whsec_...) of the platform's
+	// endpoint, whose events are placed by their account field (the
+	// default account's when they name none). More than one while a secret
+	// is being rolled. Never logged.
 	Secrets []string
+	// Accounts are the accounts whose own endpoints sign with secrets of
+	// their own: an event one of an account's secrets verifies is that
+	// account's (intake.AccountKind). At least one secret, here or in
+	// Secrets, is required, and no secret may verify for two of them.
+	Accounts []WebhookAccount
+	// Parser interprets the verified bodies: the metadata key and the
+	// accounts, which must list each of Accounts.
+	Parser EventParser
 	// Receiver stores and interprets verified bodies. Required.
 	Receiver Receiver
 	// Tolerance is how old a signature's timestamp may be. Default
@@ -49,7 +73,8 @@ type WebhookConfig struct {
 
 // WebhookHandler receives Stripe webhook deliveries: it verifies the
 // Stripe-Signature header against the raw body, hands the body to the
-// Receiver with an EventParser, and answers 200 once the body is stored
+// Receiver with the EventParser (with the kind of the account whose own
+// secret verified it, if one did), and answers 200 once the body is stored
 // (duplicates and bodies that are quarantined included). It answers 400 for
 // a missing, malformed, stale or wrong signature, and for a signed body that
 // names a key twice in one object (stored and quarantined first, the answer
@@ -58,17 +83,35 @@ type WebhookConfig struct {
 // delivers it again.
 type WebhookHandler struct {
 	cfg WebhookConfig
+	// signers are the platform's secrets (account "") and each account's.
+	signers []WebhookAccount
 }
 
 // NewWebhookHandler checks cfg and returns a handler.
 func NewWebhookHandler(cfg WebhookConfig) (*WebhookHandler, error) {
-	if len(cfg.Secrets) == 0 {
-		return nil, errors.New("stripe: webhook: no signing secret")
-	}
-	for _, s := range cfg.Secrets {
-		if s == "" {
-			return nil, errors.New("stripe: webhook: empty signing secret")
+	signers := append([]WebhookAccount{{Secrets: cfg.Secrets}}, cfg.Accounts...)
+	owner, n := map[string]string{}, 0
+	for i, sg := range signers {
+		if i > 0 && sg.Account == "" {
+			return nil, errors.New("stripe: webhook: an account with signing secrets has no id")
 		}
+		if i > 0 && !slices.Contains(cfg.Parser.Accounts, sg.Account) {
+			return nil, fmt.Errorf("stripe: webhook: account %s has signing secrets but is not one of the parser's accounts", sg.Account)
+		}
+		for _, s := range sg.Secrets {
+			if s == "" {
+				return nil, errors.New("stripe: webhook: empty signing secret")
+			}
+			if o, ok := owner[s]; ok && o != sg.Account {
+				return nil, fmt.Errorf("stripe: webhook: one signing secret is given for %s and for %s: its events could not be placed",
+					ownerName(o), ownerName(sg.Account))
+			}
+			owner[s] = sg.Account
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, errors.New("stripe: webhook: no signing secret")
 	}
 	if cfg.Receiver == nil {
 		return nil, errors.New("stripe: webhook: no receiver")
@@ -88,7 +131,16 @@ func NewWebhookHandler(cfg WebhookConfig) (*WebhookHandler, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	return &WebhookHandler{cfg: cfg}, nil
+	return &WebhookHandler{cfg: cfg, signers: signers}, nil
+}
+
+// ownerName names the owner of a signing secret in errors: an account, or
+// the platform.
+func ownerName(account string) string {
+	if account == "" {
+		return "the platform"
+	}
+	return "account " + account
 }
 
 func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -108,12 +160,17 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not read body", http.StatusBadRequest)
 		return
 	}
-	if err := h.verify(body, r.Header.Get("Stripe-Signature")); err != nil {
+	account, err := h.verify(body, r.Header.Get("Stripe-Signature"))
+	if err != nil {
 		h.cfg.Logger.Warn("stripe webhook refused: signature", "remote", r.RemoteAddr, "error", err.Error())
 		http.Error(w, "signature verification failed", http.StatusBadRequest)
 		return
 	}
-	res, err := h.cfg.Receiver.Receive(r.Context(), Provider, EventParser{}, body, r.RemoteAddr)
+	d := intake.Delivery{Provider: Provider, Parser: h.cfg.Parser, Body: body, RemoteAddr: r.RemoteAddr}
+	if account != "" {
+		d.Kind = intake.AccountKind(account)
+	}
+	res, err := h.cfg.Receiver.Deliver(r.Context(), d)
 	if err != nil {
 		h.cfg.Logger.Error("stripe webhook not stored", "remote", r.RemoteAddr, "error", err.Error())
 		http.Error(w, "not stored", http.StatusInternalServerError)
@@ -137,29 +194,32 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, `{"received":true}`)
 }
 
-// verify checks the signature with each secret in turn. A signed body that
-// is not a snapshot event still passes: Stripe signed it, so it is stored
-// and the parser quarantines it with the reason instead of Stripe retrying
-// it for days.
-func (h *WebhookHandler) verify(body []byte, header string) error {
-	var last error
-	for _, secret := range h.cfg.Secrets {
-		_, err := webhook.ConstructEventWithOptions(body, header, secret, webhook.ConstructEventOptions{
-			Tolerance: h.cfg.Tolerance, IgnoreAPIVersionMismatch: true})
-		switch {
-		case err == nil:
-			return h.notFuture(header)
-		case errors.Is(err, webhook.ErrNoValidSignature):
-			last = err
-			continue
-		case errors.Is(err, webhook.ErrNotSigned), errors.Is(err, webhook.ErrInvalidHeader), errors.Is(err, webhook.ErrTooOld):
-			return err
-		default:
-			// Signature and timestamp were good; the body is not an event.
-			return h.notFuture(header)
+// verify checks the signature with each secret in turn, the platform's
+// first, and returns the account whose own secret verified it ("" for the
+// platform's). A signed body that is not a snapshot event still passes:
+// Stripe signed it, so it is stored and the parser quarantines it with the
+// reason instead of Stripe retrying it for days.
+func (h *WebhookHandler) verify(body []byte, header string) (string, error) {
+	last := webhook.ErrNoValidSignature
+	for _, sg := range h.signers {
+		for _, secret := range sg.Secrets {
+			_, err := webhook.ConstructEventWithOptions(body, header, secret, webhook.ConstructEventOptions{
+				Tolerance: h.cfg.Tolerance, IgnoreAPIVersionMismatch: true})
+			switch {
+			case err == nil:
+				return sg.Account, h.notFuture(header)
+			case errors.Is(err, webhook.ErrNoValidSignature):
+				last = err
+				continue
+			case errors.Is(err, webhook.ErrNotSigned), errors.Is(err, webhook.ErrInvalidHeader), errors.Is(err, webhook.ErrTooOld):
+				return "", err
+			default:
+				// Signature and timestamp were good; the body is not an event.
+				return sg.Account, h.notFuture(header)
+			}
 		}
 	}
-	return last
+	return "", last
 }
 
 // errFuture refuses a signature stamped later than now plus the tolerance:

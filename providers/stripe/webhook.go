@@ -11,6 +11,7 @@ import (
 
 	"github.com/reconcilehq/reconcile/ledger"
 	"github.com/reconcilehq/reconcile/providers"
+	"github.com/reconcilehq/reconcile/providers/intake"
 )
 
 // ChannelWebhook is the source channel of sightings from webhook events.
@@ -33,14 +34,19 @@ type EventParser struct {
 	// MetadataKey is the metadata key that carries the intent key; default
 	// MetadataIntentKey.
 	MetadataKey string
-	// Accounts are the connected accounts reconciled apart from the
-	// platform's own: an event of one of them (its account field) is that
-	// account's evidence, and an event of a connected account not listed is
-	// refused. Without accounts every event is the default account's.
+	// Accounts are the accounts reconciled apart from the platform's own:
+	// an event of one of them (its account field) is that account's
+	// evidence, and an event of a connected account not listed is refused.
+	// Without accounts every event is the default account's. An event
+	// verified with the signing secret of an account's own endpoint comes
+	// with the account's kind instead (ParseCallbackKind).
 	Accounts []string
 }
 
-var _ providers.CallbackParser = EventParser{}
+var (
+	_ providers.CallbackParser = EventParser{}
+	_ intake.KindParser        = EventParser{}
+)
 
 type eventObject struct {
 	ID      string `json:"id"`
@@ -56,7 +62,23 @@ type eventObject struct {
 // ParseCallback parses one event body. ref names the stored delivery and
 // goes into errors, which are *ledger.ParseError naming the field.
 func (p EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
-	ev, err := parseEvent(body, receivedAt, p.MetadataKey, p.Accounts)
+	return p.parse(body, ref, receivedAt, "")
+}
+
+// ParseCallbackKind is ParseCallback for a body stored with kind. The kind
+// of an account (intake.AccountKind: the event's signature was verified with
+// the signing secret of that account's own endpoint) makes the event that
+// account's; an event that also names another account in its account
+// field, or an account that is not one of Accounts, is refused, naming the
+// account field. Any other kind changes nothing.
+func (p EventParser) ParseCallbackKind(kind string, body []byte, ref string, receivedAt time.Time) (providers.Evidence, error) {
+	signer, _ := intake.KindAccount(kind)
+	return p.parse(body, ref, receivedAt, signer)
+}
+
+// parse parses one event body, of the account signer when it is set.
+func (p EventParser) parse(body []byte, ref string, receivedAt time.Time, signer string) (providers.Evidence, error) {
+	ev, err := parseEvent(body, receivedAt, p.MetadataKey, p.Accounts, signer)
 	if err != nil {
 		perr := &ledger.ParseError{File: ref, Err: err}
 		var fe *ledger.FieldError
@@ -68,7 +90,7 @@ func (p EventParser) ParseCallback(body []byte, ref string, receivedAt time.Time
 	return ev, nil
 }
 
-func parseEvent(body []byte, receivedAt time.Time, key string, accounts []string) (providers.Evidence, error) {
+func parseEvent(body []byte, receivedAt time.Time, key string, accounts []string, signer string) (providers.Evidence, error) {
 	if !utf8.Valid(body) {
 		// encoding/json would turn the bad bytes into U+FFFD silently.
 		return providers.Evidence{}, fieldErr("", "body", errors.New("is not valid UTF-8"))
@@ -90,7 +112,7 @@ func parseEvent(body []byte, receivedAt time.Time, key string, accounts []string
 	if err != nil {
 		return providers.Evidence{}, err
 	}
-	account, err := eventAccount(e.Account, accounts)
+	account, err := eventAccount(e.Account, signer, accounts)
 	if err != nil {
 		return providers.Evidence{}, err
 	}
@@ -102,9 +124,19 @@ func parseEvent(body []byte, receivedAt time.Time, key string, accounts []string
 }
 
 // eventAccount is the account an event of connected account acct (empty:
-// the platform's own) belongs to, among accounts.
-func eventAccount(acct string, accounts []string) (string, error) {
+// the platform's own) belongs to, among accounts; signer, when set, is the
+// account whose own signing secret verified the event, which the event
+// then belongs to.
+func eventAccount(acct, signer string, accounts []string) (string, error) {
 	switch {
+	case signer != "" && !slices.Contains(accounts, signer):
+		return "", fieldErr("", "account", fmt.Errorf("the event was signed for account %s, which is not one of the configured accounts (%s)",
+			ledger.Clip(signer), strings.Join(accounts, ", ")))
+	case signer != "" && acct != "" && acct != signer:
+		return "", fieldErr("", "account", fmt.Errorf("%s contradicts the account whose signing secret verified the event, %s",
+			ledger.Clip(acct), signer))
+	case signer != "":
+		return signer, nil
 	case len(accounts) == 0 || acct == "":
 		return "", nil
 	case slices.Contains(accounts, acct):

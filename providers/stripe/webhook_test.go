@@ -103,17 +103,18 @@ func signed(body []byte, secret string, at time.Time) string {
 
 type recordingReceiver struct {
 	bodies [][]byte
+	kinds  []string
 	err    error
 }
 
-func (r *recordingReceiver) Receive(_ context.Context, provider string, parser providers.CallbackParser, body []byte, remote string) (intake.Result, error) {
-	if provider != Provider {
-		return intake.Result{}, fmt.Errorf("provider %q", provider)
+func (r *recordingReceiver) Deliver(_ context.Context, d intake.Delivery) (intake.Result, error) {
+	if d.Provider != Provider {
+		return intake.Result{}, fmt.Errorf("provider %q", d.Provider)
 	}
-	if _, ok := parser.(EventParser); !ok {
-		return intake.Result{}, fmt.Errorf("parser %T", parser)
+	if _, ok := d.Parser.(EventParser); !ok {
+		return intake.Result{}, fmt.Errorf("parser %T", d.Parser)
 	}
-	r.bodies = append(r.bodies, body)
+	r.bodies, r.kinds = append(r.bodies, d.Body), append(r.kinds, d.Kind)
 	return intake.Result{}, r.err
 }
 
@@ -293,5 +294,149 @@ func TestEventsOfConnectedAccounts(t *testing.T) {
 	}
 	if ev, err := (EventParser{}).ParseCallback(of("acct_1Other"), "callback:3", T0); err != nil || ev.Sightings[0].Txn.Account != "" {
 		t.Fatalf("without accounts, a connected account's event: %+v, %v; want the default account's", ev, err)
+	}
+}
+
+// TestWebhookOfASeparateAccount: with the real intake on both engines, an
+// event verified by the signing secret of a separate account's own
+// endpoint is that account's, also when it is reprocessed or replayed from
+// the quarantine; one that names another account in its account field is
+// quarantined under the signing account; the platform's events are placed
+// by their account field as before; a secret nobody has is refused.
+func TestWebhookOfASeparateAccount(t *testing.T) {
+	t.Parallel()
+	const ghanaSecret = "whsec_test_ghana0000000000000000"
+	body := readEvents(t)["charge_succeeded"]
+	// event n of account acct (its account field, none when empty), with
+	// ids of its own.
+	event := func(n, acct string) []byte {
+		b := bytes.ReplaceAll(body, []byte("evt_3PgafuB7WZ01zgkW1s8Yc0Dd"), []byte("evt_"+n))
+		b = bytes.ReplaceAll(b, []byte("ch_3PgafuB7WZ01zgkW0x1Ax2Bb"), []byte("ch_"+n))
+		if acct != "" {
+			b = bytes.Replace(b, []byte(`{`), []byte(`{"account":"`+acct+`",`), 1)
+		}
+		return b
+	}
+	parser := EventParser{Accounts: []string{"acct_1Kenya", "acct_1Ghana"}}
+	for _, eng := range dbtest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store := eng.New(t)
+			proc := &intake.Processor{Store: store, Clock: fixedClock(T0)}
+			h, err := NewWebhookHandler(WebhookConfig{Secrets: []string{whsec}, Receiver: proc, Parser: parser,
+				Accounts: []WebhookAccount{{Account: "acct_1Ghana", Secrets: []string{"whsec_test_ghana_old", ghanaSecret}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			post := func(body []byte, secret string) int {
+				r := httptest.NewRequest("POST", "/webhooks/stripe", bytes.NewReader(body))
+				r.Header.Set("Stripe-Signature", signed(body, secret, time.Now()))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				return w.Code
+			}
+			accountOf := func(id string) string {
+				t.Helper()
+				x, err := store.GetProviderTxn(ctx, Provider, id)
+				if err != nil {
+					t.Fatalf("%s: %v", id, err)
+				}
+				return x.Account
+			}
+			for _, c := range []struct {
+				n, acct, secret, want string
+			}{
+				{"ghana1", "", ghanaSecret, "acct_1Ghana"},
+				{"ghana2", "acct_1Ghana", ghanaSecret, "acct_1Ghana"}, // naming itself is no contradiction
+				{"platform1", "", whsec, ""},
+				{"kenya1", "acct_1Kenya", whsec, "acct_1Kenya"},
+			} {
+				if code := post(event(c.n, c.acct), c.secret); code != 200 {
+					t.Fatalf("%s: HTTP %d", c.n, code)
+				}
+				if got := accountOf("ch_" + c.n); got != c.want {
+					t.Errorf("%s: in account %q, want %q", c.n, got, c.want)
+				}
+			}
+			if code := post(event("nobody", ""), "whsec_test_nobody"); code != 400 {
+				t.Errorf("a secret nobody has: HTTP %d, want 400", code)
+			}
+			// Signed by Ghana's endpoint, naming Kenya: a contradiction,
+			// kept in quarantine under Ghana and answered 200.
+			if code := post(event("both", "acct_1Kenya"), ghanaSecret); code != 200 {
+				t.Fatalf("contradiction: HTTP %d", code)
+			}
+			if _, err := store.GetProviderTxn(ctx, Provider, "ch_both"); !errors.Is(err, ledger.ErrNotFound) {
+				t.Errorf("a contradicting event added a transaction: %v", err)
+			}
+			q, err := store.ListQuarantine(ctx, "stripe@acct_1Ghana_callback", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q) != 1 || q[0].Field != "account" || !strings.Contains(q[0].Reason, `"acct_1Kenya" contradicts`) {
+				for _, it := range q {
+					t.Logf("kept: %s field %s: %s", it.Source, it.Field, it.Reason)
+				}
+				t.Fatalf("%d kept in quarantine under Ghana, want 1 of field account", len(q))
+			}
+			// A stored delivery interpreted later (the process died in
+			// between) is placed by the kind it was stored with.
+			if _, _, err := store.StoreCallback(ctx, ledger.Callback{Provider: Provider, Kind: intake.AccountKind("acct_1Ghana"),
+				DedupeKey: "test:ghana3", Body: event("ghana3", ""), ReceivedAt: T0}); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := proc.Reprocess(ctx, Provider, parser); err != nil || n != 1 {
+				t.Fatalf("reprocess: %d, %v", n, err)
+			}
+			if got := accountOf("ch_ghana3"); got != "acct_1Ghana" {
+				t.Errorf("reprocessed: in account %q, want acct_1Ghana", got)
+			}
+			// A body kept under Ghana's scope is replayed into Ghana.
+			kept := ledger.QuarantineItem{ID: 99, Source: "stripe@acct_1Ghana_callback", Origin: "callback:99", Raw: event("ghana4", "")}
+			if _, err := proc.Replay(ctx, kept, map[string]providers.CallbackParser{Provider: parser}); err != nil {
+				t.Fatal(err)
+			}
+			if got := accountOf("ch_ghana4"); got != "acct_1Ghana" {
+				t.Errorf("replayed: in account %q, want acct_1Ghana", got)
+			}
+		})
+	}
+}
+
+// TestWebhookAccountsConfig: the handler refuses accounts' secrets it could
+// not place an event by, and serves an account's secrets without the
+// platform's.
+func TestWebhookAccountsConfig(t *testing.T) {
+	t.Parallel()
+	parser := EventParser{Accounts: []string{"acct_1Ghana", "acct_1Togo"}}
+	ghana := WebhookAccount{Account: "acct_1Ghana", Secrets: []string{"whsec_ghana"}}
+	for name, cfg := range map[string]WebhookConfig{
+		"a secret of the platform and an account": {Secrets: []string{"whsec_ghana"}, Accounts: []WebhookAccount{ghana}},
+		"a secret of two accounts":                {Accounts: []WebhookAccount{ghana, {Account: "acct_1Togo", Secrets: []string{"whsec_ghana"}}}},
+		"an account not parsed":                   {Accounts: []WebhookAccount{{Account: "acct_1Mali", Secrets: []string{"whsec_mali"}}}},
+		"an account without an id":                {Accounts: []WebhookAccount{{Secrets: []string{"whsec_x"}}}},
+		"an empty account secret":                 {Accounts: []WebhookAccount{{Account: "acct_1Ghana", Secrets: []string{""}}}},
+		"no secret at all":                        {Accounts: []WebhookAccount{{Account: "acct_1Ghana"}}},
+	} {
+		cfg.Parser, cfg.Receiver = parser, &recordingReceiver{}
+		if _, err := NewWebhookHandler(cfg); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), "whsec_") {
+			t.Errorf("%s: the error shows a secret: %v", name, err)
+		}
+	}
+	rec := &recordingReceiver{}
+	h, err := NewWebhookHandler(WebhookConfig{Accounts: []WebhookAccount{ghana}, Parser: parser, Receiver: rec})
+	if err != nil {
+		t.Fatalf("an account's secrets alone: %v", err)
+	}
+	body := readEvents(t)["charge_succeeded"]
+	r := httptest.NewRequest("POST", "/webhooks/stripe", bytes.NewReader(body))
+	r.Header.Set("Stripe-Signature", signed(body, "whsec_ghana", time.Now()))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 200 || len(rec.kinds) != 1 || rec.kinds[0] != intake.AccountKind("acct_1Ghana") {
+		t.Errorf("HTTP %d, delivered with kinds %q", w.Code, rec.kinds)
 	}
 }

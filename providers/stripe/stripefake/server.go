@@ -145,6 +145,9 @@ type Request struct {
 	// Account is the Stripe-Account header: the connected account the
 	// request acts on, empty for the platform's own.
 	Account string
+	// APIKey is the key the request was made with (test keys only: the
+	// fake refuses any other).
+	APIKey string
 	// Replayed is true when an idempotency key replayed a stored answer.
 	Replayed bool
 	Status   int
@@ -526,7 +529,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	req := Request{Method: r.Method, Path: r.URL.Path, Form: cloneValues(r.Form), IdempotencyKey: r.Header.Get("Idempotency-Key"),
-		Account: r.Header.Get("Stripe-Account")}
+		Account: r.Header.Get("Stripe-Account"), APIKey: apiKey(r)}
 	defer func() { s.requests = append(s.requests, req) }()
 
 	if !authorised(r) {
@@ -580,13 +583,17 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-func authorised(r *http.Request) bool {
-	key := ""
+// apiKey is the key a request was made with.
+func apiKey(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		key = strings.TrimPrefix(h, "Bearer ")
-	} else if u, _, ok := r.BasicAuth(); ok {
-		key = u
+		return strings.TrimPrefix(h, "Bearer ")
 	}
+	u, _, _ := r.BasicAuth()
+	return u
+}
+
+func authorised(r *http.Request) bool {
+	key := apiKey(r)
 	return strings.HasPrefix(key, "sk_test_") || strings.HasPrefix(key, "rk_test_")
 }
 
