@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -97,6 +98,29 @@ type txStmts struct {
 	mu     sync.Mutex
 	m      map[string]*sql.Stmt
 	upsert upsertMemo
+	// shapes are the sets of values held alike that the transaction's
+	// shared inserts of transactions have bound once (see shape).
+	shapes []int
+}
+
+// shape returns same, the values a batch's rows hold alike, when the
+// transaction may prepare statements for it: it has already, or it has
+// prepared them for fewer than sharedShapes sets. Otherwise it returns
+// none, whose statements every transaction may prepare.
+func (s *txStmts) shape(same int) int {
+	if s == nil || same == 0 {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Contains(s.shapes, same) {
+		return same
+	}
+	if len(s.shapes) >= sharedShapes {
+		return 0
+	}
+	s.shapes = append(s.shapes, same)
+	return same
 }
 
 // row is a single-row result that may carry a prepare error.

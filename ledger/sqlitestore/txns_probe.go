@@ -27,6 +27,9 @@ const (
 	rowsSources
 	rowsSharedTxns
 	rowsSharedSources
+	// rowsSharedTxnsShape plus a set of values held alike (sameType...)
+	// keys the shared inserts of transactions.
+	rowsSharedTxnsShape = 1000
 )
 
 // probeSQL returns, for each of n (position, provider, id, channel, ref)

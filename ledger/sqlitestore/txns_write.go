@@ -3,9 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reconcilehq/reconcile/ledger"
+	"github.com/reconcilehq/reconcile/money"
 )
 
 // writePlan writes what ClassifySightings decided for the batch: the new
@@ -85,22 +87,135 @@ func newTxnRow(args []any, t *ledger.ProviderTxn, at *tsMemo) []any {
 		t.Settlement.Currency, t.ExchangeRate, ledger.NormalReference(t.Reference), t.Account)
 }
 
+// The values of a row of a shared insert that the rows of a statement may
+// all hold alike (a statement's payments: one type, one status, no
+// provider reference, no link, no settlement amount). Those a batch's
+// shared rows hold alike are bound once per statement, after the six
+// shared parameters, in this order.
+const (
+	sameType = 1 << iota
+	sameStatus
+	sameProviderRef
+	sameLinked
+	sameSettlement
+	sameAll = 1<<iota - 1
+)
+
+// sharedShapes bounds the sets of values held alike that one transaction
+// binds once (beyond none): each is a statement of its own per row count,
+// kept until the transaction ends.
+const sharedShapes = 2
+
 // insertSharedTxnsSQL inserts n new transactions whose provider,
 // currency, time of receipt (first seen and updated), settlement currency,
-// exchange rate and account are the first six parameters; each row binds
-// the rest (sharedTxnRow) as anonymous parameters, numbered after the six,
-// which the driver binds without looking their names up.
-func insertSharedTxnsSQL(n int) string {
-	return multiRow(rowsSharedTxns, n, `INSERT OR FAIL INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
+// exchange rate and account are the first six parameters, followed by the
+// values in same (sameType...), each bound once; each row binds the rest
+// (sharedTxnRow) as anonymous parameters, numbered after those, which the
+// driver binds without looking their names up.
+func insertSharedTxnsSQL(n int, same int) string {
+	col, param := 0, 6
+	next := func(bit int) string {
+		if same&bit != 0 {
+			param++
+			return fmt.Sprintf("?%d", param)
+		}
+		col++
+		return fmt.Sprintf("column%d", col)
+	}
+	id := next(0)
+	typ, status := next(sameType), next(sameStatus)
+	amount, occurred, ref := next(0), next(0), next(0)
+	providerRef, counterparty, linked := next(sameProviderRef), next(0), next(sameLinked)
+	settlement, refNorm := next(sameSettlement), next(0)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", col), ",") + ")"
+	return multiRow(rowsSharedTxnsShape+same, n, `INSERT OR FAIL INTO provider_txns (provider, txn_id, type, status, amount, currency, occurred_at,
 	    reference, provider_ref, counterparty, linked_txn_id, first_seen_at, updated_at, settlement_amount,
 	    settlement_currency, exchange_rate, ref_norm, account)
-	SELECT ?1, column1, column2, column3, column4, ?2, column5, column6, column7, column8, column9, ?3, ?3, column10, ?4, ?5, column11, ?6
-	FROM (VALUES `, `(?,?,?,?,?,?,?,?,?,?,?)`, `)`)
+	SELECT ?1, `+id+`, `+typ+`, `+status+`, `+amount+`, ?2, `+occurred+`, `+ref+`, `+providerRef+`, `+counterparty+`, `+linked+`, ?3, ?3, `+
+		settlement+`, ?4, ?5, `+refNorm+`, ?6
+	FROM (VALUES `, row, `)`)
 }
 
-func sharedTxnRow(args []any, t *ledger.ProviderTxn) []any {
-	return append(args, t.ID, string(t.Type), string(t.Status), t.Amount.Text(), ts(t.OccurredAt), t.Reference, t.ProviderRef,
-		t.Counterparty, t.LinkedID, nullAmount(t.Settlement), ledger.NormalReference(t.Reference))
+// sharedValues appends to args the values in same of t, bound once per
+// statement.
+func sharedValues(args []any, t *ledger.ProviderTxn, same int) []any {
+	if same&sameType != 0 {
+		args = append(args, string(t.Type))
+	}
+	if same&sameStatus != 0 {
+		args = append(args, string(t.Status))
+	}
+	if same&sameProviderRef != 0 {
+		args = append(args, t.ProviderRef)
+	}
+	if same&sameLinked != 0 {
+		args = append(args, t.LinkedID)
+	}
+	if same&sameSettlement != 0 {
+		args = append(args, nullAmount(t.Settlement))
+	}
+	return args
+}
+
+// sharedTxnRow appends to args the values of t's row that are not in
+// same.
+func sharedTxnRow(args []any, t *ledger.ProviderTxn, same int) []any {
+	args = append(args, t.ID)
+	if same&sameType == 0 {
+		args = append(args, string(t.Type))
+	}
+	if same&sameStatus == 0 {
+		args = append(args, string(t.Status))
+	}
+	args = append(args, t.Amount.Text(), ts(t.OccurredAt), t.Reference)
+	if same&sameProviderRef == 0 {
+		args = append(args, t.ProviderRef)
+	}
+	args = append(args, t.Counterparty)
+	if same&sameLinked == 0 {
+		args = append(args, t.LinkedID)
+	}
+	if same&sameSettlement == 0 {
+		args = append(args, nullAmount(t.Settlement))
+	}
+	return append(args, ledger.NormalReference(t.Reference))
+}
+
+// storedAlike reports whether a and b are stored as the same value
+// (nullAmount).
+func storedAlike(a, b money.Amount) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero() == b.IsZero()
+	}
+	return a.Text() == b.Text()
+}
+
+// alike returns which values of sameAll every one of txns holds as the
+// first does.
+func alike(txns []*ledger.ProviderTxn) int {
+	same := sameAll
+	f := txns[0]
+	for _, t := range txns[1:] {
+		if t.Type != f.Type {
+			same &^= sameType
+		}
+		if t.Status != f.Status {
+			same &^= sameStatus
+		}
+		if t.ProviderRef != f.ProviderRef {
+			same &^= sameProviderRef
+		}
+		if t.LinkedID != f.LinkedID {
+			same &^= sameLinked
+		}
+		if !storedAlike(t.Settlement, f.Settlement) {
+			same &^= sameSettlement
+		}
+		if same == 0 {
+			break
+		}
+	}
+	return same
 }
 
 // insertTxns inserts the transactions the batch creates, in key order.
@@ -124,10 +239,13 @@ func (e executor) insertTxns(ctx context.Context, batch []ledger.Sighting, write
 			t.Settlement.Currency == first.Settlement.Currency && t.ExchangeRate == first.ExchangeRate &&
 			t.FirstSeenAt.Equal(first.FirstSeenAt) && t.UpdatedAt.Equal(first.FirstSeenAt)
 	}
-	var shared, other []*ledger.TxnWrite
+	var (
+		shared []*ledger.ProviderTxn
+		other  []*ledger.TxnWrite
+	)
 	for _, w := range created {
 		if t := w.Txn(batch); shares(&t) {
-			shared = append(shared, w)
+			shared = append(shared, &t)
 		} else {
 			other = append(other, w)
 		}
@@ -136,14 +254,18 @@ func (e executor) insertTxns(ctx context.Context, batch []ledger.Sighting, write
 		at   tsMemo
 		args = make([]any, 0, 18*min(fastChunk, len(created)))
 	)
-	err := chunks(shared, func(part []*ledger.TxnWrite) error {
+	same := 0
+	if len(shared) > 1 {
+		same = e.txStmts.shape(alike(shared))
+	}
+	err := chunks(shared, func(part []*ledger.ProviderTxn) error {
 		args = append(args[:0], first.Provider, first.Amount.Currency, at.ts(first.FirstSeenAt), first.Settlement.Currency,
 			first.ExchangeRate, first.Account)
-		for _, w := range part {
-			t := w.Txn(batch)
-			args = sharedTxnRow(args, &t)
+		args = sharedValues(args, part[0], same)
+		for _, t := range part {
+			args = sharedTxnRow(args, t, same)
 		}
-		_, err := e.exec(ctx, insertSharedTxnsSQL(len(part)), args...)
+		_, err := e.exec(ctx, insertSharedTxnsSQL(len(part), same), args...)
 		return err
 	})
 	if err != nil {
