@@ -166,10 +166,10 @@ func chaos(stop <-chan struct{}, maxRounds int, rnd *rand.Rand, db, prov *faultp
 			switch kind {
 			case 0:
 				faults["cut database"]++
-				faults["cut database connections"] += db.CutAll()
+				faults["cut database connections"] += cutSome(db)
 			case 1:
 				faults["cut provider"]++
-				faults["cut provider connections"] += prov.CutAll()
+				faults["cut provider connections"] += cutSome(prov)
 			case 2:
 				faults["latency database"]++
 				db.SetLatency(between(10, 150))
@@ -209,6 +209,19 @@ func chaos(stop <-chan struct{}, maxRounds int, rnd *rand.Rand, db, prov *faultp
 			}
 		}
 	}
+}
+
+// cutSome cuts the proxy's open connections. When none is open (the
+// clients between requests, their idle connections closed) it tries again
+// for up to a second, so that the fault strikes a connection in use.
+func cutSome(p *faultproxy.Proxy) int {
+	for range 20 {
+		if n := p.CutAll(); n > 0 {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 0
 }
 
 // pgTarget is where a PostgreSQL URL's server listens: its unix socket when
