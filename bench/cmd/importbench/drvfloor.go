@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 )
@@ -66,6 +68,45 @@ func sqliteDriverFloor(ctx context.Context, from, to string, tables []string) (r
 		return result{}, err
 	}
 	return result{wall: time.Since(start), client: selfCPU() - self0}, nil
+}
+
+// driverFloorApart times sqliteDriverFloor in a process of its own (this
+// program again, with -drvfloor): the rows it holds in memory would
+// otherwise count in the peak memory of the next import timed, which
+// shares this process's memory until it starts the binary.
+func driverFloorApart(ctx context.Context, from, to string, tables []string) (result, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	arg := strings.Join(append([]string{from, to}, tables...), ",")
+	out, err := exec.CommandContext(ctx, self, "-drvfloor", arg).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return result{}, fmt.Errorf("%w: %s", err, ee.Stderr)
+		}
+		return result{}, err
+	}
+	var wall, client int64
+	if _, err := fmt.Sscan(string(out), &wall, &client); err != nil {
+		return result{}, fmt.Errorf("driver floor printed %q: %w", out, err)
+	}
+	return result{wall: time.Duration(wall), client: time.Duration(client)}, nil
+}
+
+// printDriverFloor times the driver floor of arg (FROM,TO,TABLE...) and
+// prints its wall and CPU nanoseconds.
+func printDriverFloor(ctx context.Context, arg string) error {
+	parts := strings.Split(arg, ",")
+	if len(parts) < 3 {
+		return fmt.Errorf("-drvfloor %q: want FROM,TO,TABLE...", arg)
+	}
+	r, err := sqliteDriverFloor(ctx, parts[0], parts[1], parts[2:])
+	if err != nil {
+		return err
+	}
+	fmt.Println(int64(r.wall), int64(r.client))
+	return nil
 }
 
 // tableColumns lists the columns of table t that take values (not the

@@ -27,7 +27,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -76,9 +75,13 @@ func run(ctx context.Context) error {
 	flag.StringVar(&formatList, "formats", "mpesa,stripe,intents,bank", "formats to time")
 	flag.StringVar(&engineList, "engines", "postgres,sqlite", "engines to time")
 	genOnly := flag.Bool("generate", false, "only write the files into -dir (FORMAT.csv) and exit")
+	drvFloorOf := flag.String("drvfloor", "", "internal: time the driver floor of FROM,TO,TABLE... in this process and print it")
 	endToEnd := flag.Bool("e2e", false, "on PostgreSQL, also time both imports (intents, M-Pesa) and a run against COPY of both files plus the SQL join")
 	flag.Parse()
 	c.formats, c.engines = strings.Split(formatList, ","), strings.Split(engineList, ",")
+	if *drvFloorOf != "" {
+		return printDriverFloor(ctx, *drvFloorOf)
+	}
 	if *genOnly {
 		for _, name := range c.formats {
 			f, ok := lookup(name)
@@ -258,11 +261,7 @@ func round(ctx context.Context, c config, f format, engine, file string) (steps,
 		if _, err := reconcile(ctx, c.bin, "sqlite:"+path+".drv", "migrate"); err != nil {
 			return steps{}, err
 		}
-		d, err := sqliteDriverFloor(ctx, path, path+".drv", f.tables)
-		// Its rows are garbage now: hand their memory back, or the next
-		// child, which shares this process's memory until it runs the
-		// binary, would report it as its own peak.
-		debug.FreeOSMemory()
+		d, err := driverFloorApart(ctx, path, path+".drv", f.tables)
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			_ = os.Remove(path + ".drv" + suffix)
 		}
