@@ -112,6 +112,7 @@ func (st *statementState) observe(t ledger.ProviderTxn) {
 func (st *statementState) balance(line int, s *providers.Sighting, text string) *ledger.ParseError {
 	sw := &st.sweep
 	t := s.Txn
+	st.text.hasBal = false
 	if t.Status != ledger.TxnSucceeded {
 		return nil
 	}
@@ -127,6 +128,7 @@ func (st *statementState) balance(line int, s *providers.Sighting, text string) 
 	if paysOut(t.Type) {
 		signed = signed.Neg()
 	}
+	st.text.bal, st.text.hasBal = bal.Value, true
 	cur := &balanceRow{line: line, receipt: t.ID, at: t.OccurredAt, signed: signed, balance: bal.Value}
 	prev := sw.prev
 	sw.prev = cur
@@ -182,16 +184,16 @@ func paysOut(t ledger.TxnType) bool {
 	return true
 }
 
-// settle takes a good row: it notes the row as an item of the next (or
-// held) settlement, and makes a settlement row a payout with its items. It
-// returns the sightings to emit now, in order.
-func (st *statementState) settle(s providers.Sighting, reason, details, other, balance string) []providers.Sighting {
+// settle takes a good row, whose balance (if any) balance has read: it
+// notes the row as an item of the next (or held) settlement, and makes a
+// settlement row a payout with its items. It appends to out the sightings
+// to emit now, in order.
+func (st *statementState) settle(out []providers.Sighting, s providers.Sighting, reason, details, other string) []providers.Sighting {
 	sw := &st.sweep
 	t := s.Txn
 	if t.Status != ledger.TxnSucceeded {
-		return []providers.Sighting{s}
+		return append(out, s)
 	}
-	var out []providers.Sighting
 	if sw.heldOldest != nil && sw.order == orderOldestFirst {
 		// The settlement held while the order was unknown had its rows
 		// before it.
@@ -201,10 +203,9 @@ func (st *statementState) settle(s providers.Sighting, reason, details, other, b
 		sw.heldOldest = nil
 	}
 	var bal *decimal.Decimal
-	if balance != "" {
-		if a, err := statementAmount(balance); err == nil {
-			bal = &a.Value
-		}
+	if st.text.hasBal {
+		b := st.text.bal
+		bal = &b
 	}
 	if t.Type != ledger.TxnPayout || !isSettlement(reason, details) {
 		out = append(out, s)

@@ -241,7 +241,8 @@ func (sp StatementParser) ParseStatement(r io.Reader, file string, emit func(pro
 			}
 			continue
 		}
-		for _, x := range st.settle(s, st.text.reason, st.text.details, st.text.other, st.text.balance) {
+		st.out = st.settle(st.out[:0], s, st.text.reason, st.text.details, st.text.other)
+		for _, x := range st.out {
 			if err := emit(x); err != nil {
 				return err
 			}
@@ -403,6 +404,8 @@ type seenRow struct {
 }
 
 type statementState struct {
+	// out holds the sightings settle gives for a row, until emitted.
+	out        []providers.Sighting
 	file       string
 	receivedAt time.Time
 	seen       map[string]seenRow
@@ -422,6 +425,9 @@ type statementState struct {
 // rowText is what a row says beyond its transaction.
 type rowText struct {
 	reason, details, other, balance string
+	// bal is the row's balance, read by balance when hasBal.
+	bal    decimal.Decimal
+	hasBal bool
 	// repeat says the file showed the row before (exports pasted
 	// together): it is neither checked nor swept again.
 	repeat bool
@@ -521,12 +527,14 @@ func (st *statementState) occurredAt(line int, completion, initiation string) (t
 // rejects a row whose receipt the file showed before with a different
 // signature. st.text.repeat says whether the file showed it before.
 func (st *statementState) remember(id string, sig uint64, line int) *ledger.ParseError {
-	_, st.text.repeat = st.seen[id]
-	if prev, ok := st.seen[id]; ok && prev.sig != sig {
+	prev, ok := st.seen[id]
+	st.text.repeat = ok
+	switch {
+	case !ok:
+		st.seen[id] = seenRow{line: int32(line), sig: sig}
+	case prev.sig != sig:
 		return st.fail(line, colReceipt,
 			fmt.Errorf("receipt %s is also on line %d with a different type, status, amount or time", id, prev.line))
-	} else if !ok {
-		st.seen[id] = seenRow{line: int32(line), sig: sig}
 	}
 	return nil
 }
