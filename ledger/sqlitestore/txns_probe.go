@@ -25,7 +25,6 @@ const (
 	rowsProbe = 10 + iota
 	rowsTxns
 	rowsSources
-	rowsSharedTxns
 	rowsSharedSources
 	// rowsSharedTxnsShape plus a set of values held alike (sameType...)
 	// keys the shared inserts of transactions.
