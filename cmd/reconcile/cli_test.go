@@ -22,6 +22,17 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// cliOK runs the command line like cli and fails the test unless it
+// exits 0; it returns stdout and stderr.
+func cliOK(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	code, out, errOut := cli(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	return out, errOut
+}
+
 // cliUser is someone running the command line against one engine's books:
 // the files they write go to a directory of their own (dir), and every
 // command they run ends with the flags in common (the books, and any

@@ -27,28 +27,20 @@ func TestReadReplica(t *testing.T) {
 	with := func(replica string) string {
 		return writeConfig(t, "database_url: "+primary+"\ndatabase_read_url: "+replica+"\n")
 	}
-	cliOK := func(args ...string) (string, string) {
-		t.Helper()
-		code, out, errOut := cli(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errOut)
-		}
-		return out, errOut
-	}
 
 	reports := [][]string{{"runs", "list"}, {"runs", "show", "1"}, {"findings", "show", sd.Dup},
 		{"findings", "list", "--provider", "mpesa", "--status", "all"}}
 	for _, args := range reports {
-		want, _ := cliOK(append(args, "--database-url", primary)...)
-		got, _ := cliOK(append(args, "--config", with(self))...)
+		want, _ := cliOK(t, append(args, "--database-url", primary)...)
+		got, _ := cliOK(t, append(args, "--config", with(self))...)
 		if got != want {
 			t.Errorf("%v through the database standing in for its replica:\n%s\nwant:\n%s", args, got, want)
 		}
 	}
-	if out, _ := cliOK("runs", "list", "--config", with(empty)); strings.Contains(out, "mpesa") {
+	if out, _ := cliOK(t, "runs", "list", "--config", with(empty)); strings.Contains(out, "mpesa") {
 		t.Errorf("runs list did not read the replica, which holds no run:\n%s", out)
 	}
-	if out, _ := cliOK("findings", "list", "--status", "all", "--config", with(empty)); strings.Contains(out, sd.Dup) {
+	if out, _ := cliOK(t, "findings", "list", "--status", "all", "--config", with(empty)); strings.Contains(out, sd.Dup) {
 		t.Errorf("findings list did not read the replica, which holds no finding:\n%s", out)
 	}
 	if code, _, errOut := cli(t, "findings", "show", sd.Dup, "--config", with(empty)); code == 0 || !strings.Contains(errOut, "no such finding") {
@@ -58,12 +50,12 @@ func TestReadReplica(t *testing.T) {
 	// A run's matching reads the replica once it holds what the primary
 	// wrote (a database not in recovery holds it all); the run writes the
 	// primary.
-	_, errOut := cliOK("run", "--provider", "mpesa", "--from", "2026-11-02", "--to", "2026-11-03", "--no-pull",
+	_, errOut := cliOK(t, "run", "--provider", "mpesa", "--from", "2026-11-02", "--to", "2026-11-03", "--no-pull",
 		"--config", with(self))
 	if !strings.Contains(errOut, "reads=replica") && !strings.Contains(errOut, `"reads":"replica"`) {
 		t.Errorf("the run's summary does not say it read the replica:\n%s", errOut)
 	}
-	if out, _ := cliOK("runs", "show", "1", "--database-url", primary); !strings.Contains(out, "finished") {
+	if out, _ := cliOK(t, "runs", "show", "1", "--database-url", primary); !strings.Contains(out, "finished") {
 		t.Errorf("the run was not recorded on the primary:\n%s", out)
 	}
 

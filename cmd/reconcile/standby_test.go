@@ -22,14 +22,6 @@ func TestReadReplicaStandby(t *testing.T) {
 	primary, standby := dbtest.Standby(t)
 	sd := fixture.Books(t, primary)
 	cfg := writeConfig(t, "database_url: "+primary+"\ndatabase_read_url: "+standby+"\n")
-	cliOK := func(args ...string) (string, string) {
-		t.Helper()
-		code, out, errOut := cli(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errOut)
-		}
-		return out, errOut
-	}
 	// reads is where the run's summary line says its matching read.
 	reads := func(errOut string) string {
 		t.Helper()
@@ -46,13 +38,13 @@ func TestReadReplicaStandby(t *testing.T) {
 		return ""
 	}
 
-	_, errOut := cliOK("run", "--provider", "mpesa", "--from", "2026-11-02", "--to", "2026-11-03", "--no-pull", "--config", cfg)
+	_, errOut := cliOK(t, "run", "--provider", "mpesa", "--from", "2026-11-02", "--to", "2026-11-03", "--no-pull", "--config", cfg)
 	if got := reads(errOut); got != "replica" {
 		t.Errorf("a run with the standby streaming read %s, want the replica", got)
 	}
 	for _, args := range [][]string{{"findings", "list", "--provider", "mpesa", "--status", "all"}, {"findings", "show", sd.Dup}} {
-		want, _ := cliOK(append(args, "--database-url", primary)...)
-		got, _ := cliOK(append(args, "--config", cfg)...)
+		want, _ := cliOK(t, append(args, "--database-url", primary)...)
+		got, _ := cliOK(t, append(args, "--config", cfg)...)
 		if got != want || !strings.Contains(got, sd.Dup) {
 			t.Errorf("%v through the standby:\n%s\nwant what the primary holds:\n%s", args, got, want)
 		}
@@ -66,14 +58,14 @@ func TestReadReplicaStandby(t *testing.T) {
 	if _, err := ctl.Exec(t.Context(), `SELECT pg_wal_replay_pause()`); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut = cliOK("run", "--provider", "mpesa", "--from", "2026-11-03", "--to", "2026-11-04", "--no-pull", "--config", cfg)
+	_, errOut = cliOK(t, "run", "--provider", "mpesa", "--from", "2026-11-03", "--to", "2026-11-04", "--no-pull", "--config", cfg)
 	if got := reads(errOut); !strings.HasPrefix(got, "primary: the replica did not replay up to the primary's position") {
 		t.Errorf("a run with replay paused read %s, want the primary", got)
 	}
 	if _, err := ctl.Exec(t.Context(), `SELECT pg_wal_replay_resume()`); err != nil {
 		t.Fatal(err)
 	}
-	if out, _ := cliOK("runs", "list", "--database-url", primary); strings.Count(out, "finished") < 2 {
+	if out, _ := cliOK(t, "runs", "list", "--database-url", primary); strings.Count(out, "finished") < 2 {
 		t.Errorf("the runs were not recorded on the primary:\n%s", out)
 	}
 }

@@ -649,21 +649,8 @@ func sqliteFloor(ctx context.Context, from, to string, tables []string) (result,
 	}
 	stmts := make([]string, len(tables))
 	for i, t := range tables {
-		rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0 ORDER BY cid", t)
+		cols, err := tableColumns(ctx, db, t)
 		if err != nil {
-			return result{}, err
-		}
-		var cols []string
-		for rows.Next() {
-			var c string
-			if err := rows.Scan(&c); err != nil {
-				rows.Close()
-				return result{}, err
-			}
-			cols = append(cols, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return result{}, err
 		}
 		list := strings.Join(cols, ", ")
