@@ -37,10 +37,10 @@ type MpesaAccount struct {
 	NominatedNumber string `mapstructure:"-"`
 }
 
-// accountEnv is the environment variable of one secret of an M-Pesa
-// account.
-func accountEnv(shortCode, secret string) string {
-	return EnvName("providers.mpesa.accounts." + strings.TrimSpace(shortCode) + "." + secret)
+// accountEnv is the environment variable of one secret of a provider's
+// account (an M-Pesa short code, a Stripe account id).
+func accountEnv(provider, id, secret string) string {
+	return EnvName("providers." + provider + ".accounts." + strings.TrimSpace(id) + "." + secret)
 }
 
 // loadAccountSecrets reads each account's own secrets from the
@@ -48,10 +48,10 @@ func accountEnv(shortCode, secret string) string {
 func (m *MpesaConfig) loadAccountSecrets() {
 	for i := range m.Accounts {
 		a := &m.Accounts[i]
-		a.ConsumerKey = os.Getenv(accountEnv(a.ShortCode, "consumer_key"))
-		a.ConsumerSecret = os.Getenv(accountEnv(a.ShortCode, "consumer_secret"))
-		a.PassKey = os.Getenv(accountEnv(a.ShortCode, "pass_key"))
-		a.NominatedNumber = os.Getenv(accountEnv(a.ShortCode, "pull_nominated_number"))
+		a.ConsumerKey = os.Getenv(accountEnv("mpesa", a.ShortCode, "consumer_key"))
+		a.ConsumerSecret = os.Getenv(accountEnv("mpesa", a.ShortCode, "consumer_secret"))
+		a.PassKey = os.Getenv(accountEnv("mpesa", a.ShortCode, "pass_key"))
+		a.NominatedNumber = os.Getenv(accountEnv("mpesa", a.ShortCode, "pull_nominated_number"))
 	}
 }
 
@@ -212,20 +212,14 @@ type StripeAccount struct {
 	WebhookSecrets []string `mapstructure:"-"`
 }
 
-// stripeAccountEnv is the environment variable of one secret of a Stripe
-// account.
-func stripeAccountEnv(id, secret string) string {
-	return EnvName("providers.stripe.accounts." + strings.TrimSpace(id) + "." + secret)
-}
-
 // loadAccountSecrets reads each account's own secrets from the
 // environment.
 func (s *StripeConfig) loadAccountSecrets() {
 	for i := range s.Accounts {
 		a := &s.Accounts[i]
-		a.APIKey = os.Getenv(stripeAccountEnv(a.ID, "api_key"))
+		a.APIKey = os.Getenv(accountEnv("stripe", a.ID, "api_key"))
 		a.WebhookSecrets = nil
-		for w := range strings.SplitSeq(os.Getenv(stripeAccountEnv(a.ID, "webhook_secrets")), ",") {
+		for w := range strings.SplitSeq(os.Getenv(accountEnv("stripe", a.ID, "webhook_secrets")), ",") {
 			if w = strings.TrimSpace(w); w != "" {
 				a.WebhookSecrets = append(a.WebhookSecrets, w)
 			}
@@ -301,7 +295,7 @@ func (s StripeConfig) validateAccounts(bad func(key, format string, args ...any)
 				"would read the same environment variables", id, j)
 		}
 		upper[strings.ToUpper(id)] = i
-		keyEnv := stripeAccountEnv(id, "api_key")
+		keyEnv := accountEnv("stripe", id, "api_key")
 		switch k := a.APIKey; {
 		case k == "":
 		case strings.HasPrefix(k, "pk_"):
@@ -312,7 +306,7 @@ func (s StripeConfig) validateAccounts(bad func(key, format string, args ...any)
 			bad(keyEnv, "needs %s, the default account's key, as well: a run of stripe pulls every account",
 				EnvName("providers.stripe.api_key"))
 		}
-		secretsEnv := stripeAccountEnv(id, "webhook_secrets")
+		secretsEnv := accountEnv("stripe", id, "webhook_secrets")
 		for _, w := range a.WebhookSecrets {
 			switch h := holder[w]; {
 			case !strings.HasPrefix(w, "whsec_"):
@@ -353,17 +347,17 @@ func (s StripeConfig) buildAccounts(sp *Provider, base stripe.Config) error {
 // a variable named after the account.
 func accountSecretsInFile(v *viper.Viper) error {
 	for _, list := range []struct {
-		key, id string
-		secrets []string
-		env     func(id, secret string) string
+		provider, id string
+		secrets      []string
 	}{
-		{"providers.mpesa.accounts", "short_code", []string{"consumer_key", "consumer_secret", "pass_key", "pull_nominated_number"}, accountEnv},
-		{"providers.stripe.accounts", "id", []string{"api_key", "webhook_secrets"}, stripeAccountEnv},
+		{"mpesa", "short_code", []string{"consumer_key", "consumer_secret", "pass_key", "pull_nominated_number"}},
+		{"stripe", "id", []string{"api_key", "webhook_secrets"}},
 	} {
-		if !v.InConfig(list.key) {
+		key := "providers." + list.provider + ".accounts"
+		if !v.InConfig(key) {
 			continue
 		}
-		items, _ := v.Get(list.key).([]any)
+		items, _ := v.Get(key).([]any)
 		for i, item := range items {
 			fields, _ := item.(map[string]any)
 			id := "<" + strings.ToUpper(list.id) + ">"
@@ -376,7 +370,7 @@ func accountSecretsInFile(v *viper.Viper) error {
 				for k := range fields {
 					if strings.EqualFold(k, secret) {
 						return fmt.Errorf("config %s: %s[%d].%s is a secret and is read only from the environment (%s)",
-							v.ConfigFileUsed(), list.key, i, secret, list.env(id, secret))
+							v.ConfigFileUsed(), key, i, secret, accountEnv(list.provider, id, secret))
 					}
 				}
 			}
