@@ -117,8 +117,15 @@ func TestStreamingStandby(t *testing.T) {
 	if _, err := standby.(*pgstore.Store).ReplicaLag(ctx); !errors.Is(err, pgstore.ErrNothingReplayed) {
 		t.Fatalf("the lag of a standby that replayed nothing: %v, want %v", err, pgstore.ErrNothingReplayed)
 	}
-	time.AfterFunc(300*time.Millisecond, resume)
-	if rd, why := fresh.Fresh(ctx); rd != standby || why != "" {
+	resumed := make(chan struct{})
+	go func() {
+		defer close(resumed)
+		time.Sleep(300 * time.Millisecond)
+		resume()
+	}()
+	rd, why := fresh.Fresh(ctx)
+	<-resumed
+	if rd != standby || why != "" {
 		t.Fatalf("Fresh after a commit on the primary: %T (%s), want the standby", rd, why)
 	}
 	if !holds("174379") {
@@ -136,7 +143,7 @@ func TestStreamingStandby(t *testing.T) {
 	pause()
 	register("600638")
 	start := time.Now()
-	rd, why := fresh.Fresh(ctx)
+	rd, why = fresh.Fresh(ctx)
 	if rd != nil || !strings.Contains(why, "did not replay up to the primary's position") {
 		t.Errorf("Fresh with replay paused: %T (%s), want none", rd, why)
 	}
