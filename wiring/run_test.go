@@ -100,11 +100,8 @@ func TestBankRunPullsAnAccountsPayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"postgres", dbtest.PostgresURL}, {"sqlite", dbtest.SQLiteURL}} {
-		t.Run(e.name, func(t *testing.T) {
+	for _, e := range dbtest.EngineURLs() {
+		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			fake := stripefake.New(clock)
@@ -116,7 +113,7 @@ func TestBankRunPullsAnAccountsPayouts(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := config.Default()
-			cfg.DatabaseURL = e.url(t)
+			cfg.DatabaseURL = e.URL(t)
 			s := &cfg.Providers.Stripe
 			s.APIKey, s.BaseURL = "sk_test_platform01", fake.Start()
 			s.Accounts = []config.StripeAccount{{ID: "acct_1Conn"}}

@@ -196,14 +196,11 @@ func TestStripeWebhookOfEachAccount(t *testing.T) {
 			}
 		}
 	}
-	for _, e := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"postgres", dbtest.PostgresURL}, {"sqlite", dbtest.SQLiteURL}} {
-		t.Run(e.name, func(t *testing.T) {
+	for _, e := range dbtest.EngineURLs() {
+		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
 			for _, platform := range []bool{true, false} {
-				s, logs := testServer(t, e.url(t), accounts(platform))
+				s, logs := testServer(t, e.URL(t), accounts(platform))
 				cases := []struct{ id, acct, secret, want string }{{"ch_ghana1", "", ghanaSecret, "acct_1Ghana"}}
 				if platform {
 					cases = append(cases, struct{ id, acct, secret, want string }{"ch_kenya1", "acct_1Kenya", testWebhookSecret, "acct_1Kenya"},

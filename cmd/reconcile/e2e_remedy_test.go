@@ -38,11 +38,8 @@ func TestRefundInBrowser(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("chromium is needed (Debian: apt-get install chromium; .ci/run installs it): %v", err)
 	}
-	for _, e := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"postgres", dbtest.PostgresURL}, {"sqlite", dbtest.SQLiteURL}} {
-		t.Run(e.name, func(t *testing.T) { refundInBrowser(t, e.url(t)) })
+	for _, e := range dbtest.EngineURLs() {
+		t.Run(e.Name, func(t *testing.T) { refundInBrowser(t, e.URL(t)) })
 	}
 }
 

@@ -339,13 +339,10 @@ var hostilePaths = []hostilePath{
 // the window still completes.
 func TestHostileInputCatalogue(t *testing.T) {
 	t.Parallel()
-	for _, eng := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"postgres", dbtest.PostgresURL}, {"sqlite", dbtest.SQLiteURL}} {
-		t.Run(eng.name, func(t *testing.T) {
+	for _, eng := range dbtest.EngineURLs() {
+		t.Run(eng.Name, func(t *testing.T) {
 			t.Parallel()
-			e := newHostileEnv(t, eng.url(t))
+			e := newHostileEnv(t, eng.URL(t))
 			for _, p := range hostilePaths {
 				for _, b := range catalogue {
 					if p.skip != nil && p.skip(b) {

@@ -18,13 +18,10 @@ import (
 // inputEngines runs fn against a hostile environment on each engine.
 func inputEngines(t *testing.T, fn func(t *testing.T, e hostileEnv)) {
 	t.Helper()
-	for _, eng := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"postgres", dbtest.PostgresURL}, {"sqlite", dbtest.SQLiteURL}} {
-		t.Run(eng.name, func(t *testing.T) {
+	for _, eng := range dbtest.EngineURLs() {
+		t.Run(eng.Name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, newHostileEnv(t, eng.url(t)))
+			fn(t, newHostileEnv(t, eng.URL(t)))
 		})
 	}
 }

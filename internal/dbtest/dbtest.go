@@ -122,6 +122,18 @@ func Engines() []struct {
 	}{{"postgres", Postgres}, {"sqlite", SQLite}}
 }
 
+// EngineURLs lists the engines every test that opens the books by URL
+// runs on, with a constructor of a fresh, migrated database's URL for each.
+func EngineURLs() []struct {
+	Name string
+	URL  func(testing.TB) string
+} {
+	return []struct {
+		Name string
+		URL  func(testing.TB) string
+	}{{"postgres", PostgresURL}, {"sqlite", SQLiteURL}}
+}
+
 func open(t testing.TB, u string) ledger.Store {
 	t.Helper()
 	s, err := database.Open(context.WithoutCancel(t.Context()), u, database.Options{})
